@@ -1,0 +1,347 @@
+package probe
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/isamatch/isamatch/pkg/isa"
+)
+
+// Annotation keys written on the node (see the label schema).
+const (
+	AnnotationNativeISA    = isa.NativePrefix + "isa"
+	AnnotationNativeSource = isa.NativePrefix + "source"
+	AnnotationEmuISA       = isa.EmuPrefix + "isa"
+	AnnotationEmuSource    = isa.EmuPrefix + "source"
+)
+
+// Default host paths, absolute inside the host root.
+var (
+	// DefaultNativeGCC are tried in order for the host's own gcc.
+	DefaultNativeGCC = []string{"/usr/bin/gcc", "/usr/local/bin/gcc"}
+	// DefaultCrossGCC are the cross toolchains the paper installs under /opt/RISCV.
+	DefaultCrossGCC = []string{"/opt/RISCV/bin/riscv64-unknown-linux-gnu-gcc"}
+)
+
+// Options configure [Probe]. The zero value probes "/host".
+type Options struct {
+	// HostRoot is the host's "/" as mounted in the pod; "" means "/host".
+	HostRoot string
+	// FS reads files of the host root; nil means os.DirFS(HostRoot).
+	FS fs.FS
+	// Runner runs host binaries; nil means NewRunner(HostRoot, CommandTimeout).
+	Runner Runner
+	// CommandTimeout bounds each host command; zero means 10 seconds.
+	CommandTimeout time.Duration
+	// NativeGCC and CrossGCC override DefaultNativeGCC / DefaultCrossGCC.
+	NativeGCC []string
+	CrossGCC  []string
+	// HWProbe, when set, is asked for riscv_hwprobe answers (the labeler
+	// sets SystemHWProbe on linux/riscv64 builds). Tests leave it nil so the
+	// build machine's kernel never leaks into a fixture's result.
+	HWProbe func() ([]HWProbePair, error)
+}
+
+// Result is what a node can run.
+type Result struct {
+	// Native is the ISA the node executes natively.
+	Native isa.ISA
+	// NativeSource names the source that decided Native and what every
+	// other source said, on one line.
+	NativeSource string
+	// Hints are the vendor facts cpuinfo (or hwprobe) reported.
+	Hints isa.Hints
+	// Emulated holds, per architecture, what the node can cross-compile or
+	// run under QEMU user-mode emulation, sorted by architecture.
+	Emulated []isa.ISA
+	// EmuSource says where Emulated came from, on one line.
+	EmuSource string
+}
+
+// Labels returns the node labels for r (all under isa.isamatch.io/ and
+// qemu.isamatch.io/).
+func (r Result) Labels() map[string]string {
+	return isa.NodeLabels(r.Native, r.Emulated)
+}
+
+// Annotations returns the node annotations for r. The qemu.isamatch.io/
+// ones are absent when the node has no emulation or cross capability, so
+// reconciling removes stale ones.
+func (r Result) Annotations() map[string]string {
+	a := map[string]string{
+		AnnotationNativeISA:    r.Native.Short(),
+		AnnotationNativeSource: r.NativeSource,
+	}
+	if len(r.Emulated) > 0 {
+		shorts := make([]string, len(r.Emulated))
+		for i, e := range r.Emulated {
+			shorts[i] = e.Short()
+		}
+		a[AnnotationEmuISA] = strings.Join(shorts, ",")
+		a[AnnotationEmuSource] = r.EmuSource
+	}
+	return a
+}
+
+// Probe inspects the host root and returns what the node runs natively and
+// under emulation. An unreadable /proc/cpuinfo is an error; a missing gcc,
+// cross gcc or binfmt_misc is not.
+func Probe(ctx context.Context, opts Options) (Result, error) {
+	root := opts.HostRoot
+	if root == "" {
+		root = "/host"
+	}
+	fsys := opts.FS
+	if fsys == nil {
+		fsys = os.DirFS(root)
+	}
+	runner := opts.Runner
+	if runner == nil {
+		runner = NewRunner(root, opts.CommandTimeout)
+	}
+	nativeGCC := opts.NativeGCC
+	if nativeGCC == nil {
+		nativeGCC = DefaultNativeGCC
+	}
+	crossGCC := opts.CrossGCC
+	if crossGCC == nil {
+		crossGCC = DefaultCrossGCC
+	}
+
+	var res Result
+	if err := probeNative(ctx, fsys, runner, nativeGCC, opts.HWProbe, &res); err != nil {
+		return Result{}, err
+	}
+	if err := probeEmulated(ctx, fsys, runner, crossGCC, &res); err != nil {
+		return Result{}, err
+	}
+	return res, nil
+}
+
+func probeNative(ctx context.Context, fsys fs.FS, runner Runner, gccPaths []string, hwprobe func() ([]HWProbePair, error), res *Result) error {
+	data, err := fs.ReadFile(fsys, "proc/cpuinfo")
+	if err != nil {
+		return fmt.Errorf("read /proc/cpuinfo of the host root: %w", err)
+	}
+	ci, err := fromCPUInfo(parseCPUInfo(data))
+	if err != nil {
+		return fmt.Errorf("parse /proc/cpuinfo: %w", err)
+	}
+
+	// hwprobe (linux/riscv64 builds): hardware, like cpuinfo.
+	var (
+		hw       isa.ISA
+		hwFound  bool
+		hwReport = "hwprobe: not available on this build"
+	)
+	if hwprobe != nil {
+		hwReport, hw, hwFound = runHWProbe(hwprobe, ci)
+	}
+
+	// gcc: reported always, decisive only when no hardware source knows a
+	// RISC-V ISA.
+	gccMarch, gccISA, gccReport := runNativeGCC(ctx, runner, gccPaths)
+
+	var decided string
+	switch {
+	case ci.found && hwFound:
+		u, err := isa.Union(ci.native, hw)
+		if err != nil {
+			return fmt.Errorf("combine cpuinfo and hwprobe: %w", err)
+		}
+		res.Native, res.Hints = u, ci.hints
+		decided = fmt.Sprintf("decided by cpuinfo (%s) and hwprobe: %s", ci.detail, u.Short())
+	case ci.found:
+		res.Native, res.Hints = ci.native, ci.hints
+		decided = fmt.Sprintf("decided by cpuinfo (%s): %s", ci.detail, ci.native.Short())
+	case hwFound:
+		res.Native = hw
+		decided = fmt.Sprintf("decided by hwprobe: %s", hw.Short())
+	case gccISA != nil && isRISCV(gccISA.Arch):
+		res.Native = *gccISA
+		decided = fmt.Sprintf("decided by gcc -march=%s (cpuinfo has no RISC-V isa line): %s", gccMarch, gccISA.Short())
+		gccReport = ""
+	default:
+		return fmt.Errorf("no ISA in /proc/cpuinfo of the host root (no riscv isa, x86 flags or arm64 Features line) and no RISC-V gcc: %s", gccReport)
+	}
+	parts := []string{decided}
+	if hwprobe != nil {
+		parts = append(parts, hwReport)
+	}
+	if gccReport != "" {
+		if gccISA != nil && (ci.found || hwFound) {
+			gccReport = gccVerdict(gccReport, res.Native, *gccISA)
+		}
+		parts = append(parts, gccReport)
+	}
+	res.NativeSource = strings.Join(parts, "; ")
+	return nil
+}
+
+func runHWProbe(hwprobe func() ([]HWProbePair, error), ci cpuinfoResult) (report string, i isa.ISA, found bool) {
+	pairs, err := hwprobe()
+	if err != nil {
+		return fmt.Sprintf("hwprobe: %v", err), isa.ISA{}, false
+	}
+	xlen := 64
+	if ci.found && ci.native.Arch == isa.RISCV32 {
+		xlen = 32
+	}
+	s, hints, ok := HWProbeString(pairs, xlen)
+	if !ok {
+		return "hwprobe: no IMA base behaviour reported", isa.ISA{}, false
+	}
+	if ci.found {
+		hints = ci.hints
+	}
+	i, err = isa.ParseCPUInfoRISCV(s, hints)
+	if err != nil {
+		return fmt.Sprintf("hwprobe: %s: %v", s, err), isa.ISA{}, false
+	}
+	if ci.found && ci.native.Arch != i.Arch {
+		return fmt.Sprintf("hwprobe: %s (ignored: cpuinfo says %s)", s, ci.native.Arch), isa.ISA{}, false
+	}
+	return "hwprobe: " + s, i, true
+}
+
+// runNativeGCC runs the first gcc found; report is "" when none exists.
+func runNativeGCC(ctx context.Context, runner Runner, paths []string) (march string, parsed *isa.ISA, report string) {
+	for _, p := range paths {
+		out, err := runner.Run(ctx, p, "-c", "-Q", "--help=target")
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return "", nil, fmt.Sprintf("gcc %s: %v", p, err)
+		}
+		march = marchFromHelpTarget(out)
+		if march == "" {
+			return "", nil, fmt.Sprintf("gcc %s: no -march= line", p)
+		}
+		i, err := isa.ParseGCCMarch(march)
+		if err != nil {
+			return march, nil, fmt.Sprintf("gcc %s -march=%s (not understood: %v)", p, march, err)
+		}
+		return march, &i, fmt.Sprintf("gcc %s -march=%s", p, march)
+	}
+	return "", nil, "gcc: none"
+}
+
+// gccVerdict says whether the compiler default is within the native ISA
+// (agrees) or wider (ignored: the compiler never widens the hardware).
+func gccVerdict(report string, native, gcc isa.ISA) string {
+	switch {
+	case native.Arch != gcc.Arch:
+		return report + " (other architecture, not used)"
+	case isa.Satisfies(native, gcc):
+		return report + " (within native, not used)"
+	default:
+		return report + " (ignored, hardware decides; would add " + strings.Join(isa.Missing(native, gcc), ",") + ")"
+	}
+}
+
+func isRISCV(a isa.Arch) bool { return a == isa.RISCV64 || a == isa.RISCV32 }
+
+func probeEmulated(ctx context.Context, fsys fs.FS, runner Runner, crossPaths []string, res *Result) error {
+	byArch := map[isa.Arch]isa.ISA{}
+	add := func(i isa.ISA) error {
+		if cur, ok := byArch[i.Arch]; ok {
+			u, err := isa.Union(cur, i)
+			if err != nil {
+				return fmt.Errorf("union emulated %s: %w", i.Arch, err)
+			}
+			i = u
+		}
+		byArch[i.Arch] = i
+		return nil
+	}
+	var parts []string
+	for _, p := range crossPaths {
+		report, isas := runCrossGCC(ctx, runner, p)
+		if report == "" {
+			continue
+		}
+		parts = append(parts, report)
+		for _, i := range isas {
+			if err := add(i); err != nil {
+				return err
+			}
+		}
+	}
+	entries, err := readBinfmt(fsys)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if !e.enabled {
+			parts = append(parts, "binfmt "+e.name+" disabled")
+			continue
+		}
+		i, ok, err := BinfmtISA(e.name)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			parts = append(parts, "binfmt "+e.name+" enabled (no isamatch architecture)")
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("binfmt %s enabled (baseline %s)", e.name, binfmtBaselines[e.name]))
+		if err := add(i); err != nil {
+			return err
+		}
+	}
+	archs := make([]string, 0, len(byArch))
+	for a := range byArch {
+		archs = append(archs, string(a))
+	}
+	sort.Strings(archs)
+	for _, a := range archs {
+		res.Emulated = append(res.Emulated, byArch[isa.Arch(a)])
+	}
+	if len(parts) == 0 {
+		res.EmuSource = "none: no cross gcc, no qemu binfmt_misc entry"
+	} else {
+		res.EmuSource = strings.Join(parts, "; ")
+	}
+	return nil
+}
+
+// runCrossGCC asks a cross gcc for its default ISA both ways the paper
+// does. report is "" when the compiler does not exist.
+func runCrossGCC(ctx context.Context, runner Runner, p string) (report string, isas []isa.ISA) {
+	vout, verr := runner.Run(ctx, p, "-v")
+	if errors.Is(verr, ErrNotFound) {
+		return "", nil
+	}
+	var said []string
+	if verr != nil {
+		said = append(said, fmt.Sprintf("-v failed: %v", verr))
+	} else if wa := withArchFromVersion(vout); wa != "" {
+		if i, err := isa.ParseGCCMarch(wa); err != nil {
+			said = append(said, fmt.Sprintf("--with-arch=%s (not understood: %v)", wa, err))
+		} else {
+			said = append(said, "--with-arch="+wa)
+			isas = append(isas, i)
+		}
+	} else {
+		said = append(said, "no --with-arch")
+	}
+	qout, qerr := runner.Run(ctx, p, "-c", "-Q", "--help=target")
+	if qerr != nil {
+		said = append(said, fmt.Sprintf("-Q --help=target failed: %v", qerr))
+	} else if m := marchFromHelpTarget(qout); m != "" {
+		if i, err := isa.ParseGCCMarch(m); err != nil {
+			said = append(said, fmt.Sprintf("-march=%s (not understood: %v)", m, err))
+		} else {
+			said = append(said, "-march="+m)
+			isas = append(isas, i)
+		}
+	}
+	return fmt.Sprintf("cross gcc %s: %s", p, strings.Join(said, ", ")), isas
+}
