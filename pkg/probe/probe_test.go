@@ -1,0 +1,596 @@
+package probe
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/isamatch/isamatch/pkg/isa"
+)
+
+const absent = "<absent>"
+
+// probeFixture probes testdata/<machine> with the direct runner.
+func probeFixture(t *testing.T, machine string) Result {
+	t.Helper()
+	root := filepath.Join("testdata", machine)
+	res, err := Probe(t.Context(), Options{
+		HostRoot: root,
+		Runner:   &ExecRunner{Root: root, Timeout: 10 * time.Second},
+	})
+	if err != nil {
+		t.Fatalf("Probe(%s): %v", machine, err)
+	}
+	return res
+}
+
+// project returns, for every key of want, the value labels has (or absent).
+func project(labels map[string]string, want map[string]string) map[string]string {
+	got := map[string]string{}
+	for k := range want {
+		v, ok := labels[k]
+		if !ok {
+			v = absent
+		}
+		got[k] = v
+	}
+	return got
+}
+
+func TestProbeFixtures(t *testing.T) {
+	const n, q = isa.NativePrefix, isa.EmuPrefix
+	tests := []struct {
+		machine string
+		// labels: key -> value, or absent.
+		labels map[string]string
+		// nativeSource and emuSource must contain these substrings.
+		nativeSource []string
+		emuSource    []string
+	}{
+		{
+			machine: "x86-64-v3",
+			labels: map[string]string{
+				n + "arch": "amd64", n + "x86-64-level": "3", n + "x86.avx2": "true", n + "x86.lzcnt": "true",
+				n + "x86.avx512f": absent, n + "rv.v": absent,
+				q + "riscv64": "true", q + "arm64": "true", q + "amd64": absent, q + "rv.c": "true", q + "rv.v": absent,
+			},
+			nativeSource: []string{"decided by cpuinfo (flags of 1 processor)", "gcc /usr/bin/gcc -march=x86-64"},
+			emuSource:    []string{"binfmt qemu-riscv64 enabled (baseline rv64gc)", "binfmt qemu-x86_64 disabled", "qemu-arm enabled (no isamatch architecture)"},
+		},
+		{
+			machine: "x86-64-v4",
+			labels: map[string]string{
+				n + "arch": "amd64", n + "x86-64-level": "4", n + "x86.avx512f": "true", n + "x86.avx512vnni": "true",
+				n + "x86.sse3": "true", n + "x86.sahf": "true", n + "x86.pni": absent, q + "riscv64": absent,
+			},
+			nativeSource: []string{"decided by cpuinfo (flags of 8 processors)"},
+			emuSource:    []string{"none"},
+		},
+		{
+			machine: "build-host",
+			labels:  map[string]string{n + "arch": "amd64", n + "x86-64-level": "4", n + "x86.avx512bw": "true"},
+		},
+		{
+			machine: "arm64-sve",
+			labels: map[string]string{
+				n + "arch": "arm64", n + "arm64.sve": "true", n + "arm64.asimd": "true", n + "arm64.sve2": absent,
+				n + "x86-64-level": absent,
+			},
+			nativeSource: []string{"decided by cpuinfo (Features of 1 processor)"},
+		},
+		{
+			machine: "paper-node2",
+			labels:  map[string]string{n + "arch": "arm64", n + "arm64.asimddp": "true", n + "arm64.sve": absent},
+		},
+		{
+			machine: "visionfive2",
+			labels: map[string]string{
+				n + "arch": "riscv64", n + "rv.i": "true", n + "rv.m": "true", n + "rv.a": "true", n + "rv.f": "true",
+				n + "rv.d": "true", n + "rv.c": "true", n + "rv.zba": "true", n + "rv.zbb": "true", n + "rv.zicntr": "true",
+				n + "rv.v": absent, n + "rv.zbs": absent, n + "x86-64-level": absent,
+			},
+			nativeSource: []string{"decided by cpuinfo (isa of 4 harts)", "gcc /usr/bin/gcc -march=rv64gc (within native, not used)"},
+		},
+		{
+			machine: "visionfive2-old-kernel",
+			labels: map[string]string{
+				n + "arch": "riscv64", n + "rv.d": "true", n + "rv.c": "true", n + "rv.zba": absent, n + "rv.zbb": absent,
+			},
+			nativeSource: []string{"decided by cpuinfo (isa of 4 harts)", "gcc: none"},
+		},
+		{
+			machine: "spacemit-k1",
+			labels: map[string]string{
+				n + "arch": "riscv64", n + "rv.v": "true", n + "rv.zve64d": "true", n + "rv.zvfh": "true",
+				n + "rv.zba": "true", n + "rv.zicond": "true", n + "rv.xtheadvector": absent,
+			},
+			nativeSource: []string{"decided by cpuinfo (hart isa of 8 harts)"},
+		},
+		{
+			machine: "lichee-pi-4a",
+			labels: map[string]string{
+				n + "arch": "riscv64", n + "rv.xtheadvector": "true", n + "rv.v": absent, n + "rv.zve32x": absent,
+				n + "rv.d": "true",
+			},
+			nativeSource: []string{"decided by cpuinfo (isa of 4 harts)"},
+		},
+		{
+			machine: "lichee-pi-4a-vendor-kernel",
+			labels: map[string]string{
+				n + "arch": "riscv64", n + "rv.xtheadvector": "true", n + "rv.v": absent, n + "rv.zve32x": absent,
+			},
+		},
+		{
+			machine: "milkv-pioneer",
+			labels: map[string]string{
+				n + "arch": "riscv64", n + "rv.v": absent, n + "rv.zve64d": absent, n + "rv.d": "true", n + "rv.c": "true",
+			},
+			nativeSource: []string{"decided by cpuinfo (isa of 64 harts)"},
+		},
+		{
+			machine: "qemu-virt-rv64gcv",
+			labels: map[string]string{
+				n + "arch": "riscv64", n + "rv.v": "true", n + "rv.h": "true", n + "rv.zbs": "true", n + "rv.sstc": "true",
+				n + "rv.xtheadvector": absent,
+			},
+		},
+		{
+			machine: "paper-node1",
+			labels: map[string]string{
+				n + "arch": "amd64", n + "x86-64-level": "3", n + "rv.v": absent,
+				q + "riscv64": "true", q + "rv.v": "true", q + "rv.d": "true", q + "rv.f": "true", q + "rv.m": "true",
+				q + "rv.a": absent, q + "rv.c": absent, q + "ext-count.riscv64": "",
+			},
+			emuSource: []string{"cross gcc /opt/RISCV/bin/riscv64-unknown-linux-gnu-gcc: --with-arch=rv64imfdv, -march=rv64imfdv"},
+		},
+		{
+			machine: "paper-node3",
+			labels: map[string]string{
+				n + "arch": "riscv64", n + "rv.m": "true", n + "rv.f": "true", n + "rv.d": "true", n + "rv.v": absent,
+				n + "rv.a": absent, n + "rv.c": absent, q + "riscv64": absent,
+			},
+			nativeSource: []string{"decided by cpuinfo (isa of 8 harts)", "-march=rv64imfd (within native, not used)"},
+		},
+		{
+			// The paper's IMFV: V implies Zve64d implies D, so it normalises to IMFDV.
+			machine: "paper-node4",
+			labels: map[string]string{
+				n + "arch": "riscv64", n + "rv.v": "true", n + "rv.f": "true", n + "rv.d": "true", n + "rv.a": absent,
+			},
+		},
+		{
+			machine: "paper-node5",
+			labels: map[string]string{
+				n + "arch": "riscv64", n + "rv.v": "true", n + "rv.d": "true", n + "rv.zve64d": "true", n + "rv.c": absent,
+			},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.machine, func(t *testing.T) {
+			res := probeFixture(t, tc.machine)
+			labels := res.Labels()
+			want := map[string]string{}
+			for k, v := range tc.labels {
+				if k == q+"ext-count.riscv64" {
+					// value checked below against the emulated set
+					continue
+				}
+				want[k] = v
+			}
+			if diff := cmp.Diff(want, project(labels, want)); diff != "" {
+				t.Errorf("labels (-want +got):\n%s\nall labels: %v", diff, labels)
+			}
+			for _, s := range tc.nativeSource {
+				if !strings.Contains(res.NativeSource, s) {
+					t.Errorf("NativeSource = %q, want it to contain %q", res.NativeSource, s)
+				}
+			}
+			for _, s := range tc.emuSource {
+				if !strings.Contains(res.EmuSource, s) {
+					t.Errorf("EmuSource = %q, want it to contain %q", res.EmuSource, s)
+				}
+			}
+			ann := res.Annotations()
+			if got, want := ann[AnnotationNativeISA], res.Native.Short(); got != want || got == "" {
+				t.Errorf("annotation %s = %q, want %q (non-empty)", AnnotationNativeISA, got, want)
+			}
+			if ann[AnnotationNativeSource] != res.NativeSource {
+				t.Errorf("annotation %s = %q, want NativeSource %q", AnnotationNativeSource, ann[AnnotationNativeSource], res.NativeSource)
+			}
+			_, hasEmu := ann[AnnotationEmuISA]
+			if hasEmu != (len(res.Emulated) > 0) {
+				t.Errorf("annotation %s present = %v, want %v (emulated %d)", AnnotationEmuISA, hasEmu, len(res.Emulated) > 0, len(res.Emulated))
+			}
+			for k, v := range labels {
+				if !isa.IsOwnedLabel(k) || len(v) > 63 {
+					t.Errorf("label %s=%s: not owned or value longer than 63", k, v)
+				}
+			}
+		})
+	}
+}
+
+// fakeRunner answers per file; files not in out are not found.
+type fakeRunner struct {
+	out  map[string]string
+	err  map[string]error
+	seen []string
+}
+
+func (f *fakeRunner) Run(_ context.Context, file string, args ...string) ([]byte, error) {
+	f.seen = append(f.seen, file+" "+strings.Join(args, " "))
+	if err, ok := f.err[file]; ok {
+		return nil, err
+	}
+	o, ok := f.out[file]
+	if !ok {
+		return nil, ErrNotFound
+	}
+	return []byte(o), nil
+}
+
+func helpTarget(march string) string {
+	return "The following options are target specific:\n  -march=                     \t\t" + march + "\n"
+}
+
+func TestProbeDecisionRules(t *testing.T) {
+	const n = isa.NativePrefix
+	riscvHarts := func(lines ...string) string {
+		var b strings.Builder
+		for i, l := range lines {
+			b.WriteString("processor\t: " + string(rune('0'+i)) + "\nhart\t\t: " + string(rune('0'+i)) + "\n" + l + "\nmmu\t\t: sv39\n\n")
+		}
+		return b.String()
+	}
+	tests := []struct {
+		name    string
+		cpuinfo string
+		gcc     string // -Q --help=target -march value, "" = no gcc
+		gccErr  error
+		labels  map[string]string
+		source  []string
+		wantErr string
+	}{
+		{
+			name:    "all harts must have an extension (intersection)",
+			cpuinfo: riscvHarts("isa\t\t: rv64gc_xtheadvector", "isa\t\t: rv64gc"),
+			labels:  map[string]string{n + "arch": "riscv64", n + "rv.xtheadvector": absent, n + "rv.c": "true"},
+			source:  []string{"isa of 2 harts"},
+		},
+		{
+			name:    "hart isa preferred over isa",
+			cpuinfo: riscvHarts("isa\t\t: rv64imafdc\nhart isa\t: rv64imafdc_zba", "isa\t\t: rv64imafdc\nhart isa\t: rv64imafdc_zba"),
+			labels:  map[string]string{n + "rv.zba": "true"},
+			source:  []string{"hart isa of 2 harts"},
+		},
+		{
+			name:    "CRLF and space padding tolerated",
+			cpuinfo: "processor       : 0\r\nhart            : 0\r\nisa             : rv64imafdc_zbb\r\n\r\n",
+			labels:  map[string]string{n + "arch": "riscv64", n + "rv.zbb": "true"},
+		},
+		{
+			name:    "compiler default never widens the hardware",
+			cpuinfo: riscvHarts("isa\t\t: rv64imafdc"),
+			gcc:     "rv64gcv",
+			labels:  map[string]string{n + "rv.v": absent, n + "rv.c": "true"},
+			source:  []string{"decided by cpuinfo", "-march=rv64gcv (ignored, hardware decides; would add"},
+		},
+		{
+			name:    "gcc decides only when cpuinfo has no riscv isa",
+			cpuinfo: "processor\t: 0\nhart\t\t: 0\nmmu\t\t: sv39\n",
+			gcc:     "rv64imafdc_zicsr_zifencei",
+			labels:  map[string]string{n + "arch": "riscv64", n + "rv.c": "true"},
+			source:  []string{"decided by gcc -march=rv64imafdc_zicsr_zifencei (cpuinfo has no RISC-V isa line)"},
+		},
+		{
+			name:    "failing gcc is reported, not fatal",
+			cpuinfo: riscvHarts("isa\t\t: rv64imafdc"),
+			gccErr:  errors.New("exit status 1"),
+			labels:  map[string]string{n + "arch": "riscv64"},
+			source:  []string{"gcc /usr/bin/gcc: exit status 1"},
+		},
+		{
+			name:    "no isa anywhere is an error",
+			cpuinfo: "processor\t: 0\nhart\t\t: 0\n",
+			wantErr: "no ISA in /proc/cpuinfo",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fsys := fstest.MapFS{"proc/cpuinfo": {Data: []byte(tc.cpuinfo)}}
+			r := &fakeRunner{out: map[string]string{}, err: map[string]error{}}
+			if tc.gcc != "" {
+				r.out["/usr/bin/gcc"] = helpTarget(tc.gcc)
+			}
+			if tc.gccErr != nil {
+				r.err["/usr/bin/gcc"] = tc.gccErr
+			}
+			res, err := Probe(t.Context(), Options{HostRoot: "/fixture", FS: fsys, Runner: r})
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("Probe() error = %v, want one containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Probe(): %v", err)
+			}
+			if diff := cmp.Diff(tc.labels, project(res.Labels(), tc.labels)); diff != "" {
+				t.Errorf("labels (-want +got):\n%s", diff)
+			}
+			for _, s := range tc.source {
+				if !strings.Contains(res.NativeSource, s) {
+					t.Errorf("NativeSource = %q, want it to contain %q", res.NativeSource, s)
+				}
+			}
+		})
+	}
+}
+
+func TestProbeMissingCPUInfo(t *testing.T) {
+	_, err := Probe(t.Context(), Options{HostRoot: "/nowhere", FS: fstest.MapFS{}, Runner: &fakeRunner{}})
+	if err == nil || !strings.Contains(err.Error(), "read /proc/cpuinfo") {
+		t.Fatalf("Probe() error = %v, want a read /proc/cpuinfo error", err)
+	}
+}
+
+func TestParseCPUInfo(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want []cpuBlock
+	}{
+		{
+			name: "tabs and blank-line separated",
+			in:   "processor\t: 0\nisa\t\t: rv64gc\n\nprocessor\t: 1\nisa\t\t: rv64gc\n",
+			want: []cpuBlock{{"processor": "0", "isa": "rv64gc"}, {"processor": "1", "isa": "rv64gc"}},
+		},
+		{
+			name: "no blank line between processors, trailing spaces",
+			in:   "processor       : 0   \nhart isa        : rv64imac   \nprocessor       : 1\nhart isa        : rv64imac\n",
+			want: []cpuBlock{{"processor": "0", "hart isa": "rv64imac"}, {"processor": "1", "hart isa": "rv64imac"}},
+		},
+		{
+			name: "empty values and lines without colon",
+			in:   "processor\t: 0\nisa-ext\t\t: \nnsh>\n",
+			want: []cpuBlock{{"processor": "0", "isa-ext": ""}},
+		},
+		{
+			name: "arm64 global tail block",
+			in:   "processor\t: 0\nFeatures\t: fp asimd\n\nHardware\t: BCM2835\n",
+			want: []cpuBlock{{"processor": "0", "Features": "fp asimd"}, {"Hardware": "BCM2835"}},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, parseCPUInfo([]byte(tc.in))); diff != "" {
+				t.Errorf("parseCPUInfo (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestGCCOutputParsers(t *testing.T) {
+	tests := []struct {
+		name     string
+		out      string
+		march    string
+		withArch string
+	}{
+		{
+			name:     "x86 help target line format",
+			out:      "  -mabi=                      \t\tsysv\n  -march=                     \t\tx86-64\n  Known valid arguments for -march= option:\n",
+			march:    "x86-64",
+			withArch: "",
+		},
+		{
+			name:     "debian riscv64 gcc -v",
+			out:      "Target: riscv64-linux-gnu\nConfigured with: ../src/configure -v --disable-multilib --with-arch=rv64gc --with-abi=lp64d --enable-checking=release\n",
+			withArch: "rv64gc",
+		},
+		{
+			name:     "quoted with-arch",
+			out:      "Configured with: ../configure '--with-arch=rv64imafdc' --with-abi=lp64d\n",
+			withArch: "rv64imafdc",
+		},
+		{
+			name: "configured without --with-arch (GCC 15 cross)",
+			out:  "Configured with: /home2/vendor/gcc/configure --prefix=/opt/riscv/sysroot --target=riscv64-unknown-linux-gnu\nCOLLECT_GCC_OPTIONS='-v' '-march=rv64imafdc_zicsr_zifencei_zaamo_zalrsc'\n",
+		},
+		{
+			name:  "expanded GCC 15 march",
+			out:   "  -march=                     \t\trv64imafdc_zicsr_zifencei_zmmul_zaamo_zalrsc_zca_zcd\n",
+			march: "rv64imafdc_zicsr_zifencei_zmmul_zaamo_zalrsc_zca_zcd",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := []string{marchFromHelpTarget([]byte(tc.out)), withArchFromVersion([]byte(tc.out))}
+			if diff := cmp.Diff([]string{tc.march, tc.withArch}, got); diff != "" {
+				t.Errorf("[march, with-arch] (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestHWProbeString(t *testing.T) {
+	const ima = 1
+	tests := []struct {
+		name   string
+		pairs  []HWProbePair
+		want   string
+		wantOK bool
+	}{
+		{
+			name:  "no IMA base behaviour",
+			pairs: []HWProbePair{{Key: hwprobeKeyBaseBehavior, Value: 0}, {Key: hwprobeKeyIMAExt0, Value: 0x7}},
+		},
+		{
+			name:  "unknown key comes back as -1",
+			pairs: []HWProbePair{{Key: -1, Value: 0}, {Key: hwprobeKeyBaseBehavior, Value: ima}},
+			want:  "rv64ima", wantOK: true,
+		},
+		{
+			name: "jh7110: fd c zba zbb",
+			pairs: []HWProbePair{{Key: hwprobeKeyMVendorID, Value: 0x489}, {Key: hwprobeKeyBaseBehavior, Value: ima},
+				{Key: hwprobeKeyIMAExt0, Value: 1<<0 | 1<<1 | 1<<3 | 1<<4}},
+			want: "rv64imafdc_zba_zbb", wantOK: true,
+		},
+		{
+			name: "rvv 1.0 with zve64d and zicond; tree-dependent bits 59+ ignored",
+			pairs: []HWProbePair{{Key: hwprobeKeyBaseBehavior, Value: ima},
+				{Key: hwprobeKeyIMAExt0, Value: 1<<0 | 1<<1 | 1<<2 | 1<<35 | 1<<41 | 1<<59 | 1<<63}},
+			want: "rv64imafdcv_zicond_zve64d", wantOK: true,
+		},
+		{
+			name: "t-head vendor vector bit",
+			pairs: []HWProbePair{{Key: hwprobeKeyMVendorID, Value: 0x5b7}, {Key: hwprobeKeyBaseBehavior, Value: ima},
+				{Key: hwprobeKeyIMAExt0, Value: 1<<0 | 1<<1}, {Key: hwprobeKeyVendorExtTHead, Value: 1}},
+			want: "rv64imafdc_xtheadvector", wantOK: true,
+		},
+		{
+			name: "vendor bit of another vendor ignored",
+			pairs: []HWProbePair{{Key: hwprobeKeyMVendorID, Value: 0x710}, {Key: hwprobeKeyBaseBehavior, Value: ima},
+				{Key: hwprobeKeyVendorExtTHead, Value: 1}},
+			want: "rv64ima", wantOK: true,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, _, ok := HWProbeString(tc.pairs, 64)
+			if diff := cmp.Diff([]any{tc.want, tc.wantOK}, []any{got, ok}); diff != "" {
+				t.Errorf("HWProbeString (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestProbeWithHWProbe(t *testing.T) {
+	const n = isa.NativePrefix
+	fsys := fstest.MapFS{"proc/cpuinfo": {Data: []byte("processor\t: 0\nhart\t\t: 0\nisa\t\t: rv64imafdc\n")}}
+	hw := func() ([]HWProbePair, error) {
+		return []HWProbePair{{Key: hwprobeKeyBaseBehavior, Value: 1}, {Key: hwprobeKeyIMAExt0, Value: 1<<0 | 1<<1 | 1<<5}}, nil
+	}
+	res, err := Probe(t.Context(), Options{FS: fsys, Runner: &fakeRunner{}, HWProbe: hw})
+	if err != nil {
+		t.Fatalf("Probe(): %v", err)
+	}
+	want := map[string]string{n + "rv.zbs": "true", n + "rv.c": "true"}
+	if diff := cmp.Diff(want, project(res.Labels(), want)); diff != "" {
+		t.Errorf("labels (-want +got):\n%s", diff)
+	}
+	if !strings.Contains(res.NativeSource, "decided by cpuinfo (isa of 1 hart) and hwprobe") || !strings.Contains(res.NativeSource, "hwprobe: rv64imafdc_zbs") {
+		t.Errorf("NativeSource = %q, want cpuinfo and hwprobe named", res.NativeSource)
+	}
+}
+
+func TestBinfmt(t *testing.T) {
+	tests := []struct {
+		name   string
+		fsys   fstest.MapFS
+		want   []string // emulated arches
+		source string
+	}{
+		{
+			name: "enabled entries give baselines, disabled and unknown ones do not",
+			fsys: fstest.MapFS{
+				BinfmtDir + "/status":       {Data: []byte("enabled\n")},
+				BinfmtDir + "/qemu-riscv64": {Data: []byte("enabled\ninterpreter /usr/bin/qemu-riscv64-static\n")},
+				BinfmtDir + "/qemu-aarch64": {Data: []byte("disabled\ninterpreter /usr/bin/qemu-aarch64-static\n")},
+				BinfmtDir + "/qemu-s390x":   {Data: []byte("enabled\n")},
+			},
+			want:   []string{"riscv64"},
+			source: "binfmt qemu-aarch64 disabled; binfmt qemu-riscv64 enabled (baseline rv64gc); binfmt qemu-s390x enabled (no isamatch architecture)",
+		},
+		{
+			name: "binfmt_misc globally disabled",
+			fsys: fstest.MapFS{
+				BinfmtDir + "/status":      {Data: []byte("disabled\n")},
+				BinfmtDir + "/qemu-x86_64": {Data: []byte("enabled\n")},
+			},
+			source: "binfmt qemu-x86_64 disabled",
+		},
+		{
+			name:   "no binfmt_misc at all",
+			fsys:   fstest.MapFS{},
+			source: "none: no cross gcc, no qemu binfmt_misc entry",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.fsys["proc/cpuinfo"] = &fstest.MapFile{Data: []byte("processor\t: 0\nflags\t\t: fpu sse sse2\n")}
+			res, err := Probe(t.Context(), Options{FS: tc.fsys, Runner: &fakeRunner{}})
+			if err != nil {
+				t.Fatalf("Probe(): %v", err)
+			}
+			var got []string
+			for _, e := range res.Emulated {
+				got = append(got, string(e.Arch))
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("emulated arches (-want +got):\n%s", diff)
+			}
+			if res.EmuSource != tc.source {
+				t.Errorf("EmuSource = %q, want %q", res.EmuSource, tc.source)
+			}
+		})
+	}
+}
+
+func TestExecRunner(t *testing.T) {
+	dir := t.TempDir()
+	write := func(rel, body string) {
+		t.Helper()
+		p := filepath.Join(dir, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("usr/bin/gcc", "#!/bin/sh\necho \"gcc $*\"\necho err >&2\n")
+	write("usr/bin/slow", "#!/bin/sh\nexec sleep 5\n")
+	write("fake-chroot", "#!/bin/sh\necho \"chroot $*\"\n")
+
+	tests := []struct {
+		name    string
+		runner  *ExecRunner
+		file    string
+		want    string
+		wantErr string
+	}{
+		{name: "direct", runner: &ExecRunner{Root: dir}, file: "/usr/bin/gcc", want: "gcc -v\nerr\n"},
+		{name: "chroot", runner: &ExecRunner{Root: dir, Chroot: true, ChrootPath: filepath.Join(dir, "fake-chroot")}, file: "/usr/bin/gcc", want: "chroot " + dir + " /usr/bin/gcc -v\n"},
+		{name: "missing binary", runner: &ExecRunner{Root: dir}, file: "/opt/RISCV/bin/riscv64-unknown-linux-gnu-gcc", wantErr: ErrNotFound.Error()},
+		{name: "relative path refused", runner: &ExecRunner{Root: dir}, file: "usr/bin/gcc", wantErr: "must be absolute"},
+		{name: "timeout", runner: &ExecRunner{Root: dir, Timeout: 50 * time.Millisecond}, file: "/usr/bin/slow", wantErr: "timed out"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := tc.runner.Run(t.Context(), tc.file, "-v")
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("Run() error = %v, want one containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Run(): %v", err)
+			}
+			if diff := cmp.Diff(tc.want, string(out)); diff != "" {
+				t.Errorf("output (-want +got):\n%s", diff)
+			}
+		})
+	}
+	if !NewRunner("/", 0).Chroot == false || !NewRunner("/host/", 0).Chroot {
+		t.Errorf("NewRunner: chroot must be off for / and on for /host")
+	}
+}
