@@ -1,0 +1,314 @@
+package isa
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// familyOf returns the extension table of an architecture (nil if unknown).
+func familyOf(a Arch) *family {
+	switch a {
+	case RISCV64, RISCV32:
+		return rv.family
+	case AMD64:
+		return x86
+	case ARM64:
+		return arm64
+	}
+	return nil
+}
+
+// Parse parses one alternative as a user types it (strict): RISC-V ISA strings
+// and profiles ("rv64gc", "RV64IMFDV", "rva23u64_zvbc"), x86-64 levels with
+// optional +features ("x86-64-v3", "x86-64-v2+avx512vnni", "amd64"), arm64 with
+// optional +features ("arm64+sve2", "aarch64"). Errors name the bad token.
+//
+// A RISC-V string is lower-cased first (the paper writes RV64IMFDV), a
+// documented deviation from LLVM, which rejects upper case; otherwise it
+// follows ParseRISCV exactly.
+func Parse(s string) (ISA, error) {
+	t := strings.ToLower(strings.TrimSpace(s))
+	switch {
+	case t == "":
+		return ISA{}, &ParseError{Input: s, Err: errEmpty, Hint: "accepted: a RISC-V ISA string or profile, x86-64[-vN][+feature], arm64[+feature]"}
+	case strings.HasPrefix(t, "rv"):
+		xlen, exts, err := parseRISCV(t, llvmMC)
+		if err != nil {
+			return ISA{}, &ParseError{Input: s, Err: err, Hint: rvHint}
+		}
+		return ISA{Arch: rvArch(xlen), Exts: exts}, nil
+	case strings.HasPrefix(t, "x86") || strings.HasPrefix(t, "amd64"):
+		return parseX86(s, t)
+	case strings.HasPrefix(t, "arm64") || strings.HasPrefix(t, "aarch64"):
+		return parseARM64(s, t)
+	}
+	return ISA{}, &ParseError{Input: s, Err: fmt.Errorf("unknown architecture in %q", s),
+		Hint: "accepted: rv32*/rv64* or a RISC-V profile (rva23u64), x86-64[-vN][+feature], amd64, x86_64, arm64[+feature], aarch64"}
+}
+
+// ParseRequest parses "alt | alt | ..." (whitespace around '|' allowed).
+func ParseRequest(s string) (Request, error) {
+	var r Request
+	for k, alt := range strings.Split(s, "|") {
+		if strings.TrimSpace(alt) == "" {
+			return Request{}, &ParseError{Input: s, Err: fmt.Errorf("alternative %d is empty", k+1),
+				Hint: "write alternatives as ISA | ISA, e.g. rv64gcv | x86-64-v3 | arm64+sve"}
+		}
+		i, err := Parse(alt)
+		if err != nil {
+			return Request{}, err
+		}
+		r.Alternatives = append(r.Alternatives, i)
+	}
+	return r, nil
+}
+
+// String prints the request in canonical form, alternatives joined by " | ".
+func (r Request) String() string {
+	parts := make([]string, len(r.Alternatives))
+	for k, a := range r.Alternatives {
+		parts[k] = a.Short()
+	}
+	return strings.Join(parts, " | ")
+}
+
+// observable drops, for RISC-V, the extensions no kernel reports.
+func observable(i ISA) ExtSet {
+	if i.Arch == RISCV64 || i.Arch == RISCV32 {
+		return i.Exts.andNot(rv.unobservable)
+	}
+	return i.Exts
+}
+
+// Satisfies reports whether node can run what req needs: same Arch and
+// req.Exts ⊆ node.Exts. RISC-V extensions listed by Unobservable are not
+// required of the node. No allocation.
+func Satisfies(node, req ISA) bool {
+	if node.Arch != req.Arch || node.Arch == "" {
+		return false
+	}
+	r := req.Exts
+	if req.Arch == RISCV64 || req.Arch == RISCV32 {
+		r = r.andNot(rv.unobservable)
+	}
+	return r.subsetOf(node.Exts)
+}
+
+// SatisfiesAny returns the index of the first alternative of r node satisfies.
+func SatisfiesAny(node ISA, r Request) (int, bool) {
+	for k, a := range r.Alternatives {
+		if Satisfies(node, a) {
+			return k, true
+		}
+	}
+	return -1, false
+}
+
+// Missing lists, in canonical order, the extensions req needs and node lacks
+// (or the architecture, as "arch:<name>", when they differ).
+func Missing(node, req ISA) []string {
+	if node.Arch != req.Arch {
+		return []string{"arch:" + string(req.Arch)}
+	}
+	f := familyOf(req.Arch)
+	if f == nil {
+		return nil
+	}
+	return f.list(observable(req).andNot(node.Exts))
+}
+
+// Affinity is the paper's instruction affinity |req| / |node| over the closed
+// extension sets; 0 when node does not satisfy req. Extensions listed by
+// Unobservable are counted on neither side, so the value is in (0, 1] and is
+// 1 exactly when the node has nothing the request does not need.
+func Affinity(node, req ISA) float64 {
+	if !Satisfies(node, req) {
+		return 0
+	}
+	n := observable(node).count()
+	if n == 0 {
+		return 1
+	}
+	return float64(observable(req).count()) / float64(n)
+}
+
+// Rank returns the indices of the nodes that satisfy req, best fit first
+// (highest Affinity; ties keep input order).
+func Rank(nodes []ISA, req ISA) []int {
+	type scored struct {
+		i int
+		a float64
+	}
+	var s []scored
+	for k, n := range nodes {
+		if a := Affinity(n, req); a > 0 {
+			s = append(s, scored{k, a})
+		}
+	}
+	slices.SortStableFunc(s, func(x, y scored) int { return cmp.Compare(y.a, x.a) })
+	out := make([]int, len(s))
+	for k, x := range s {
+		out[k] = x.i
+	}
+	return out
+}
+
+var errArchMismatch = errors.New("architectures differ")
+
+func combine(a, b ISA, op func(x, y ExtSet) ExtSet, unk func(x, y []string) []string) (ISA, error) {
+	if a.Arch != b.Arch {
+		return ISA{}, fmt.Errorf("isa: combine %s with %s: %w", a.Arch, b.Arch, errArchMismatch)
+	}
+	out := ISA{Arch: a.Arch, Exts: op(a.Exts, b.Exts), Unknown: unk(a.Unknown, b.Unknown)}
+	switch a.Arch {
+	case RISCV64, RISCV32:
+		out.Exts = rvPostProcess(rvXLEN(a.Arch), out.Exts)
+	default:
+		if f := familyOf(a.Arch); f != nil {
+			out.Exts = f.close(out.Exts)
+		}
+	}
+	return out, nil
+}
+
+// Intersect returns what both a and b have (all harts of a node); Union what
+// either has (cross compiler plus binfmt emulation). Both need equal Arch.
+func Intersect(a, b ISA) (ISA, error) {
+	return combine(a, b, ExtSet.and, func(x, y []string) []string {
+		var out []string
+		for _, u := range x {
+			if slices.Contains(y, u) {
+				out = append(out, u)
+			}
+		}
+		return out
+	})
+}
+
+// Union returns what either a or b has; see Intersect.
+func Union(a, b ISA) (ISA, error) {
+	return combine(a, b, ExtSet.or, func(x, y []string) []string {
+		out := append(slices.Clone(x), y...)
+		slices.Sort(out)
+		return slices.Compact(out)
+	})
+}
+
+// String is the canonical form: RISC-V as LLVM's toString prints it (with
+// versions), x86-64 as "x86-64-vN+extra+features", arm64 as "arm64+f1+f2...".
+func (i ISA) String() string {
+	switch i.Arch {
+	case RISCV64, RISCV32:
+		return rvString(rvXLEN(i.Arch), i.Exts)
+	case AMD64:
+		return x86String(i.Exts)
+	case ARM64:
+		return arm64String(i.Exts)
+	}
+	return ""
+}
+
+// Short is the unversioned readable form ("rv64imafdc_zicsr_zifencei...").
+// It parses back (Parse) to the same set. For amd64 and arm64 it equals
+// String.
+func (i ISA) Short() string {
+	switch i.Arch {
+	case RISCV64, RISCV32:
+		return rvShort(rvXLEN(i.Arch), i.Exts)
+	}
+	return i.String()
+}
+
+// Extensions lists the closed extension set in canonical order.
+func (i ISA) Extensions() []string {
+	f := familyOf(i.Arch)
+	if f == nil {
+		return nil
+	}
+	return f.list(i.Exts)
+}
+
+// Len is the number of extensions (the paper's "modules").
+func (i ISA) Len() int { return i.Exts.count() }
+
+// Has reports whether the named extension/feature is in the set (aliases
+// such as the kernel's "pni" are accepted).
+func (i ISA) Has(ext string) bool {
+	f := familyOf(i.Arch)
+	if f == nil {
+		return false
+	}
+	k, ok := f.lookup(strings.ToLower(ext))
+	return ok && i.Exts.has(k)
+}
+
+// XLEN is 32 or 64 for RISC-V and 64 for amd64/arm64, 0 otherwise.
+func (i ISA) XLEN() int {
+	switch i.Arch {
+	case RISCV32:
+		return 32
+	case RISCV64, AMD64, ARM64:
+		return 64
+	}
+	return 0
+}
+
+// ErrUnsupportedPlatform is returned by FromPlatform for platforms isamatch
+// has no ISA model for; callers treat it as "no ISA constraint beyond the
+// architecture".
+var ErrUnsupportedPlatform = errors.New("unsupported platform")
+
+// FromPlatform maps an OCI platform to the ISA it requires
+// (linux/riscv64/rva23u64 -> RVA23U64, linux/amd64/v3 -> x86-64-v3, ...).
+//
+//	linux/riscv64 ""                 rv64imafdc_zicsr_zifencei (the rv64gc baseline distros build for)
+//	linux/riscv64 rva20u64|rva22u64|rva23u64   that profile
+//	linux/amd64 ""|v1|v2|v3|v4       x86-64 level
+//	linux/arm64 ""|v8|v8.N|v9|v9.N   the mandatory features of that version (see arm64Versions)
+//
+// Anything else (os other than linux, arm, 386, ppc64le, s390x, unknown
+// variants) returns an error wrapping ErrUnsupportedPlatform.
+func FromPlatform(os, arch, variant string) (ISA, error) {
+	unsupported := func() (ISA, error) {
+		return ISA{}, fmt.Errorf("isa: platform %s/%s%s: %w", os, arch, variantSuffix(variant), ErrUnsupportedPlatform)
+	}
+	if os != "linux" {
+		return unsupported()
+	}
+	v := strings.ToLower(variant)
+	switch arch {
+	case "riscv64":
+		switch v {
+		case "":
+			return ParseRISCV("rv64imafdc_zicsr_zifencei")
+		case "rva20u64", "rva22u64", "rva23u64":
+			return ParseRISCV(v)
+		}
+	case "amd64":
+		switch v {
+		case "", "v1":
+			return Parse("x86-64")
+		case "v2", "v3", "v4":
+			return Parse("x86-64-" + v)
+		}
+	case "arm64":
+		v = strings.TrimPrefix(v, "v")
+		if v == "" {
+			v = "8"
+		}
+		if s, ok := arm64Versions[v]; ok {
+			return ISA{Arch: ARM64, Exts: s}, nil
+		}
+	}
+	return unsupported()
+}
+
+func variantSuffix(v string) string {
+	if v == "" {
+		return ""
+	}
+	return "/" + v
+}

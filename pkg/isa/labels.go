@@ -1,0 +1,170 @@
+package isa
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Label keys (after NativePrefix or EmuPrefix).
+const (
+	keyArch     = "arch"
+	keyExtCount = "ext-count"
+	keyGroup    = "group"
+	keyX86Level = "x86-64-level"
+)
+
+// archs in the order NodeFromLabels returns emulated ISAs.
+var archs = []Arch{AMD64, ARM64, RISCV32, RISCV64}
+
+func validArch(a Arch) bool { return slices.Contains(archs, a) }
+
+// NodeLabels returns the labels (all under NativePrefix / EmuPrefix) for a
+// node with the given native ISA and emulation/cross capabilities:
+//
+//	isa.isamatch.io/arch=<arch>              isa.isamatch.io/<fam>.<ext>=true
+//	isa.isamatch.io/x86-64-level=<1..4>      (amd64 only)
+//	isa.isamatch.io/ext-count=<n>            isa.isamatch.io/group=<GroupID>
+//	qemu.isamatch.io/<arch>=true             qemu.isamatch.io/<fam>.<ext>=true
+//	qemu.isamatch.io/ext-count.<arch>=<n>    qemu.isamatch.io/x86-64-level=<n> (amd64)
+//
+// <fam> is rv (riscv32 and riscv64 share it), x86 or arm64. Emulated ISAs of
+// the same architecture are merged (Union). A native ISA with an unknown or
+// empty Arch gives no native labels.
+func NodeLabels(native ISA, emulated []ISA) map[string]string {
+	l := map[string]string{}
+	if validArch(native.Arch) {
+		l[NativePrefix+keyArch] = string(native.Arch)
+		f := familyOf(native.Arch)
+		for _, e := range f.list(native.Exts) {
+			l[NativePrefix+f.key+"."+e] = "true"
+		}
+		if native.Arch == AMD64 {
+			if lvl := x86Level(native.Exts); lvl > 0 {
+				l[NativePrefix+keyX86Level] = strconv.Itoa(lvl)
+			}
+		}
+		l[NativePrefix+keyExtCount] = strconv.Itoa(native.Len())
+		l[NativePrefix+keyGroup] = GroupID(native)
+	}
+	for _, e := range mergeEmulated(emulated) {
+		f := familyOf(e.Arch)
+		l[EmuPrefix+string(e.Arch)] = "true"
+		for _, n := range f.list(e.Exts) {
+			l[EmuPrefix+f.key+"."+n] = "true"
+		}
+		if e.Arch == AMD64 {
+			if lvl := x86Level(e.Exts); lvl > 0 {
+				l[EmuPrefix+keyX86Level] = strconv.Itoa(lvl)
+			}
+		}
+		l[EmuPrefix+keyExtCount+"."+string(e.Arch)] = strconv.Itoa(e.Len())
+	}
+	return l
+}
+
+// mergeEmulated unions emulated ISAs per architecture, sorted by arch.
+func mergeEmulated(emulated []ISA) []ISA {
+	var out []ISA
+	for _, a := range archs {
+		var acc ISA
+		found := false
+		for _, e := range emulated {
+			if e.Arch != a {
+				continue
+			}
+			if !found {
+				acc, found = e, true
+				continue
+			}
+			acc, _ = Union(acc, e)
+		}
+		if found {
+			acc.Unknown = nil
+			out = append(out, acc)
+		}
+	}
+	return out
+}
+
+// NodeFromLabels reconstructs the native and emulated ISAs from a node's
+// labels (the webhook's inventory); ok is false when the node has no valid
+// native arch label. Emulated ISAs come sorted by architecture. Unknown tokens
+// are not in labels and so are not restored.
+func NodeFromLabels(labels map[string]string) (native ISA, emulated []ISA, ok bool) {
+	if a := Arch(labels[NativePrefix+keyArch]); validArch(a) {
+		native = ISA{Arch: a, Exts: extsFromLabels(labels, NativePrefix, familyOf(a))}
+		ok = true
+	}
+	for _, a := range archs {
+		if labels[EmuPrefix+string(a)] != "true" {
+			continue
+		}
+		emulated = append(emulated, ISA{Arch: a, Exts: extsFromLabels(labels, EmuPrefix, familyOf(a))})
+	}
+	return native, emulated, ok
+}
+
+func extsFromLabels(labels map[string]string, prefix string, f *family) ExtSet {
+	var s ExtSet
+	p := prefix + f.key + "."
+	for k, v := range labels {
+		if v != "true" {
+			continue
+		}
+		if n, ok := strings.CutPrefix(k, p); ok {
+			if i, ok := f.index[n]; ok {
+				s.set(i)
+			}
+		}
+	}
+	return s
+}
+
+// Requirements returns node-selector requirements (ANDed) that hold exactly
+// on nodes whose labels say they satisfy req natively (emulated=false) or
+// under emulation/cross-compilation (emulated=true): the architecture, then
+// one Exists per extension of a minimal generating set of the request
+// (extensions implied by other requested ones are left out: node labels are
+// closed under implication; Unobservable ones are left out too). An amd64
+// level becomes "x86-64-level Gt <N-1>" and its features are not listed.
+func Requirements(req ISA, emulated bool) []Requirement {
+	f := familyOf(req.Arch)
+	if f == nil {
+		return nil
+	}
+	prefix := NativePrefix
+	var out []Requirement
+	if emulated {
+		prefix = EmuPrefix
+		out = append(out, Requirement{Key: EmuPrefix + string(req.Arch), Operator: "In", Values: []string{"true"}})
+	} else {
+		out = append(out, Requirement{Key: NativePrefix + keyArch, Operator: "In", Values: []string{string(req.Arch)}})
+	}
+	need := observable(req)
+	if req.Arch == AMD64 {
+		if lvl := x86Level(need); lvl > 0 {
+			out = append(out, Requirement{Key: prefix + keyX86Level, Operator: "Gt", Values: []string{strconv.Itoa(lvl - 1)}})
+			need = need.andNot(x86Levels[lvl])
+		}
+	}
+	for _, n := range f.list(f.minimal(need)) {
+		out = append(out, Requirement{Key: prefix + f.key + "." + n, Operator: "Exists"})
+	}
+	return out
+}
+
+// GroupID is a short stable id of a native ISA, used as the value of the
+// group label so preferred terms can name an ISA group: the first 10 hex
+// characters of the SHA-256 of String().
+func GroupID(native ISA) string {
+	sum := sha256.Sum256([]byte(native.String()))
+	return hex.EncodeToString(sum[:])[:10]
+}
+
+// IsOwnedLabel reports whether key is under one of isamatch's prefixes.
+func IsOwnedLabel(key string) bool {
+	return strings.HasPrefix(key, NativePrefix) || strings.HasPrefix(key, EmuPrefix)
+}
