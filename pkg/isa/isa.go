@@ -39,7 +39,7 @@ func Parse(s string) (ISA, error) {
 		if err != nil {
 			return ISA{}, &ParseError{Input: s, Err: err, Hint: rvHint}
 		}
-		return ISA{Arch: rvArch(xlen), Exts: exts}, nil
+		return ISA{Arch: rvArch(xlen), Exts: rvNodeClose(xlen, exts)}, nil
 	case strings.HasPrefix(t, "x86") || strings.HasPrefix(t, "amd64"):
 		return parseX86(s, t)
 	case strings.HasPrefix(t, "arm64") || strings.HasPrefix(t, "aarch64"):
@@ -165,7 +165,7 @@ func combine(a, b ISA, op func(x, y ExtSet) ExtSet, unk func(x, y []string) []st
 	out := ISA{Arch: a.Arch, Exts: op(a.Exts, b.Exts), Unknown: unk(a.Unknown, b.Unknown)}
 	switch a.Arch {
 	case RISCV64, RISCV32:
-		out.Exts = rvPostProcess(rvXLEN(a.Arch), out.Exts)
+		out.Exts = rvNodeClose(rvXLEN(a.Arch), out.Exts)
 	default:
 		if f := familyOf(a.Arch); f != nil {
 			out.Exts = f.close(out.Exts)
@@ -283,9 +283,9 @@ func FromPlatform(os, arch, variant string) (ISA, error) {
 	case "riscv64":
 		switch v {
 		case "":
-			return ParseRISCV("rv64imafdc_zicsr_zifencei")
+			return Parse("rv64imafdc_zicsr_zifencei")
 		case "rva20u64", "rva22u64", "rva23u64":
-			return ParseRISCV(v)
+			return Parse(v)
 		}
 	case "amd64":
 		switch v {

@@ -25,7 +25,7 @@ const allStdExts = "mafdqlcbkjtpvnh"
 // need. It is built once and never modified.
 type rvInfo struct {
 	*family
-	i, e, y, m, a, f, d, c, v, h                      int
+	i, e, y, m, a, f, d, c, v, h, b                   int
 	zicsr, zifencei, zicntr                           int
 	zca, zcb, zcd, zcf, zce, zcmp, zcmt, zclsd, zilsd int
 	zfinx, zve32x, zvfbfmin, zvfbfa, xsfvfbfexp16e    int
@@ -52,7 +52,7 @@ func newRVInfo() *rvInfo {
 		}
 		return i
 	}
-	r.i, r.e, r.y, r.m, r.a, r.f, r.d, r.c, r.v, r.h = b("i"), b("e"), b("y"), b("m"), b("a"), b("f"), b("d"), b("c"), b("v"), b("h")
+	r.i, r.e, r.y, r.m, r.a, r.f, r.d, r.c, r.v, r.h, r.b = b("i"), b("e"), b("y"), b("m"), b("a"), b("f"), b("d"), b("c"), b("v"), b("h"), b("b")
 	r.zicsr, r.zifencei, r.zicntr = b("zicsr"), b("zifencei"), b("zicntr")
 	r.zca, r.zcb, r.zcd, r.zcf, r.zce, r.zcmp, r.zcmt = b("zca"), b("zcb"), b("zcd"), b("zcf"), b("zce"), b("zcmp"), b("zcmt")
 	r.zclsd, r.zilsd, r.zfinx, r.zve32x = b("zclsd"), b("zilsd"), b("zfinx"), b("zve32x")
@@ -457,6 +457,17 @@ func rvPostProcess(xlen int, s ExtSet) ExtSet {
 				changed = true
 			}
 		}
+	}
+	return s
+}
+
+// rvNodeClose is rvPostProcess plus one isamatch rule: Zba+Zbb+Zbs make B.
+// Kernels print the three, profiles (RVA22/23) and users name B; LLVM's
+// parser (ParseRISCV) does not combine them, every other entry point does.
+func rvNodeClose(xlen int, s ExtSet) ExtSet {
+	s = rvPostProcess(xlen, s)
+	if rv.direct[rv.b].subsetOf(s) {
+		s.set(rv.b)
 	}
 	return s
 }

@@ -102,5 +102,5 @@ func ParseRISCVAttribute(s string) (ISA, error) {
 		}
 		unknown = append(unknown, fmt.Sprintf("%s%dp%d", e.name, e.major, e.minor))
 	}
-	return ISA{Arch: rvArch(xlen), Exts: rvPostProcess(xlen, seen), Unknown: unknown}, nil
+	return ISA{Arch: rvArch(xlen), Exts: rvNodeClose(xlen, seen), Unknown: unknown}, nil
 }

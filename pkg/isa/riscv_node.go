@@ -14,6 +14,17 @@ type scanResult struct {
 	multi   bool // a standard multi-letter (z*/s*) extension was present
 }
 
+// named reports whether the string itself (before implications) named any
+// of the given extensions.
+func (r *scanResult) named(exts ...int) bool {
+	for _, e := range exts {
+		if r.seen.has(e) {
+			return true
+		}
+	}
+	return false
+}
+
 // scanTolerant reads a RISC-V ISA string the way kernels and compilers print
 // it: any letter order, versions anywhere, 's'/'u' misa letters, duplicates,
 // vendor words. Unknown tokens are kept, not rejected. Only a string that does
@@ -176,10 +187,11 @@ func theadPreV1(h Hints) bool {
 //     letters and multi-letter extensions may come in any order, with
 //     versions ("rv64i2p0m2p0..."), duplicated or not;
 //   - vendor and unknown tokens ("xv5-0p0", "ime") are kept in Unknown;
-//   - kernels before 6.4 print only single letters, and their base I then
-//     included Zicsr, Zifencei and the counters: when the string has no
-//     standard multi-letter extension at all, zicsr, zifencei and zicntr are
-//     added;
+//   - kernels before 6.4 print only single letters (or, like SpacemiT's 6.1,
+//     a few newer multi-letter extensions), and their base I then included
+//     Zicsr, Zifencei and the counters: when the string has no standard
+//     multi-letter extension at all, or names none of zicsr, zifencei and
+//     zicntr (every kernel since 6.4 prints them), all three are added;
 //   - on a T-Head core with the pre-1.0 vector (see Hints) a bare 'v' means
 //     xtheadvector: v is dropped (with what only v implied) and xtheadvector
 //     set, so a V request never matches it;
@@ -190,7 +202,7 @@ func ParseCPUInfoRISCV(line string, h Hints) (ISA, error) {
 	if err != nil {
 		return ISA{}, &ParseError{Input: line, Err: fmt.Errorf("cpuinfo isa: %w", err)}
 	}
-	if !r.multi {
+	if !r.multi || !r.named(rv.zicsr, rv.zifencei, rv.zicntr) {
 		r.seen.set(rv.zicsr)
 		r.seen.set(rv.zifencei)
 		r.seen.set(rv.zicntr)
@@ -199,7 +211,7 @@ func ParseCPUInfoRISCV(line string, h Hints) (ISA, error) {
 		r.seen.clear(rv.v)
 		r.seen.set(rv.xtheadvector)
 	}
-	return ISA{Arch: rvArch(r.xlen), Exts: rvPostProcess(r.xlen, r.seen), Unknown: r.unknown}, nil
+	return ISA{Arch: rvArch(r.xlen), Exts: rvNodeClose(r.xlen, r.seen), Unknown: r.unknown}, nil
 }
 
 // ParseGCCMarch parses the -march value GCC prints (-Q --help=target,
@@ -218,5 +230,5 @@ func ParseGCCMarch(s string) (ISA, error) {
 	if err != nil {
 		return ISA{}, &ParseError{Input: s, Err: fmt.Errorf("gcc -march: %w", err)}
 	}
-	return ISA{Arch: rvArch(r.xlen), Exts: rvPostProcess(r.xlen, r.seen), Unknown: r.unknown}, nil
+	return ISA{Arch: rvArch(r.xlen), Exts: rvNodeClose(r.xlen, r.seen), Unknown: r.unknown}, nil
 }
