@@ -1,0 +1,193 @@
+package registry
+
+import (
+	"context"
+	"crypto/x509"
+	"fmt"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	kauth "github.com/google/go-containerregistry/pkg/authn/kubernetes"
+	"k8s.io/client-go/kubernetes"
+)
+
+// Defaults of the Resolver options.
+const (
+	DefaultTTL              = 5 * time.Minute
+	DefaultDigestTTL        = 24 * time.Hour
+	DefaultErrorTTL         = 10 * time.Second
+	DefaultFetchTimeout     = 15 * time.Second
+	DefaultMaxConcurrent    = 16
+	DefaultMaxManifestBytes = 4 << 20
+	DefaultMaxCacheEntries  = 10000
+)
+
+// KeychainFactory builds the credentials a pod with the given PullAuth pulls
+// its images with. It is called once per resolution that misses the cache.
+type KeychainFactory func(ctx context.Context, auth PullAuth) (authn.Keychain, error)
+
+// AnonymousKeychain is the KeychainFactory used when no other is configured:
+// every registry is accessed anonymously.
+func AnonymousKeychain(context.Context, PullAuth) (authn.Keychain, error) {
+	return anonymousKeychain{}, nil
+}
+
+type anonymousKeychain struct{}
+
+func (anonymousKeychain) Resolve(authn.Resource) (authn.Authenticator, error) {
+	return authn.Anonymous, nil
+}
+
+// KubernetesKeychain returns a KeychainFactory that reads the pod's
+// imagePullSecrets and those of its ServiceAccount through client, like the
+// kubelet does, and falls back to anonymous access for registries none of them
+// names.
+func KubernetesKeychain(client kubernetes.Interface) KeychainFactory {
+	return func(ctx context.Context, auth PullAuth) (authn.Keychain, error) {
+		kc, err := kauth.New(ctx, client, kauth.Options{
+			Namespace:          auth.Namespace,
+			ServiceAccountName: auth.ServiceAccountName,
+			ImagePullSecrets:   auth.ImagePullSecrets,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("read pull credentials of namespace %q: %w", auth.Namespace, err)
+		}
+		return kc, nil
+	}
+}
+
+// Option configures a Resolver.
+type Option func(*config)
+
+type config struct {
+	rootCAs          *x509.CertPool
+	configErr        error
+	insecure         map[string]bool
+	ttl              time.Duration
+	digestTTL        time.Duration
+	errorTTL         time.Duration
+	fetchTimeout     time.Duration
+	maxConcurrent    int
+	maxManifestBytes int64
+	maxCacheEntries  int
+	keychains        KeychainFactory
+	credentialed     bool
+	metrics          *Metrics
+	transport        http.RoundTripper
+	now              func() time.Time
+}
+
+// WithRegistryCA trusts the PEM-encoded certificates in pem (in addition to
+// the system roots) for registry TLS. A PEM without any certificate makes
+// every Resolve fail with a message naming the problem; use [LoadCA] to
+// check a file up front.
+func WithRegistryCA(pem []byte) Option {
+	return func(c *config) {
+		pool, err := x509.SystemCertPool()
+		if err != nil || pool == nil {
+			pool = x509.NewCertPool()
+		}
+		if c.rootCAs != nil {
+			pool = c.rootCAs
+		}
+		if !pool.AppendCertsFromPEM(pem) {
+			c.configErr = fmt.Errorf("registry CA: no PEM certificate found; pass a file with one or more CERTIFICATE blocks")
+			return
+		}
+		c.rootCAs = pool
+	}
+}
+
+// LoadCA reads a PEM file of CA certificates for [WithRegistryCA] and checks
+// that it holds at least one certificate.
+func LoadCA(path string) ([]byte, error) {
+	pem, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read registry CA: %w", err)
+	}
+	if !x509.NewCertPool().AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("registry CA %s: no PEM certificate found; pass a file with one or more CERTIFICATE blocks", path)
+	}
+	return pem, nil
+}
+
+// WithInsecureRegistries lets the resolver fall back to plain HTTP for the
+// given registry hosts ("host:port", as written in image references). Meant
+// for tests and labs.
+func WithInsecureRegistries(hosts ...string) Option {
+	return func(c *config) {
+		for _, h := range hosts {
+			c.insecure[h] = true
+		}
+	}
+}
+
+// WithTTL sets how long a resolved tag stays cached (default 5 minutes).
+// Digest-pinned references are immutable and stay cached for the digest TTL.
+func WithTTL(d time.Duration) Option {
+	return func(c *config) { c.ttl = d }
+}
+
+// WithDigestTTL sets how long a digest-pinned reference stays cached
+// (default 24 hours).
+func WithDigestTTL(d time.Duration) Option {
+	return func(c *config) { c.digestTTL = d }
+}
+
+// WithErrorTTL sets how long a failed resolution is remembered, so a dead
+// registry is not asked again for every pod (default 10 seconds).
+func WithErrorTTL(d time.Duration) Option {
+	return func(c *config) { c.errorTTL = d }
+}
+
+// WithFetchTimeout bounds one shared resolution (default 15 seconds). Each
+// caller still returns when its own context ends.
+func WithFetchTimeout(d time.Duration) Option {
+	return func(c *config) { c.fetchTimeout = d }
+}
+
+// WithMaxConcurrent bounds the number of registry HTTP requests in flight
+// at once across all resolutions (default 16).
+func WithMaxConcurrent(n int) Option {
+	return func(c *config) { c.maxConcurrent = n }
+}
+
+// WithMaxManifestBytes bounds the size of any registry response (manifests,
+// indexes, image configs); a larger one fails with Kind "tooLarge"
+// (default 4 MiB).
+func WithMaxManifestBytes(n int64) Option {
+	return func(c *config) { c.maxManifestBytes = n }
+}
+
+// WithMaxCacheEntries bounds the number of cached resolutions (default
+// 10,000).
+func WithMaxCacheEntries(n int) Option {
+	return func(c *config) { c.maxCacheEntries = n }
+}
+
+// WithKeychainFactory sets where pull credentials come from, typically
+// [KubernetesKeychain]. The default is anonymous access.
+func WithKeychainFactory(f KeychainFactory) Option {
+	return func(c *config) {
+		c.keychains = f
+		c.credentialed = f != nil
+	}
+}
+
+// WithMetrics makes the resolver count into m (see [NewMetrics]).
+func WithMetrics(m *Metrics) Option {
+	return func(c *config) { c.metrics = m }
+}
+
+// WithTransport replaces the base HTTP transport (the default is a clone of
+// http.DefaultTransport honouring WithRegistryCA).
+func WithTransport(rt http.RoundTripper) Option {
+	return func(c *config) { c.transport = rt }
+}
+
+// WithClock replaces time.Now for cache expiry (tests).
+func WithClock(now func() time.Time) Option {
+	return func(c *config) { c.now = now }
+}

@@ -1,0 +1,353 @@
+package registry
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"golang.org/x/sync/errgroup"
+	"golang.org/x/sync/singleflight"
+)
+
+// LabelISARequest is the image config label an image declares its ISA with
+// (a Dockerfile `LABEL isa.request=rv64gcv`).
+const LabelISARequest = "isa.request"
+
+// attestationAnnotation marks BuildKit attestation manifests in an index.
+const attestationAnnotation = "vnd.docker.reference.type"
+
+// maxIndexDepth bounds nested image indexes.
+const maxIndexDepth = 2
+
+// Resolver resolves image references to their platforms, with a cache per
+// (reference, credential identity) and concurrent identical lookups
+// collapsed into one registry resolution. It is safe for concurrent use.
+type Resolver struct {
+	cfg       config
+	transport http.RoundTripper
+	flights   singleflight.Group
+
+	mu    sync.Mutex
+	cache map[string]cacheEntry
+}
+
+type cacheEntry struct {
+	platforms []Platform
+	err       *Error
+	expires   time.Time
+}
+
+// NewResolver returns a Resolver configured by opts.
+func NewResolver(opts ...Option) *Resolver {
+	c := config{
+		insecure:         map[string]bool{},
+		ttl:              DefaultTTL,
+		digestTTL:        DefaultDigestTTL,
+		errorTTL:         DefaultErrorTTL,
+		fetchTimeout:     DefaultFetchTimeout,
+		maxConcurrent:    DefaultMaxConcurrent,
+		maxManifestBytes: DefaultMaxManifestBytes,
+		maxCacheEntries:  DefaultMaxCacheEntries,
+		keychains:        AnonymousKeychain,
+		now:              time.Now,
+	}
+	for _, o := range opts {
+		o(&c)
+	}
+	if c.keychains == nil {
+		c.keychains = AnonymousKeychain
+	}
+	if c.maxConcurrent < 1 {
+		c.maxConcurrent = 1
+	}
+	base := c.transport
+	if base == nil {
+		base = defaultBaseTransport(&c)
+	}
+	return &Resolver{
+		cfg: c,
+		transport: &boundedTransport{
+			next:     base,
+			slots:    make(chan struct{}, c.maxConcurrent),
+			maxBytes: c.maxManifestBytes,
+			metrics:  c.metrics,
+		},
+		cache: map[string]cacheEntry{},
+	}
+}
+
+// Resolve returns the platforms of ref (attestation and unknown/unknown
+// entries skipped), each with its image config's isa.request label. It
+// returns when ctx ends even if the shared registry resolution goes on (its
+// result is cached for the next caller). Errors are *Error values.
+func (r *Resolver) Resolve(ctx context.Context, ref string, auth PullAuth) ([]Platform, error) {
+	platforms, err := r.resolve(ctx, ref, auth)
+	if err != nil {
+		r.cfg.metrics.failed(err.Kind)
+		return nil, err
+	}
+	return platforms, nil
+}
+
+func (r *Resolver) resolve(ctx context.Context, ref string, auth PullAuth) ([]Platform, *Error) {
+	if r.cfg.configErr != nil {
+		return nil, &Error{Kind: KindOther, Ref: ref, Err: r.cfg.configErr}
+	}
+	parsed, err := r.parse(ref)
+	if err != nil {
+		return nil, &Error{Kind: KindOther, Ref: ref, Err: fmt.Errorf("invalid image reference: %w", err)}
+	}
+	key := parsed.Name() + "\x00" + r.identity(auth)
+	if e, ok := r.lookup(key); ok {
+		r.cfg.metrics.hit()
+		return slices.Clone(e.platforms), e.err
+	}
+
+	leader := false
+	ch := r.flights.DoChan(key, func() (any, error) {
+		leader = true
+		if e, ok := r.lookup(key); ok {
+			r.cfg.metrics.hit()
+			return e, nil
+		}
+		r.cfg.metrics.miss()
+		// The shared resolution outlives any one caller: its own deadline,
+		// not the first caller's cancellation.
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.cfg.fetchTimeout)
+		defer cancel()
+		start := time.Now()
+		platforms, err := r.fetch(fctx, parsed, auth)
+		r.cfg.metrics.observe(time.Since(start).Seconds())
+		e := cacheEntry{platforms: platforms, err: classify(ref, err)}
+		r.store(key, parsed, e)
+		return e, nil
+	})
+	select {
+	case res := <-ch:
+		if !leader {
+			r.cfg.metrics.coalesced()
+		}
+		e := res.Val.(cacheEntry)
+		if e.err != nil && e.err.Ref != ref {
+			// Same image spelled differently: name the caller's spelling.
+			return nil, &Error{Kind: e.err.Kind, Ref: ref, Err: e.err.Err}
+		}
+		return slices.Clone(e.platforms), e.err
+	case <-ctx.Done():
+		return nil, &Error{Kind: KindTimeout, Ref: ref, Err: fmt.Errorf("waiting for the registry: %w", ctx.Err())}
+	}
+}
+
+func (r *Resolver) parse(ref string) (name.Reference, error) {
+	parsed, err := name.ParseReference(ref)
+	if err != nil {
+		return nil, err
+	}
+	if r.cfg.insecure[parsed.Context().RegistryStr()] {
+		return name.ParseReference(ref, name.Insecure)
+	}
+	return parsed, nil
+}
+
+// identity names the credentials a pod pulls with; equal identities share
+// cache entries.
+func (r *Resolver) identity(auth PullAuth) string {
+	if !r.cfg.credentialed {
+		return "anonymous"
+	}
+	sa := auth.ServiceAccountName
+	if sa == "" {
+		sa = "default"
+	}
+	secrets := slices.Clone(auth.ImagePullSecrets)
+	slices.Sort(secrets)
+	secrets = slices.Compact(secrets)
+	return auth.Namespace + "/" + sa + "/" + strings.Join(secrets, ",")
+}
+
+func (r *Resolver) lookup(key string) (cacheEntry, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e, ok := r.cache[key]
+	if !ok {
+		return cacheEntry{}, false
+	}
+	if !r.cfg.now().Before(e.expires) {
+		delete(r.cache, key)
+		return cacheEntry{}, false
+	}
+	return e, true
+}
+
+func (r *Resolver) store(key string, ref name.Reference, e cacheEntry) {
+	ttl := r.cfg.ttl
+	if _, ok := ref.(name.Digest); ok {
+		ttl = r.cfg.digestTTL
+	}
+	if e.err != nil {
+		ttl = r.cfg.errorTTL
+	}
+	if ttl <= 0 {
+		return
+	}
+	now := r.cfg.now()
+	e.expires = now.Add(ttl)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.cache) >= r.cfg.maxCacheEntries {
+		for k, old := range r.cache {
+			if !now.Before(old.expires) {
+				delete(r.cache, k)
+			}
+		}
+		// Still full: drop arbitrary entries (map order is random).
+		for k := range r.cache {
+			if len(r.cache) < r.cfg.maxCacheEntries {
+				break
+			}
+			delete(r.cache, k)
+		}
+	}
+	r.cache[key] = e
+}
+
+// fetch performs one registry resolution.
+func (r *Resolver) fetch(ctx context.Context, ref name.Reference, auth PullAuth) ([]Platform, error) {
+	kc, err := r.cfg.keychains(ctx, auth)
+	if err != nil {
+		return nil, err
+	}
+	desc, err := remote.Get(ref,
+		remote.WithContext(ctx),
+		remote.WithTransport(r.transport),
+		remote.WithAuthFromKeychain(kc),
+		remote.WithUserAgent("isamatch-webhook"),
+		remote.WithJobs(r.cfg.maxConcurrent),
+		remote.WithRetryBackoff(remote.Backoff{Duration: 100 * time.Millisecond, Factor: 2, Steps: 2}),
+	)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case desc.MediaType.IsIndex():
+		idx, err := desc.ImageIndex()
+		if err != nil {
+			return nil, err
+		}
+		platforms, err := r.fromIndex(ctx, idx, 0)
+		if err != nil {
+			return nil, err
+		}
+		if len(platforms) == 0 {
+			return nil, malformed("the image index lists no runnable platform (only attestations or unknown/unknown)")
+		}
+		return platforms, nil
+	case desc.MediaType.IsSchema1():
+		return nil, malformed("docker schema 1 manifest (%s) is not supported; push the image with a current client", desc.MediaType)
+	case desc.MediaType.IsImage():
+		img, err := desc.Image()
+		if err != nil {
+			return nil, err
+		}
+		p, err := platformOf(img, nil)
+		if err != nil {
+			return nil, err
+		}
+		return []Platform{p}, nil
+	default:
+		return nil, malformed("media type %q is neither an image nor an image index", desc.MediaType)
+	}
+}
+
+// fromIndex reads every runnable platform of idx, fetching the image configs
+// in parallel (bounded by the transport's slots).
+func (r *Resolver) fromIndex(ctx context.Context, idx v1.ImageIndex, depth int) ([]Platform, error) {
+	im, err := idx.IndexManifest()
+	if err != nil {
+		return nil, err
+	}
+	results := make([][]Platform, len(im.Manifests))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(r.cfg.maxConcurrent)
+	for i, d := range im.Manifests {
+		if skipDescriptor(d) {
+			continue
+		}
+		switch {
+		case d.MediaType.IsIndex():
+			if depth+1 >= maxIndexDepth {
+				return nil, malformed("image indexes nested deeper than %d levels", maxIndexDepth)
+			}
+			g.Go(func() error {
+				child, err := idx.ImageIndex(d.Digest)
+				if err != nil {
+					return fmt.Errorf("nested index %s: %w", d.Digest, err)
+				}
+				results[i], err = r.fromIndex(gctx, child, depth+1)
+				return err
+			})
+		case d.MediaType.IsImage() && !d.MediaType.IsSchema1():
+			g.Go(func() error {
+				if err := gctx.Err(); err != nil {
+					return err
+				}
+				img, err := idx.Image(d.Digest)
+				if err != nil {
+					return fmt.Errorf("platform image %s: %w", d.Digest, err)
+				}
+				p, err := platformOf(img, d.Platform)
+				if err != nil {
+					return fmt.Errorf("platform image %s: %w", d.Digest, err)
+				}
+				if p.OS == "unknown" && p.Architecture == "unknown" {
+					return nil
+				}
+				results[i] = []Platform{p}
+				return nil
+			})
+		}
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	var out []Platform
+	for _, ps := range results {
+		for _, p := range ps {
+			if !slices.Contains(out, p) {
+				out = append(out, p)
+			}
+		}
+	}
+	return out, nil
+}
+
+func skipDescriptor(d v1.Descriptor) bool {
+	if d.Annotations[attestationAnnotation] == "attestation-manifest" {
+		return true
+	}
+	return d.Platform != nil && d.Platform.OS == "unknown" && d.Platform.Architecture == "unknown"
+}
+
+// platformOf reads img's config: the platform (from the index descriptor
+// when it has one, else from the config) and the isa.request label.
+func platformOf(img v1.Image, fromIndex *v1.Platform) (Platform, error) {
+	cf, err := img.ConfigFile()
+	if err != nil {
+		return Platform{}, fmt.Errorf("read image config: %w", err)
+	}
+	p := Platform{OS: cf.OS, Architecture: cf.Architecture, Variant: cf.Variant, ISARequest: cf.Config.Labels[LabelISARequest]}
+	if fromIndex != nil && fromIndex.Architecture != "" {
+		p.OS, p.Architecture, p.Variant = fromIndex.OS, fromIndex.Architecture, fromIndex.Variant
+	}
+	if p.Architecture == "" {
+		return Platform{}, malformed("the image config names no architecture")
+	}
+	return p, nil
+}
