@@ -90,12 +90,18 @@ func Satisfies(node, req ISA) bool {
 	if node.Arch != req.Arch || node.Arch == "" {
 		return false
 	}
-	r := req.Exts
+	ignore := &noExts
 	if req.Arch == RISCV64 || req.Arch == RISCV32 {
-		r = r.andNot(rv.unobservable)
+		ignore = &rv.unobservable
 	}
-	return r.subsetOf(node.Exts)
+	var d uint64
+	for k := range req.Exts {
+		d |= req.Exts[k] &^ node.Exts[k] &^ ignore[k]
+	}
+	return d == 0
 }
+
+var noExts ExtSet
 
 // SatisfiesAny returns the index of the first alternative of r node satisfies.
 func SatisfiesAny(node ISA, r Request) (int, bool) {

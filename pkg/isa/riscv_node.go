@@ -53,8 +53,8 @@ func scanTolerant(in string) (scanResult, error) {
 		}
 		return r, fmt.Errorf("must start with rv32 or rv64")
 	}
-	if s == "" || strings.IndexByte("ieg", s[0]) < 0 {
-		return r, fmt.Errorf("first letter after 'rv%d' should be 'i', 'e' or 'g'", r.xlen)
+	if s == "" || strings.IndexByte("iegy", s[0]) < 0 {
+		return r, fmt.Errorf("first letter after 'rv%d' should be 'i', 'e', 'g' or 'y'", r.xlen)
 	}
 	tokens := strings.Split(s, "_")
 	r.scanLetters(tokens[0])
