@@ -9,7 +9,7 @@ import (
 
 // Row pairs a scenario's stock and isamatch results.
 type Row struct {
-	Scenario       Scenario
+	Scenario        Scenario
 	Stock, Isamatch Result
 }
 
