@@ -1,0 +1,12 @@
+// Package inventory keeps the webhook's view of the cluster's nodes, grouped
+// by instruction set: for every distinct (native ISA, emulation capability)
+// pair the number of nodes that have it, plus the number of nodes per
+// kubernetes.io/arch whether isamatch has labelled them or not.
+//
+// The entry points are [Setup], which registers a metadata-only informer on
+// Nodes with a controller-runtime manager (only labels are kept), and
+// [NewStatic] for tests and benchmarks. [Inventory.Snapshot] returns an
+// immutable [Snapshot]; taking one is an atomic pointer load, and a new one
+// is built only when a node's isamatch labels or architecture change, in time
+// proportional to the number of groups, not of nodes.
+package inventory

@@ -1,0 +1,269 @@
+package inventory
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	"github.com/isamatch/isamatch/pkg/isa"
+)
+
+// ArchLabel is the architecture label the kubelet sets on every node.
+const ArchLabel = corev1.LabelArchStable
+
+// Group is a set of nodes with the same native ISA and the same emulation /
+// cross-compilation capabilities. ID is isa.GroupID(Native), the value of the
+// node label isa.isamatch.io/group; two groups share an ID when their nodes
+// differ only in emulation capability.
+type Group struct {
+	ID       string
+	Native   isa.ISA
+	Emulated []isa.ISA
+	Nodes    int
+}
+
+// Snapshot is an immutable view of the inventory. Callers must not modify
+// it.
+type Snapshot struct {
+	// Groups holds the nodes isamatch has labelled, sorted by ID.
+	Groups []Group
+	// ArchNodes counts every node by its kubernetes.io/arch label, labelled
+	// by isamatch or not.
+	ArchNodes map[string]int
+	// Nodes is the number of nodes seen.
+	Nodes int
+}
+
+// Inventory tracks nodes by ISA group. The zero value is not usable; use
+// [Setup] or [NewStatic].
+type Inventory struct {
+	mu     sync.Mutex
+	nodes  map[string]nodeState
+	groups map[string]*groupState // by groupKey
+	parsed map[string]parsedLabels
+	arches map[string]int
+	snap   atomic.Pointer[Snapshot]
+	synced func() bool
+}
+
+type nodeState struct {
+	fingerprint string // owned labels, canonical; "" when unlabelled
+	group       string // groupKey; "" when unlabelled
+	arch        string
+}
+
+type groupState struct {
+	group Group
+	key   string
+}
+
+type parsedLabels struct {
+	key      string // "" when NodeFromLabels found nothing
+	native   isa.ISA
+	emulated []isa.ISA
+}
+
+func newInventory() *Inventory {
+	i := &Inventory{
+		nodes:  map[string]nodeState{},
+		groups: map[string]*groupState{},
+		parsed: map[string]parsedLabels{},
+		arches: map[string]int{},
+		synced: func() bool { return true },
+	}
+	i.snap.Store(&Snapshot{ArchNodes: map[string]int{}})
+	return i
+}
+
+// NewStatic returns an inventory of a fixed set of nodes (name -> labels),
+// for tests and benchmarks.
+func NewStatic(nodes map[string]map[string]string) *Inventory {
+	i := newInventory()
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	for name, labels := range nodes {
+		i.setLocked(name, labels)
+	}
+	i.publishLocked()
+	return i
+}
+
+// Setup registers a metadata-only informer on Nodes with mgr's cache and
+// returns the inventory it feeds. The informer starts with the manager.
+func Setup(mgr manager.Manager) (*Inventory, error) {
+	i := newInventory()
+	obj := &metav1.PartialObjectMetadata{}
+	obj.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Node"))
+	// The cache starts the informer when the manager starts; asking for it
+	// now does not block.
+	informer, err := mgr.GetCache().GetInformer(context.Background(), obj, cache.BlockUntilSynced(false))
+	if err != nil {
+		return nil, fmt.Errorf("get node metadata informer: %w", err)
+	}
+	reg, err := informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(o any) { i.observe(o) },
+		UpdateFunc: func(_, o any) { i.observe(o) },
+		DeleteFunc: func(o any) {
+			if d, ok := o.(toolscache.DeletedFinalStateUnknown); ok {
+				o = d.Obj
+			}
+			if m, ok := o.(client.Object); ok {
+				i.Delete(m.GetName())
+			}
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("add node event handler: %w", err)
+	}
+	i.synced = reg.HasSynced
+	return i, nil
+}
+
+func (i *Inventory) observe(o any) {
+	if m, ok := o.(client.Object); ok {
+		i.Set(m.GetName(), m.GetLabels())
+	}
+}
+
+// HasSynced reports whether the inventory has seen the initial node list
+// (always true for a static inventory).
+func (i *Inventory) HasSynced() bool { return i.synced() }
+
+// Snapshot returns the current view. It never blocks on updates.
+func (i *Inventory) Snapshot() *Snapshot { return i.snap.Load() }
+
+// Set records a node's labels (add or update).
+func (i *Inventory) Set(name string, labels map[string]string) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if i.setLocked(name, labels) {
+		i.publishLocked()
+	}
+}
+
+// Delete forgets a node.
+func (i *Inventory) Delete(name string) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	if i.deleteLocked(name) {
+		i.publishLocked()
+	}
+}
+
+// setLocked reports whether the snapshot must change.
+func (i *Inventory) setLocked(name string, labels map[string]string) bool {
+	fp := fingerprint(labels)
+	arch := labels[ArchLabel]
+	old, existed := i.nodes[name]
+	if existed && old.fingerprint == fp && old.arch == arch {
+		return false
+	}
+	if existed {
+		i.deleteLocked(name)
+	}
+	st := nodeState{fingerprint: fp, arch: arch}
+	if fp != "" {
+		p, ok := i.parsed[fp]
+		if !ok {
+			p = parse(labels)
+			i.parsed[fp] = p
+		}
+		if p.key != "" {
+			g := i.groups[p.key]
+			if g == nil {
+				g = &groupState{key: p.key, group: Group{
+					ID: isa.GroupID(p.native), Native: p.native, Emulated: p.emulated,
+				}}
+				i.groups[p.key] = g
+			}
+			g.group.Nodes++
+			st.group = p.key
+		}
+	}
+	i.arches[arch]++
+	i.nodes[name] = st
+	return true
+}
+
+func (i *Inventory) deleteLocked(name string) bool {
+	st, ok := i.nodes[name]
+	if !ok {
+		return false
+	}
+	delete(i.nodes, name)
+	if i.arches[st.arch]--; i.arches[st.arch] <= 0 {
+		delete(i.arches, st.arch)
+	}
+	if st.group != "" {
+		g := i.groups[st.group]
+		if g.group.Nodes--; g.group.Nodes <= 0 {
+			delete(i.groups, st.group)
+		}
+	}
+	return true
+}
+
+func (i *Inventory) publishLocked() {
+	s := &Snapshot{
+		Groups:    make([]Group, 0, len(i.groups)),
+		ArchNodes: make(map[string]int, len(i.arches)),
+		Nodes:     len(i.nodes),
+	}
+	keys := make([]string, 0, len(i.groups))
+	for k := range i.groups {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		s.Groups = append(s.Groups, i.groups[k].group)
+	}
+	for a, n := range i.arches {
+		if a != "" {
+			s.ArchNodes[a] = n
+		}
+	}
+	i.snap.Store(s)
+}
+
+// fingerprint is the canonical text of a node's isamatch-owned labels; ""
+// when it has none.
+func fingerprint(labels map[string]string) string {
+	var owned []string
+	for k, v := range labels {
+		if isa.IsOwnedLabel(k) {
+			owned = append(owned, k+"="+v)
+		}
+	}
+	if len(owned) == 0 {
+		return ""
+	}
+	slices.Sort(owned)
+	return strings.Join(owned, "\n")
+}
+
+func parse(labels map[string]string) parsedLabels {
+	native, emulated, ok := isa.NodeFromLabels(labels)
+	if !ok {
+		return parsedLabels{}
+	}
+	var b strings.Builder
+	b.WriteString(isa.GroupID(native))
+	b.WriteString("/")
+	b.WriteString(native.String())
+	for _, e := range emulated {
+		b.WriteString("/")
+		b.WriteString(e.String())
+	}
+	return parsedLabels{key: b.String(), native: native, emulated: emulated}
+}
