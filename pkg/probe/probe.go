@@ -224,9 +224,9 @@ func runNativeGCC(ctx context.Context, runner Runner, paths []string) (march str
 		if march == "" {
 			return "", nil, fmt.Sprintf("gcc %s: no -march= line", p)
 		}
-		i, err := isa.ParseGCCMarch(march)
+		i, err := parseMarch(march)
 		if err != nil {
-			return march, nil, fmt.Sprintf("gcc %s -march=%s (not understood: %v)", p, march, err)
+			return march, nil, fmt.Sprintf("gcc %s -march=%s (not an ISA isamatch reads, not used)", p, march)
 		}
 		return march, &i, fmt.Sprintf("gcc %s -march=%s", p, march)
 	}
@@ -244,6 +244,15 @@ func gccVerdict(report string, native, gcc isa.ISA) string {
 	default:
 		return report + " (ignored, hardware decides; would add " + strings.Join(isa.Missing(native, gcc), ",") + ")"
 	}
+}
+
+// parseMarch reads a gcc -march value: RISC-V strings with GCC's spelling
+// rules, anything else ("x86-64", "armv8-a") as isamatch's strict syntax.
+func parseMarch(march string) (isa.ISA, error) {
+	if strings.HasPrefix(march, "rv") {
+		return isa.ParseGCCMarch(march)
+	}
+	return isa.Parse(march)
 }
 
 func isRISCV(a isa.Arch) bool { return a == isa.RISCV64 || a == isa.RISCV32 }

@@ -61,7 +61,7 @@ func TestProbeFixtures(t *testing.T) {
 				n + "x86.avx512f": absent, n + "rv.v": absent,
 				q + "riscv64": "true", q + "arm64": "true", q + "amd64": absent, q + "rv.c": "true", q + "rv.v": absent,
 			},
-			nativeSource: []string{"decided by cpuinfo (flags of 1 processor)", "gcc /usr/bin/gcc -march=x86-64"},
+			nativeSource: []string{"decided by cpuinfo (flags of 1 processor)", "gcc /usr/bin/gcc -march=x86-64 (within native, not used)"},
 			emuSource:    []string{"binfmt qemu-riscv64 enabled (baseline rv64gc)", "binfmt qemu-x86_64 disabled", "qemu-arm enabled (no isamatch architecture)"},
 		},
 		{
