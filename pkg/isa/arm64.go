@@ -136,8 +136,11 @@ func parseARM64(in, s string) (ISA, error) {
 		for _, f := range strings.Split(feats, "+") {
 			i, ok := arm64.lookup(f)
 			if !ok {
-				return ISA{}, &ParseError{Input: in, Err: fmt.Errorf("unknown arm64 feature %q", f),
-					Hint: "accepted features: " + arm64.accepted(200)}
+				hint := "accepted features: " + arm64.accepted(200)
+				if sg := suggest(f, arm64Names); f != "" && len(sg) > 0 {
+					hint = "did you mean " + strings.Join(sg, " or ") + "? " + hint
+				}
+				return ISA{}, &ParseError{Input: in, Err: fmt.Errorf("unknown arm64 feature %q", f), Hint: hint}
 			}
 			set.set(i)
 		}

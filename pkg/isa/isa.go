@@ -37,7 +37,7 @@ func Parse(s string) (ISA, error) {
 	case strings.HasPrefix(t, "rv"):
 		xlen, exts, err := parseRISCV(t, llvmMC)
 		if err != nil {
-			return ISA{}, &ParseError{Input: s, Err: err, Hint: rvHint}
+			return ISA{}, &ParseError{Input: s, Err: err, Hint: rvHintFor(err)}
 		}
 		return ISA{Arch: rvArch(xlen), Exts: rvNodeClose(xlen, exts)}, nil
 	case strings.HasPrefix(t, "x86") || strings.HasPrefix(t, "amd64"):

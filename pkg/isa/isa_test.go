@@ -73,6 +73,9 @@ func TestParseErrors(t *testing.T) {
 		token string // the error must name it
 	}{
 		{"rv64gcx", "'x'"},
+		{"rv64gc_zbx", "did you mean zba or zbb or zbc?"},
+		{"x86-64-v3+avx512vnn", "did you mean avx512vnni"},
+		{"arm64+sve3", "did you mean sve or sve2"},
 		{"rv64gc_zmadeup", "'zmadeup'"},
 		{"rv64gc_xmadeup", "'xmadeup'"},
 		{"rv64gc_zba_zba", "duplicated"},

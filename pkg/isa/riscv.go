@@ -5,6 +5,7 @@ package isa
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -232,11 +233,78 @@ func lastNonVersion(ext string) int {
 	return pos
 }
 
+// extError is an error about one extension name; its text is LLVM's.
+type extError struct {
+	msg  string
+	name string
+}
+
+func (e *extError) Error() string { return e.msg }
+
 func unsupportedExt(name string) error {
 	if len(name) == 1 {
-		return rvErr("unsupported standard user-level extension '%s'", name)
+		return &extError{fmt.Sprintf("unsupported standard user-level extension '%s'", name), name}
 	}
-	return rvErr("unsupported %s '%s'", typeDesc(name[0]), name)
+	return &extError{fmt.Sprintf("unsupported %s '%s'", typeDesc(name[0]), name), name}
+}
+
+// rvHintFor adds "did you mean" suggestions to the generic hint when err is
+// about an unknown extension name.
+func rvHintFor(err error) string {
+	var e *extError
+	if !errors.As(err, &e) || len(e.name) < 2 {
+		return rvHint
+	}
+	if s := suggest(e.name, rv.names); len(s) > 0 {
+		return "did you mean " + strings.Join(s, " or ") + "? " + rvHint
+	}
+	return rvHint
+}
+
+// suggest returns up to three known names within edit distance 2 of name,
+// closest first.
+func suggest(name string, known []string) []string {
+	type cand struct {
+		name string
+		d    int
+	}
+	if name == "" {
+		return nil
+	}
+	var cs []cand
+	for _, k := range known {
+		if len(k) > 1 && k[0] == name[0] {
+			if d := editDistance(name, k); d <= 2 {
+				cs = append(cs, cand{k, d})
+			}
+		}
+	}
+	slices.SortStableFunc(cs, func(a, b cand) int { return a.d - b.d })
+	var out []string
+	for _, c := range cs[:min(3, len(cs))] {
+		out = append(out, c.name)
+	}
+	return out
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
 
 // rvVersion is LLVM's getExtensionVersion: it validates the version that
@@ -637,7 +705,7 @@ func rvShort(xlen int, s ExtSet) string {
 func ParseRISCV(s string) (ISA, error) {
 	xlen, exts, err := parseRISCV(s, llvmMC)
 	if err != nil {
-		return ISA{}, &ParseError{Input: s, Err: err, Hint: rvHint}
+		return ISA{}, &ParseError{Input: s, Err: err, Hint: rvHintFor(err)}
 	}
 	return ISA{Arch: rvArch(xlen), Exts: exts}, nil
 }

@@ -146,8 +146,11 @@ func parseX86(in, s string) (ISA, error) {
 		for _, f := range strings.Split(feats, "+") {
 			i, ok := x86.lookup(f)
 			if !ok {
-				return ISA{}, &ParseError{Input: in, Err: fmt.Errorf("unknown x86-64 feature %q", f),
-					Hint: "accepted features: " + x86.accepted(200)}
+				hint := "accepted features: " + x86.accepted(200)
+				if sg := suggest(f, x86Names); f != "" && len(sg) > 0 {
+					hint = "did you mean " + strings.Join(sg, " or ") + "? " + hint
+				}
+				return ISA{}, &ParseError{Input: in, Err: fmt.Errorf("unknown x86-64 feature %q", f), Hint: hint}
 			}
 			set.set(i)
 		}
