@@ -1,14 +1,3 @@
-// Command isactl exposes package isa to people who run clusters: normalise an
-// ISA string, check whether a node satisfies a request, print the labels a
-// node gets and the node affinity a pod gets.
-//
-//	isactl normalize [--json] [--from=user|cpuinfo|gcc|elf] STRING
-//	isactl match REQUEST NODE_ISA
-//	isactl labels [--emulated ISA]... NODE_ISA
-//	isactl affinity [--emulated] REQUEST
-//
-// Exit status: 0 on success (match: the node satisfies the request), 1 on
-// invalid input or no match, 2 on a usage error.
 package main
 
 import (

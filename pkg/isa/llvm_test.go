@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 // llvmCase is one row of testdata/llvm_cases.tsv (a copy of the reference
@@ -516,6 +517,16 @@ func TestRISCVTableOrder(t *testing.T) {
 		if !ok {
 			t.Errorf("%s missing from table", c[0])
 			continue
+		}
+		e := rvTable[i]
+		if got := strconv.Itoa(e.major) + "." + strconv.Itoa(e.minor); got != c[1] {
+			t.Errorf("%s: version %s, want %s", c[0], got, c[1])
+		}
+		if e.experimental != (c[2] == "yes") {
+			t.Errorf("%s: experimental %t, want %s", c[0], e.experimental, c[2])
+		}
+		if diff := cmp.Diff(strings.Fields(c[3]), e.implies, cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("%s: direct implications (-want +got):\n%s", c[0], diff)
 		}
 		want := strings.Fields(c[4])
 		sort.Slice(want, func(a, b int) bool { return llvmLess(want[a], want[b]) })

@@ -1,11 +1,3 @@
-// Command gen turns LLVM's RISC-V implied-extension table (testdata/implied.tsv,
-// a copy of the reference file with its source header) into riscv_table.go:
-// one entry per extension, sorted in LLVM's canonical order
-// (RISCVISAUtils::compareExtension), with default version, experimental flag
-// and direct implications. The transitive closure and the procedural rules are
-// computed by package isa at run time, not here.
-//
-// Run it with `go generate ./pkg/isa` (see the go:generate line in riscv.go).
 package main
 
 import (
