@@ -1,0 +1,270 @@
+package mutate
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/klog/v2"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/isamatch/isamatch/pkg/inventory"
+	"github.com/isamatch/isamatch/pkg/isa"
+	"github.com/isamatch/isamatch/pkg/registry"
+)
+
+// Pod annotations and labels isamatch reads and writes.
+const (
+	RequestAnnotation  = "isa.request"
+	QEMUAnnotation     = "isa.qemu"
+	RequestLabel       = "ARCH"
+	QEMULabel          = "QEMU"
+	DecisionAnnotation = isa.NativePrefix + "decision"
+	IgnoreLabel        = isa.NativePrefix + "ignore"
+	MirrorAnnotation   = corev1.MirrorPodAnnotationKey
+)
+
+// Grammar is the accepted request syntax, quoted in denials.
+const Grammar = `one or more ISAs separated by "|", each a RISC-V ISA string or profile (rv64gc, rv64imafdcv_zba, RV64IMFDV, rva23u64), ` +
+	`an x86-64 level with optional +features (x86-64-v3, x86-64-v2+avx512vnni, amd64) or arm64 with optional +features (arm64+sve2)`
+
+// ImageResolver returns the platforms an image reference is built for.
+type ImageResolver interface {
+	Resolve(ctx context.Context, ref string, auth registry.PullAuth) ([]registry.Platform, error)
+}
+
+// Inventory provides the current node inventory.
+type Inventory interface {
+	Snapshot() *inventory.Snapshot
+}
+
+// PodMutator is the admission handler that writes node affinity.
+type PodMutator struct {
+	res     ImageResolver
+	inv     Inventory
+	opts    Options
+	decoder admission.Decoder
+	m       *matcher
+}
+
+var _ admission.Handler = (*PodMutator)(nil)
+
+// errBudget marks an image whose resolution did not finish in the budget.
+var errBudget = errors.New("registry lookup exceeded the admission time budget")
+
+// NewPodMutator returns a handler resolving images with res and ranking
+// nodes from inv.
+func NewPodMutator(res ImageResolver, inv Inventory, opts Options) *PodMutator {
+	scheme := runtime.NewScheme()
+	if err := corev1.AddToScheme(scheme); err != nil {
+		panic(fmt.Sprintf("register core/v1: %v", err)) // static registration; cannot fail
+	}
+	return &PodMutator{
+		res:     res,
+		inv:     inv,
+		opts:    opts.withDefaults(),
+		decoder: admission.NewDecoder(scheme),
+		m:       newMatcher(),
+	}
+}
+
+// Handle implements admission.Handler.
+func (p *PodMutator) Handle(ctx context.Context, req admission.Request) admission.Response {
+	if req.Kind.Group != "" || req.Kind.Kind != "Pod" {
+		return p.skip("not a pod")
+	}
+	if req.Operation != admissionv1.Create {
+		return p.skip("only pod creation is mutated")
+	}
+	pod := &corev1.Pod{}
+	if err := p.decoder.Decode(req, pod); err != nil {
+		p.opts.Metrics.decision("error")
+		return admission.Errored(http.StatusBadRequest, fmt.Errorf("decode pod: %w", err))
+	}
+	ns := req.Namespace
+	if ns == "" {
+		ns = pod.Namespace
+	}
+	switch {
+	case pod.Spec.NodeName != "":
+		return p.skip("pod already names a node")
+	case pod.Annotations[MirrorAnnotation] != "":
+		return p.skip("mirror pod")
+	case slices.Contains(p.opts.SkipNamespaces, ns):
+		return p.skip("namespace " + ns + " is skipped")
+	case pod.Labels[IgnoreLabel] == "true":
+		return p.skip("pod opted out with " + IgnoreLabel + "=true")
+	}
+	name := pod.Name
+	if name == "" {
+		name = pod.GenerateName
+	}
+	log := ctrl.LoggerFrom(ctx).WithValues("pod", klog.KRef(ns, name))
+
+	in, msg := podInput(pod)
+	if msg != "" {
+		log.V(1).Info("denied malformed request", "reason", msg)
+		p.opts.Metrics.decision("denied")
+		return admission.Denied(msg)
+	}
+	in.Images = p.resolve(ctx, ns, pod)
+	for _, img := range in.Images {
+		if img.Err != nil {
+			p.opts.Metrics.imageError(errorKind(img.Err))
+			log.Info("image platforms unknown", "image", img.Ref, "error", img.Err.Error())
+		}
+	}
+
+	d := p.m.decide(in, p.inv.Snapshot())
+	if d.Denied != "" {
+		log.V(1).Info("denied", "reason", d.Denied)
+		p.opts.Metrics.decision("denied")
+		return admission.Denied(d.Denied)
+	}
+	na := &corev1.NodeAffinity{}
+	if pod.Spec.Affinity != nil && pod.Spec.Affinity.NodeAffinity != nil {
+		na = pod.Spec.Affinity.NodeAffinity.DeepCopy()
+	}
+	required, err := mergeRequired(na.RequiredDuringSchedulingIgnoredDuringExecution, d.Required, p.opts.MaxRequiredTerms)
+	if err != nil {
+		log.V(1).Info("denied", "reason", err.Error())
+		p.opts.Metrics.decision("denied")
+		return admission.Denied(err.Error())
+	}
+	na.RequiredDuringSchedulingIgnoredDuringExecution = required
+	na.PreferredDuringSchedulingIgnoredDuringExecution = mergePreferred(na.PreferredDuringSchedulingIgnoredDuringExecution, d.Preferred)
+	if na.RequiredDuringSchedulingIgnoredDuringExecution != nil || len(na.PreferredDuringSchedulingIgnoredDuringExecution) > 0 {
+		if pod.Spec.Affinity == nil {
+			pod.Spec.Affinity = &corev1.Affinity{}
+		}
+		pod.Spec.Affinity.NodeAffinity = na
+	}
+	if pod.Annotations == nil {
+		pod.Annotations = map[string]string{}
+	}
+	pod.Annotations[DecisionAnnotation] = d.Summary
+
+	raw, err := json.Marshal(pod)
+	if err != nil {
+		p.opts.Metrics.decision("error")
+		return admission.Errored(http.StatusInternalServerError, fmt.Errorf("marshal pod: %w", err))
+	}
+	warnings := make([]string, 0, len(d.Warnings))
+	for _, w := range d.Warnings {
+		p.opts.Metrics.warning(w.Reason)
+		warnings = append(warnings, "isamatch: "+w.Text)
+	}
+	resp := admission.PatchResponseFromRaw(req.Object.Raw, raw)
+	if len(resp.Patches) == 0 {
+		p.opts.Metrics.decision("unchanged")
+	} else {
+		p.opts.Metrics.decision("mutated")
+	}
+	log.V(1).Info("decided", "requiredTerms", len(d.Required), "preferredTerms", len(d.Preferred),
+		"matchingNodes", d.MatchingNodes, "warnings", len(d.Warnings))
+	return resp.WithWarnings(warnings...)
+}
+
+func (p *PodMutator) skip(reason string) admission.Response {
+	p.opts.Metrics.decision("skipped")
+	return admission.Allowed(reason)
+}
+
+// podInput reads the pod's requests; msg is a denial for malformed ones.
+func podInput(pod *corev1.Pod) (in Input, msg string) {
+	parse := func(annotation, label string) (*isa.Request, string, string, string) {
+		from, text := "annotation "+annotation, pod.Annotations[annotation]
+		if _, ok := pod.Annotations[annotation]; !ok {
+			v, ok := pod.Labels[label]
+			if !ok {
+				return nil, "", "", ""
+			}
+			from, text = "label "+label, v
+		}
+		r, err := isa.ParseRequest(text)
+		if err != nil {
+			return nil, from, text, fmt.Sprintf("%s %q is malformed: %v; accepted: %s", from, text, err, Grammar)
+		}
+		return &r, from, text, ""
+	}
+	in.Request, in.RequestFrom, in.RequestText, msg = parse(RequestAnnotation, RequestLabel)
+	if msg != "" {
+		return in, msg
+	}
+	in.QEMU, in.QEMUFrom, in.QEMUText, msg = parse(QEMUAnnotation, QEMULabel)
+	return in, msg
+}
+
+// resolve looks up every distinct image of the pod's containers and init
+// containers in parallel, within the budget; lookups still running when it
+// ends are reported as errBudget.
+func (p *PodMutator) resolve(ctx context.Context, ns string, pod *corev1.Pod) []ImageInfo {
+	var refs []string
+	for _, cs := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for _, c := range cs {
+			if ref := strings.TrimSpace(c.Image); ref != "" && !slices.Contains(refs, ref) {
+				refs = append(refs, ref)
+			}
+		}
+	}
+	if len(refs) == 0 {
+		return nil
+	}
+	auth := registry.PullAuth{Namespace: ns, ServiceAccountName: pod.Spec.ServiceAccountName}
+	for _, s := range pod.Spec.ImagePullSecrets {
+		auth.ImagePullSecrets = append(auth.ImagePullSecrets, s.Name)
+	}
+	ctx, cancel := context.WithTimeout(ctx, p.opts.Budget)
+	defer cancel()
+	type result struct {
+		k         int
+		platforms []registry.Platform
+		err       error
+	}
+	done := make(chan result, len(refs)) // buffered: late lookups never block
+	for k, ref := range refs {
+		go func() {
+			ps, err := p.res.Resolve(ctx, ref, auth)
+			done <- result{k, ps, err}
+		}()
+	}
+	out := make([]ImageInfo, len(refs))
+	for k, ref := range refs {
+		out[k] = ImageInfo{Ref: ref, Err: errBudget}
+	}
+	set := func(r result) {
+		out[r.k].Platforms, out[r.k].Err = r.platforms, r.err
+		if r.err != nil && ctx.Err() != nil && !isClassified(r.err) {
+			out[r.k].Err = fmt.Errorf("%w: %w", errBudget, r.err)
+		}
+	}
+	for range refs {
+		select {
+		case r := <-done:
+			set(r)
+		case <-ctx.Done():
+			for { // take what finished at the same moment
+				select {
+				case r := <-done:
+					set(r)
+				default:
+					return out
+				}
+			}
+		}
+	}
+	return out
+}
+
+func isClassified(err error) bool {
+	var re *registry.Error
+	return errors.As(err, &re)
+}

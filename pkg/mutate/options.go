@@ -1,0 +1,99 @@
+package mutate
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Options configures a PodMutator. The zero value is usable.
+type Options struct {
+	// Budget bounds all registry work for one admission (default 8s); the
+	// request context's own deadline, when earlier, wins.
+	Budget time.Duration
+	// SkipNamespaces are never mutated (default kube-system and
+	// isamatch-system).
+	SkipNamespaces []string
+	// Metrics is optional; the caller registers its collectors.
+	Metrics *Metrics
+	// MaxRequiredTerms caps the size of the required node affinity after
+	// combining the pod's terms with isamatch's (default 64).
+	MaxRequiredTerms int
+}
+
+// Defaults.
+const (
+	DefaultBudget           = 8 * time.Second
+	DefaultMaxRequiredTerms = 64
+)
+
+// DefaultSkipNamespaces are skipped when Options.SkipNamespaces is nil.
+var DefaultSkipNamespaces = []string{"kube-system", "isamatch-system"}
+
+func (o Options) withDefaults() Options {
+	if o.Budget <= 0 {
+		o.Budget = DefaultBudget
+	}
+	if o.SkipNamespaces == nil {
+		o.SkipNamespaces = DefaultSkipNamespaces
+	}
+	if o.MaxRequiredTerms <= 0 {
+		o.MaxRequiredTerms = DefaultMaxRequiredTerms
+	}
+	return o
+}
+
+// Metrics counts the webhook's decisions. Register Collectors with the
+// manager's registry (controller-runtime's metrics.Registry).
+type Metrics struct {
+	// Decisions by outcome: "skipped", "mutated", "unchanged", "denied",
+	// "error".
+	Decisions *prometheus.CounterVec
+	// ImageErrors counts images whose platforms could not be resolved, by
+	// registry error kind ("unauthorized", "timeout", ...).
+	ImageErrors *prometheus.CounterVec
+	// Warnings counts admission warnings by reason: "imageError",
+	// "imageUnsupported", "imageLabel", "noNode".
+	Warnings *prometheus.CounterVec
+}
+
+// NewMetrics returns unregistered metrics.
+func NewMetrics() *Metrics {
+	return &Metrics{
+		Decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "isamatch_webhook_decisions_total",
+			Help: "Pod admissions handled by the isamatch webhook, by outcome.",
+		}, []string{"outcome"}),
+		ImageErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "isamatch_webhook_image_errors_total",
+			Help: "Images admitted without their platform constraint because resolution failed, by error kind.",
+		}, []string{"kind"}),
+		Warnings: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "isamatch_webhook_warnings_total",
+			Help: "Admission warnings returned by the isamatch webhook, by reason.",
+		}, []string{"reason"}),
+	}
+}
+
+// Collectors returns the collectors to register.
+func (m *Metrics) Collectors() []prometheus.Collector {
+	return []prometheus.Collector{m.Decisions, m.ImageErrors, m.Warnings}
+}
+
+func (m *Metrics) decision(outcome string) {
+	if m != nil {
+		m.Decisions.WithLabelValues(outcome).Inc()
+	}
+}
+
+func (m *Metrics) imageError(kind string) {
+	if m != nil {
+		m.ImageErrors.WithLabelValues(kind).Inc()
+	}
+}
+
+func (m *Metrics) warning(reason string) {
+	if m != nil {
+		m.Warnings.WithLabelValues(reason).Inc()
+	}
+}
