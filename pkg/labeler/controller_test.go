@@ -67,7 +67,7 @@ func TestController(t *testing.T) {
 			},
 			wantLabels: map[string]string{"isa.isamatch.io/rv.zba": "true"}},
 		{name: "interval passed and host changed: re-probe, relabel", advance: 9 * time.Minute, wantProbes: 2, wantPatches: 3, wantRequeue: 10 * time.Minute,
-			before: func(*testing.T) { machine = "spacemit-k1" },
+			before:     func(*testing.T) { machine = "spacemit-k1" },
 			wantLabels: map[string]string{"team": "a", "isa.isamatch.io/rv.v": "true", "isa.isamatch.io/rv.zba": "true"}},
 	}
 	for _, s := range steps {
