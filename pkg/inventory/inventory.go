@@ -111,9 +111,24 @@ func Setup(mgr manager.Manager) (*Inventory, error) {
 	if err != nil {
 		return nil, fmt.Errorf("get node metadata informer: %w", err)
 	}
-	reg, err := informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc:    func(o any) { i.observe(o) },
-		UpdateFunc: func(_, o any) { i.observe(o) },
+	reg, err := informer.AddEventHandler(i.handler())
+	if err != nil {
+		return nil, fmt.Errorf("add node event handler: %w", err)
+	}
+	i.synced = reg.HasSynced
+	return i, nil
+}
+
+// handler feeds the inventory from informer events.
+func (i *Inventory) handler() toolscache.ResourceEventHandlerFuncs {
+	set := func(o any) {
+		if m, ok := o.(client.Object); ok {
+			i.Set(m.GetName(), m.GetLabels())
+		}
+	}
+	return toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    set,
+		UpdateFunc: func(_, o any) { set(o) },
 		DeleteFunc: func(o any) {
 			if d, ok := o.(toolscache.DeletedFinalStateUnknown); ok {
 				o = d.Obj
@@ -122,17 +137,6 @@ func Setup(mgr manager.Manager) (*Inventory, error) {
 				i.Delete(m.GetName())
 			}
 		},
-	})
-	if err != nil {
-		return nil, fmt.Errorf("add node event handler: %w", err)
-	}
-	i.synced = reg.HasSynced
-	return i, nil
-}
-
-func (i *Inventory) observe(o any) {
-	if m, ok := o.(client.Object); ok {
-		i.Set(m.GetName(), m.GetLabels())
 	}
 }
 

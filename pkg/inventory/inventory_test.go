@@ -1,0 +1,226 @@
+package inventory
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	toolscache "k8s.io/client-go/tools/cache"
+
+	"github.com/isamatch/isamatch/pkg/isa"
+)
+
+// labels returns the labels the labeler and the kubelet put on a node with
+// the given native ISA and emulation capabilities ("" native: unlabelled).
+func labels(t testing.TB, arch, native string, emulated ...string) map[string]string {
+	t.Helper()
+	l := map[string]string{ArchLabel: arch, "kubernetes.io/hostname": "x"}
+	if native == "" {
+		return l
+	}
+	n, err := isa.Parse(native)
+	if err != nil {
+		t.Fatalf("parse %q: %v", native, err)
+	}
+	var emu []isa.ISA
+	for _, e := range emulated {
+		i, err := isa.Parse(e)
+		if err != nil {
+			t.Fatalf("parse %q: %v", e, err)
+		}
+		emu = append(emu, i)
+	}
+	for k, v := range isa.NodeLabels(n, emu) {
+		l[k] = v
+	}
+	return l
+}
+
+// groupView is a Group as tests compare it.
+type groupView struct {
+	ID, Native string
+	Emulated   []string
+	Nodes      int
+}
+
+func view(t testing.TB, s *Snapshot) ([]groupView, map[string]int, int) {
+	t.Helper()
+	var out []groupView
+	for _, g := range s.Groups {
+		v := groupView{ID: g.ID, Native: g.Native.Short(), Nodes: g.Nodes}
+		for _, e := range g.Emulated {
+			v.Emulated = append(v.Emulated, e.Short())
+		}
+		out = append(out, v)
+	}
+	return out, s.ArchNodes, s.Nodes
+}
+
+func gid(t testing.TB, s string) string {
+	t.Helper()
+	i, err := isa.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return isa.GroupID(i)
+}
+
+func short(t testing.TB, s string) string {
+	t.Helper()
+	i, err := isa.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return i.Short()
+}
+
+func TestInventory(t *testing.T) {
+	type op struct {
+		name   string
+		labels map[string]string // nil: delete
+	}
+	imfd, imfdv, x86 := gid(t, "rv64imfd"), gid(t, "rv64imfdv"), gid(t, "x86-64-v3")
+	tests := []struct {
+		name      string
+		static    map[string]map[string]string
+		ops       []op
+		want      []groupView
+		wantArch  map[string]int
+		wantNodes int
+	}{
+		{
+			name: "paper cluster groups",
+			static: map[string]map[string]string{
+				"node1": labels(t, "amd64", "x86-64-v3", "rv64imfdv"),
+				"node2": labels(t, "arm64", ""),
+				"node3": labels(t, "riscv64", "rv64imfd"),
+				"node4": labels(t, "riscv64", "rv64imfdv"),
+				"node5": labels(t, "riscv64", "rv64imfdv"),
+			},
+			want: sorted(
+				groupView{ID: x86, Native: "x86-64-v3", Emulated: []string{short(t, "rv64imfdv")}, Nodes: 1},
+				groupView{ID: imfd, Native: short(t, "rv64imfd"), Nodes: 1},
+				groupView{ID: imfdv, Native: short(t, "rv64imfdv"), Nodes: 2},
+			),
+			wantArch:  map[string]int{"amd64": 1, "arm64": 1, "riscv64": 3},
+			wantNodes: 5,
+		},
+		{
+			name: "add, relabel, delete",
+			ops: []op{
+				{"a", labels(t, "riscv64", "rv64imfd")},
+				{"b", labels(t, "riscv64", "rv64imfd")},
+				{"c", labels(t, "riscv64", "")},
+				{"a", labels(t, "riscv64", "rv64imfdv")}, // upgraded
+				{"c", labels(t, "riscv64", "rv64imfdv")}, // labelled late
+				{"b", nil},
+				{"missing", nil},
+			},
+			want:      []groupView{{ID: imfdv, Native: short(t, "rv64imfdv"), Nodes: 2}},
+			wantArch:  map[string]int{"riscv64": 2},
+			wantNodes: 2,
+		},
+		{
+			name: "same native ISA, different emulation: two groups, one id",
+			ops: []op{
+				{"a", labels(t, "amd64", "x86-64-v3")},
+				{"b", labels(t, "amd64", "x86-64-v3", "rv64imfdv")},
+				{"c", labels(t, "amd64", "x86-64-v3", "rv64imfdv")},
+			},
+			want: []groupView{
+				{ID: x86, Native: "x86-64-v3", Nodes: 1},
+				{ID: x86, Native: "x86-64-v3", Emulated: []string{short(t, "rv64imfdv")}, Nodes: 2},
+			},
+			wantArch:  map[string]int{"amd64": 3},
+			wantNodes: 3,
+		},
+		{
+			name:      "last node of a group leaves",
+			ops:       []op{{"a", labels(t, "riscv64", "rv64imfd")}, {"a", nil}},
+			wantArch:  map[string]int{},
+			wantNodes: 0,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			inv := NewStatic(tc.static)
+			for _, o := range tc.ops {
+				if o.labels == nil {
+					inv.Delete(o.name)
+				} else {
+					inv.Set(o.name, o.labels)
+				}
+			}
+			got, gotArch, gotNodes := view(t, inv.Snapshot())
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("groups (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.wantArch, gotArch); diff != "" {
+				t.Errorf("arch nodes (-want +got):\n%s", diff)
+			}
+			if gotNodes != tc.wantNodes {
+				t.Errorf("nodes = %d, want %d", gotNodes, tc.wantNodes)
+			}
+		})
+	}
+}
+
+// sorted orders group views as snapshots do (by id, then ISA text).
+func sorted(g ...groupView) []groupView {
+	for i := range g {
+		for j := i + 1; j < len(g); j++ {
+			if g[j].ID < g[i].ID {
+				g[i], g[j] = g[j], g[i]
+			}
+		}
+	}
+	return g
+}
+
+func TestSnapshotUnchangedByIrrelevantUpdates(t *testing.T) {
+	inv := NewStatic(map[string]map[string]string{"a": labels(t, "riscv64", "rv64imfd")})
+	before := inv.Snapshot()
+	l := labels(t, "riscv64", "rv64imfd")
+	l["topology.kubernetes.io/zone"] = "z1" // not ours: no new snapshot
+	inv.Set("a", l)
+	if inv.Snapshot() != before {
+		t.Errorf("an update of labels isamatch does not own built a new snapshot")
+	}
+	inv.Set("a", labels(t, "riscv64", "rv64imfdv"))
+	if inv.Snapshot() == before {
+		t.Errorf("an ISA change kept the old snapshot")
+	}
+	if got := before.Groups[0].Nodes; got != 1 {
+		t.Errorf("old snapshot was modified: nodes = %d", got)
+	}
+}
+
+func TestHandler(t *testing.T) {
+	inv := NewStatic(nil)
+	h := inv.handler()
+	node := func(name string, l map[string]string) *metav1.PartialObjectMetadata {
+		return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: l}}
+	}
+	h.OnAdd(node("a", labels(t, "riscv64", "rv64imfd")), true)
+	h.OnAdd(node("b", labels(t, "riscv64", "rv64imfd")), true)
+	h.OnUpdate(node("b", labels(t, "riscv64", "rv64imfd")), node("b", labels(t, "riscv64", "rv64imfdv")))
+	h.OnDelete(toolscache.DeletedFinalStateUnknown{Key: "a", Obj: node("a", nil)})
+	got, _, n := view(t, inv.Snapshot())
+	want := []groupView{{ID: gid(t, "rv64imfdv"), Native: short(t, "rv64imfdv"), Nodes: 1}}
+	if diff := cmp.Diff(want, got); diff != "" || n != 1 {
+		t.Errorf("groups (-want +got):\n%s\nnodes = %d, want 1", diff, n)
+	}
+}
+
+func BenchmarkSet(b *testing.B) {
+	nodes := map[string]map[string]string{}
+	for k := range 5000 {
+		nodes[fmt.Sprintf("n%d", k)] = labels(b, "riscv64", "rv64imfd")
+	}
+	inv := NewStatic(nodes)
+	l := labels(b, "riscv64", "rv64imfd")
+	for b.Loop() {
+		inv.Set("n1", l) // heartbeat-style update: no change
+	}
+}
