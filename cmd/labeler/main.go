@@ -1,0 +1,274 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2/textlogger"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/config"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/isamatch/isamatch/pkg/labeler"
+	"github.com/isamatch/isamatch/pkg/probe"
+)
+
+// Exit codes.
+const (
+	exitOK    = 0
+	exitFail  = 1
+	exitUsage = 2
+)
+
+type options struct {
+	nodeName       string
+	hostRoot       string
+	kubeconfig     string
+	once           bool
+	print          bool
+	interval       time.Duration
+	metricsAddr    string
+	healthAddr     string
+	execMode       string
+	commandTimeout time.Duration
+	hwprobe        bool
+	verbosity      int
+}
+
+func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
+	var o options
+	fs.StringVar(&o.nodeName, "node-name", os.Getenv("NODE_NAME"), "name of the Node to label (default $NODE_NAME)")
+	fs.StringVar(&o.hostRoot, "host-root", "/host", "the host's / mounted read-only")
+	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig file (default: in-cluster, then $KUBECONFIG, then ~/.kube/config)")
+	fs.BoolVar(&o.once, "once", false, "probe, reconcile the node once and exit")
+	fs.BoolVar(&o.print, "print", false, "probe only and print the labels it would set, key=value sorted; no cluster access")
+	fs.DurationVar(&o.interval, "interval", 10*time.Minute, "how often the daemon re-probes the host")
+	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", `metrics endpoint address ("0" disables)`)
+	fs.StringVar(&o.healthAddr, "health-probe-bind-address", ":8081", `healthz/readyz address ("0" disables)`)
+	fs.StringVar(&o.execMode, "exec", "auto", "how host binaries run: chroot (into --host-root, needs CAP_SYS_CHROOT), direct (<host-root>/<path> as is), auto (chroot unless --host-root is /)")
+	fs.DurationVar(&o.commandTimeout, "command-timeout", 10*time.Second, "timeout of each host command (gcc)")
+	fs.BoolVar(&o.hwprobe, "hwprobe", true, "ask the running kernel's riscv_hwprobe (linux/riscv64 builds only)")
+	fs.IntVar(&o.verbosity, "v", 0, "log verbosity (0 or 1)")
+	if err := fs.Parse(args); err != nil {
+		return options{}, err
+	}
+	if fs.NArg() > 0 {
+		return options{}, fmt.Errorf("unexpected arguments %q: the labeler takes flags only", fs.Args())
+	}
+	switch o.execMode {
+	case "auto", "chroot", "direct":
+	default:
+		return options{}, fmt.Errorf("--exec=%q is not a mode: use auto, chroot or direct", o.execMode)
+	}
+	if o.print && o.once {
+		return options{}, errors.New("--print and --once exclude each other: --print never touches the cluster")
+	}
+	if !o.print && o.nodeName == "" {
+		return options{}, errors.New("no node name: pass --node-name or set NODE_NAME (the DaemonSet sets it from spec.nodeName)")
+	}
+	if o.interval <= 0 {
+		return options{}, fmt.Errorf("--interval=%s must be positive", o.interval)
+	}
+	if o.commandTimeout <= 0 {
+		return options{}, fmt.Errorf("--command-timeout=%s must be positive", o.commandTimeout)
+	}
+	return o, nil
+}
+
+func main() { os.Exit(run()) }
+
+func run() int {
+	return runWith(context.Background(), os.Args[1:], os.Stdout, os.Stderr)
+}
+
+func runWith(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("labeler", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	o, err := parseArgs(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "labeler: %v\n", err)
+		return exitUsage
+	}
+	log := textlogger.NewLogger(textlogger.NewConfig(textlogger.Verbosity(o.verbosity), textlogger.Output(stderr)))
+	ctrl.SetLogger(log)
+	ctx = logr.NewContext(ctx, log)
+
+	probeFn := func(ctx context.Context) (probe.Result, error) { return probe.Probe(ctx, o.probeOptions()) }
+
+	switch {
+	case o.print:
+		res, err := probeFn(ctx)
+		if err != nil {
+			fmt.Fprintf(stderr, "labeler: probe host root %s: %v\n", o.hostRoot, err)
+			return exitFail
+		}
+		printLabels(stdout, res.Labels())
+		return exitOK
+	case o.once:
+		if err := runOnce(ctx, o, probeFn); err != nil {
+			fmt.Fprintf(stderr, "labeler: %v\n", err)
+			return exitFail
+		}
+		return exitOK
+	default:
+		if err := runDaemon(ctx, o, probeFn, log); err != nil {
+			fmt.Fprintf(stderr, "labeler: %v\n", err)
+			return exitFail
+		}
+		return exitOK
+	}
+}
+
+func (o options) probeOptions() probe.Options {
+	r := probe.NewRunner(o.hostRoot, o.commandTimeout)
+	switch o.execMode {
+	case "chroot":
+		r.Chroot = true
+	case "direct":
+		r.Chroot = false
+	}
+	po := probe.Options{HostRoot: o.hostRoot, Runner: r, CommandTimeout: o.commandTimeout}
+	if o.hwprobe && probe.HWProbeAvailable {
+		po.HWProbe = probe.SystemHWProbe
+	}
+	return po
+}
+
+func printLabels(w io.Writer, labels map[string]string) {
+	keys := make([]string, 0, len(labels))
+	for k := range labels {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		b.WriteString(k + "=" + labels[k] + "\n")
+	}
+	io.WriteString(w, b.String())
+}
+
+func restConfig(kubeconfig string) (*rest.Config, error) {
+	if kubeconfig != "" {
+		cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+		if err != nil {
+			return nil, fmt.Errorf("load kubeconfig %s: %w", kubeconfig, err)
+		}
+		return cfg, nil
+	}
+	cfg, err := config.GetConfig()
+	if err != nil {
+		return nil, fmt.Errorf("find cluster config (pass --kubeconfig outside a pod): %w", err)
+	}
+	return cfg, nil
+}
+
+func newScheme() (*runtime.Scheme, error) {
+	s := runtime.NewScheme()
+	if err := corev1.AddToScheme(s); err != nil {
+		return nil, fmt.Errorf("build scheme: %w", err)
+	}
+	return s, nil
+}
+
+func runOnce(ctx context.Context, o options, probeFn labeler.ProbeFunc) error {
+	res, err := probeFn(ctx)
+	if err != nil {
+		return fmt.Errorf("probe host root %s: %w", o.hostRoot, err)
+	}
+	cfg, err := restConfig(o.kubeconfig)
+	if err != nil {
+		return err
+	}
+	scheme, err := newScheme()
+	if err != nil {
+		return err
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return fmt.Errorf("create client: %w", err)
+	}
+	out, err := labeler.Reconcile(ctx, c, o.nodeName, labeler.Desired{Labels: res.Labels(), Annotations: res.Annotations()})
+	if apierrors.IsNotFound(err) {
+		return fmt.Errorf("node %q does not exist: pass the name of an existing node with --node-name (or NODE_NAME)", o.nodeName)
+	}
+	if err != nil {
+		return err
+	}
+	logr.FromContextOrDiscard(ctx).Info("node labels reconciled", "node", o.nodeName, "patched", out.Patched,
+		"set", out.Set, "deleted", out.Deleted, "isa", res.Native.Short())
+	return nil
+}
+
+func runDaemon(ctx context.Context, o options, probeFn labeler.ProbeFunc, log logr.Logger) error {
+	cfg, err := restConfig(o.kubeconfig)
+	if err != nil {
+		return err
+	}
+	scheme, err := newScheme()
+	if err != nil {
+		return err
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                 scheme,
+		Logger:                 log,
+		Metrics:                metricsserver.Options{BindAddress: o.metricsAddr},
+		HealthProbeBindAddress: o.healthAddr,
+		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
+			// Watch only our own Node.
+			&corev1.Node{}: {Field: fields.OneTermEqualSelector("metadata.name", o.nodeName)},
+		}},
+	})
+	if err != nil {
+		return fmt.Errorf("create manager: %w", err)
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return fmt.Errorf("add healthz check: %w", err)
+	}
+	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
+		return fmt.Errorf("add readyz check: %w", err)
+	}
+	ctl := &labeler.Controller{Client: mgr.GetClient(), NodeName: o.nodeName, Probe: probeFn, Interval: o.interval}
+	if err := ctl.SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("set up controller: %w", err)
+	}
+	log.Info("starting labeler", "node", o.nodeName, "hostRoot", o.hostRoot, "interval", o.interval)
+	if err := mgr.Start(signalContext(ctx)); err != nil {
+		return fmt.Errorf("run manager: %w", err)
+	}
+	return nil
+}
+
+// signalContext ends on SIGTERM/SIGINT (ctrl.SetupSignalHandler may be
+// called once per process) or when ctx ends.
+func signalContext(ctx context.Context) context.Context {
+	sig := ctrl.SetupSignalHandler()
+	merged, cancel := context.WithCancel(ctx)
+	go func() {
+		defer cancel()
+		select {
+		case <-sig.Done():
+		case <-merged.Done():
+		}
+	}()
+	return merged
+}

@@ -1,0 +1,154 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestParseArgs(t *testing.T) {
+	defaults := options{hostRoot: "/host", interval: 10 * time.Minute, metricsAddr: ":8080", healthAddr: ":8081",
+		execMode: "auto", commandTimeout: 10 * time.Second, hwprobe: true}
+	with := func(f func(*options)) options { o := defaults; f(&o); return o }
+	tests := []struct {
+		name    string
+		env     string
+		args    []string
+		want    options
+		wantErr string
+	}{
+		{name: "node name from NODE_NAME", env: "n1", want: with(func(o *options) { o.nodeName = "n1" })},
+		{name: "flag beats env", env: "n1", args: []string{"--node-name", "n2", "--once", "--host-root", "/tmp/root", "--kubeconfig", "/k"},
+			want: with(func(o *options) { o.nodeName, o.once, o.hostRoot, o.kubeconfig = "n2", true, "/tmp/root", "/k" })},
+		{name: "print needs no node", args: []string{"--print", "--exec=direct", "--host-root=x"},
+			want: with(func(o *options) { o.print, o.execMode, o.hostRoot = true, "direct", "x" })},
+		{name: "interval and addresses", env: "n1", args: []string{"--interval=30s", "--metrics-bind-address=0", "--health-probe-bind-address=:9000", "--hwprobe=false", "--v=1"},
+			want: with(func(o *options) {
+				o.nodeName, o.interval, o.metricsAddr, o.healthAddr, o.hwprobe, o.verbosity = "n1", 30*time.Second, "0", ":9000", false, 1
+			})},
+		{name: "no node name", wantErr: "no node name: pass --node-name or set NODE_NAME"},
+		{name: "print and once", args: []string{"--print", "--once"}, wantErr: "exclude each other"},
+		{name: "bad exec mode", env: "n1", args: []string{"--exec=ssh"}, wantErr: `--exec="ssh" is not a mode`},
+		{name: "zero interval", env: "n1", args: []string{"--interval=0s"}, wantErr: "--interval=0s must be positive"},
+		{name: "positional argument", env: "n1", args: []string{"extra"}, wantErr: "unexpected arguments"},
+		{name: "unknown flag", env: "n1", args: []string{"--nope"}, wantErr: "flag provided but not defined"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("NODE_NAME", tc.env)
+			fs := flag.NewFlagSet("test", flag.ContinueOnError)
+			fs.SetOutput(io.Discard)
+			got, err := parseArgs(fs, tc.args)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("parseArgs() error = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("parseArgs(): %v", err)
+			}
+			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(options{})); diff != "" {
+				t.Errorf("options (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestRunPrintAndExitCodes(t *testing.T) {
+	tests := []struct {
+		name       string
+		args       []string
+		wantCode   int
+		wantStdout []string // lines that must appear, in this order
+		absent     []string
+		wantStderr string
+	}{
+		{
+			name:       "print lichee pi 4a",
+			args:       []string{"--print", "--exec=direct", "--host-root=../../pkg/probe/testdata/lichee-pi-4a"},
+			wantCode:   exitOK,
+			wantStdout: []string{"isa.isamatch.io/arch=riscv64", "isa.isamatch.io/rv.c=true", "isa.isamatch.io/rv.xtheadvector=true"},
+			absent:     []string{"isa.isamatch.io/rv.v="},
+		},
+		{
+			name:       "print paper node1 shows the cross ISA",
+			args:       []string{"--print", "--exec=direct", "--host-root=../../pkg/probe/testdata/paper-node1"},
+			wantCode:   exitOK,
+			wantStdout: []string{"isa.isamatch.io/arch=amd64", "isa.isamatch.io/x86-64-level=3", "qemu.isamatch.io/riscv64=true", "qemu.isamatch.io/rv.v=true"},
+		},
+		{
+			name:       "probe failure",
+			args:       []string{"--print", "--exec=direct", "--host-root=/nonexistent-host-root"},
+			wantCode:   exitFail,
+			wantStderr: "labeler: probe host root /nonexistent-host-root: read /proc/cpuinfo of the host root",
+		},
+		{
+			name:       "usage error",
+			args:       []string{"--print", "--exec=ssh"},
+			wantCode:   exitUsage,
+			wantStderr: `labeler: --exec="ssh" is not a mode`,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := runWith(t.Context(), tc.args, &stdout, &stderr)
+			if code != tc.wantCode {
+				t.Fatalf("exit code %d, want %d; stderr: %s", code, tc.wantCode, stderr.String())
+			}
+			out := stdout.String()
+			lines := strings.Split(strings.TrimSpace(out), "\n")
+			if tc.wantCode == exitOK {
+				keys := make([]string, len(lines))
+				for i, l := range lines {
+					keys[i], _, _ = strings.Cut(l, "=")
+				}
+				if diff := cmp.Diff(sortedCopy(keys), keys); diff != "" {
+					t.Errorf("output not sorted by key (-sorted +got):\n%s", diff)
+				}
+			}
+			pos := 0
+			for _, want := range tc.wantStdout {
+				i := indexFrom(lines, want, pos)
+				if i < 0 {
+					t.Errorf("stdout lacks %q after line %d:\n%s", want, pos, out)
+					continue
+				}
+				pos = i
+			}
+			for _, a := range tc.absent {
+				if strings.Contains(out, a) {
+					t.Errorf("stdout has %q:\n%s", a, out)
+				}
+			}
+			if !strings.Contains(stderr.String(), tc.wantStderr) {
+				t.Errorf("stderr = %q, want it to contain %q", stderr.String(), tc.wantStderr)
+			}
+		})
+	}
+}
+
+func sortedCopy(s []string) []string {
+	c := append([]string(nil), s...)
+	for i := 1; i < len(c); i++ {
+		for j := i; j > 0 && c[j] < c[j-1]; j-- {
+			c[j], c[j-1] = c[j-1], c[j]
+		}
+	}
+	return c
+}
+
+func indexFrom(lines []string, want string, from int) int {
+	for i := from; i < len(lines); i++ {
+		if lines[i] == want {
+			return i
+		}
+	}
+	return -1
+}
