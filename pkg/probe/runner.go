@@ -26,9 +26,10 @@ type Runner interface {
 
 // ExecRunner runs host binaries with os/exec.
 //
-// With Chroot set it executes "chroot <Root> <file> args..." so the binary
-// finds its own libraries, specs and assembler inside the host root; this
-// needs CAP_SYS_CHROOT. Without Chroot it executes <Root>/<file> directly,
+// With Chroot set the child process chroots into Root before exec'ing file
+// (no chroot binary needed in the image), so the binary finds its own
+// libraries, specs and assembler inside the host root; this needs
+// CAP_SYS_CHROOT. Without Chroot it executes <Root>/<file> directly,
 // which is what tests use (fixture gcc files are small #!/bin/sh scripts) and
 // what a labeler whose host root is "/" uses.
 type ExecRunner struct {
@@ -36,7 +37,8 @@ type ExecRunner struct {
 	Chroot bool
 	// Timeout bounds every command; zero means 10 seconds.
 	Timeout time.Duration
-	// ChrootPath is the chroot binary; empty means "chroot" from $PATH.
+	// ChrootPath, when set, is an external chroot program run as
+	// "ChrootPath <Root> <file> args..." instead of the in-process chroot.
 	ChrootPath string
 }
 
@@ -69,13 +71,15 @@ func (r *ExecRunner) Run(ctx context.Context, file string, args ...string) ([]by
 	defer cancel()
 
 	var cmd *exec.Cmd
-	if r.Chroot {
-		chroot := r.ChrootPath
-		if chroot == "" {
-			chroot = "chroot"
+	switch {
+	case r.Chroot && r.ChrootPath != "":
+		cmd = exec.CommandContext(ctx, r.ChrootPath, append([]string{r.Root, file}, args...)...)
+	case r.Chroot:
+		cmd = exec.CommandContext(ctx, file, args...)
+		if err := chrootInto(cmd, r.Root); err != nil {
+			return nil, fmt.Errorf("run %s: %w", file, err)
 		}
-		cmd = exec.CommandContext(ctx, chroot, append([]string{r.Root, file}, args...)...)
-	} else {
+	default:
 		cmd = exec.CommandContext(ctx, hostPath, args...)
 	}
 	// gcc's messages must not be translated: we parse them.
