@@ -585,32 +585,58 @@ func preferredTerms(qemu *isa.Request, emu []emuAlt, native []alt, snap *invento
 	return out, runs
 }
 
+// brief is an ISA for messages: the unversioned form, cut at an extension
+// boundary when long.
+func brief(i isa.ISA) string {
+	const max = 48
+	s := i.Short()
+	if len(s) <= max {
+		return s
+	}
+	if k := strings.LastIndexByte(s[:max], '_'); k > 0 {
+		return s[:k] + "_…"
+	}
+	return s[:max] + "…"
+}
+
 func altString(a alt) string {
 	if a.plain {
 		return "arch " + string(a.isa.Arch)
 	}
-	return a.isa.Short()
+	return brief(a.isa)
 }
 
 func altsString(alts []alt) string {
-	parts := make([]string, len(alts))
-	for k, a := range alts {
-		parts[k] = altString(a)
+	var parts []string
+	if p := plainArches(alts); len(p) > 0 {
+		parts = append(parts, "arch "+strings.Join(p, ","))
+	}
+	for _, a := range alts {
+		if !a.plain {
+			parts = append(parts, brief(a.isa))
+		}
 	}
 	return strings.Join(parts, " | ")
 }
 
 func requiredString(emu []emuAlt, native []alt) string {
 	var parts []string
-	for _, e := range emu {
-		s := "emulates " + e.q.Short()
-		if e.native.isa.Arch != "" {
-			s += " on " + altString(e.native)
+	for k := 0; k < len(emu); {
+		q := emu[k].q
+		var on []alt
+		for ; k < len(emu) && emu[k].q.Arch == q.Arch && emu[k].q.Exts == q.Exts; k++ {
+			if emu[k].native.isa.Arch != "" {
+				on = append(on, emu[k].native)
+			}
+		}
+		s := "emulates " + brief(q)
+		if len(on) > 0 {
+			s += " on " + altsString(on)
 		}
 		parts = append(parts, s)
 	}
-	for _, n := range native {
-		parts = append(parts, altString(n))
+	if len(native) > 0 {
+		parts = append(parts, altsString(native))
 	}
 	if len(parts) == 0 {
 		return "nothing"
@@ -623,12 +649,12 @@ func summary(in Input, emu []emuAlt, native []alt, runs []tierRun, d Decision) s
 	var b strings.Builder
 	b.WriteString("request=")
 	if in.Request != nil {
-		fmt.Fprintf(&b, "%q (%s)", in.Request.String(), in.RequestFrom)
+		fmt.Fprintf(&b, "%q (%s)", in.RequestText, in.RequestFrom)
 	} else {
 		b.WriteString("none")
 	}
 	if in.QEMU != nil {
-		fmt.Fprintf(&b, " qemu=%q (%s)", in.QEMU.String(), in.QEMUFrom)
+		fmt.Fprintf(&b, " qemu=%q (%s)", in.QEMUText, in.QEMUFrom)
 	}
 	b.WriteString("; images:")
 	for _, img := range in.Images {
@@ -643,7 +669,7 @@ func summary(in Input, emu []emuAlt, native []alt, runs []tierRun, d Decision) s
 	if len(in.Images) == 0 {
 		b.WriteString(" none")
 	}
-	fmt.Fprintf(&b, "; required: %s (%d nodes now)", requiredString(emu, native), d.MatchingNodes)
+	fmt.Fprintf(&b, "; required: %s (%d node%s now)", requiredString(emu, native), d.MatchingNodes, plural(d.MatchingNodes))
 	b.WriteString("; tiers:")
 	if len(d.Preferred) == 0 {
 		b.WriteString(" none (scheduler decides)")
@@ -661,7 +687,7 @@ func summary(in Input, emu []emuAlt, native []alt, runs []tierRun, d Decision) s
 			if i > 0 {
 				b.WriteString(" +")
 			}
-			fmt.Fprintf(&b, " %s %s (%d nodes, affinity %.2f)", g.id, g.isa.Short(), g.nodes, g.aff)
+			fmt.Fprintf(&b, " %s (group %s, %d node%s, affinity %.2f)", brief(g.isa), g.id, g.nodes, plural(g.nodes), g.aff)
 		}
 		if len(run.groups) > show {
 			fmt.Fprintf(&b, " + %d more groups", len(run.groups)-show)
@@ -677,4 +703,11 @@ func summary(in Input, emu []emuAlt, native []alt, runs []tierRun, d Decision) s
 		}
 	}
 	return b.String()
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
 }
