@@ -1,0 +1,33 @@
+package smoke
+
+import (
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/isamatch/isamatch/test/framework"
+)
+
+func TestSmoke(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "Harness smoke suite")
+}
+
+var cp *framework.ControlPlane
+
+var _ = BeforeSuite(func(ctx SpecContext) {
+	var err error
+	cp, err = framework.Start(ctx, framework.Options{Scheduler: true})
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func() {
+		Expect(cp.Stop()).To(Succeed())
+	})
+}, NodeTimeout(3*time.Minute))
+
+var _ = AfterEach(func() {
+	if CurrentSpecReport().Failed() {
+		GinkgoWriter.Println(cp.SchedulerLogTail(60))
+	}
+})
