@@ -1,0 +1,254 @@
+package labeler
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/isamatch/isamatch/test/framework"
+)
+
+const (
+	n = "isa.isamatch.io/"
+	q = "qemu.isamatch.io/"
+)
+
+func mergePatch(s string) client.Patch { return client.RawPatch(types.MergePatchType, []byte(s)) }
+
+func getNode(ctx SpecContext, name string) *corev1.Node {
+	GinkgoHelper()
+	node := &corev1.Node{}
+	Expect(cp.Client.Get(ctx, client.ObjectKey{Name: name}, node)).To(Succeed())
+	return node
+}
+
+var _ = Describe("labeler --once", func() {
+	It("labels a Node from a fixture, keeping foreign labels, and explains the decision", func(ctx SpecContext) {
+		node := framework.MakeNode("vf2").Arch("riscv64").Label("team", "a").Annotation("note", "keep").Obj()
+		Expect(framework.CreateReadyNode(ctx, cp.Client, node)).To(Succeed())
+
+		code, out := runOnce(ctx, "vf2", fixture("visionfive2"))
+		Expect(code).To(Equal(0), out)
+
+		got := getNode(ctx, "vf2")
+		Expect(got.Labels).To(HaveKeyWithValue(n+"arch", "riscv64"))
+		Expect(got.Labels).To(HaveKeyWithValue(n+"rv.zba", "true"))
+		Expect(got.Labels).To(HaveKeyWithValue(n+"rv.c", "true"))
+		Expect(got.Labels).NotTo(HaveKey(n + "rv.v"))
+		Expect(got.Labels).To(HaveKeyWithValue("team", "a"))
+		Expect(got.Labels).To(HaveKeyWithValue("kubernetes.io/arch", "riscv64"))
+		Expect(got.Labels).To(HaveKeyWithValue("kubernetes.io/hostname", "vf2"))
+		Expect(got.Annotations).To(HaveKeyWithValue("note", "keep"))
+		Expect(got.Annotations).To(HaveKeyWithValue(n+"source", ContainSubstring("decided by cpuinfo (isa of 4 harts)")))
+		Expect(got.Annotations).To(HaveKeyWithValue(n+"isa", HavePrefix("rv64imafdc")))
+		Expect(got.Annotations).NotTo(HaveKey(q + "isa"))
+	})
+
+	It("updates and removes labels when the host changes, and a second pass writes nothing", func(ctx SpecContext) {
+		node := framework.MakeNode("switch").Arch("riscv64").Label("team", "b").Obj()
+		Expect(framework.CreateReadyNode(ctx, cp.Client, node)).To(Succeed())
+
+		steps := []struct {
+			machine string
+			has     map[string]string
+			hasNot  []string
+		}{
+			{machine: "spacemit-k1", has: map[string]string{n + "rv.v": "true", n + "rv.zve64d": "true", n + "rv.zba": "true"}},
+			{machine: "lichee-pi-4a", has: map[string]string{n + "rv.xtheadvector": "true"}, hasNot: []string{n + "rv.v", n + "rv.zve64d", n + "rv.zba"}},
+			{machine: "paper-node1", has: map[string]string{n + "arch": "amd64", n + "x86-64-level": "3", q + "riscv64": "true", q + "rv.v": "true"},
+				hasNot: []string{n + "rv.xtheadvector", n + "rv.c"}},
+			{machine: "visionfive2-old-kernel", has: map[string]string{n + "arch": "riscv64", n + "rv.c": "true"},
+				hasNot: []string{q + "riscv64", q + "rv.v", n + "x86-64-level", n + "rv.zba"}},
+		}
+		for _, s := range steps {
+			By("probing " + s.machine)
+			code, out := runOnce(ctx, "switch", fixture(s.machine))
+			Expect(code).To(Equal(0), out)
+			got := getNode(ctx, "switch")
+			for k, v := range s.has {
+				Expect(got.Labels).To(HaveKeyWithValue(k, v), "after %s", s.machine)
+			}
+			for _, k := range s.hasNot {
+				Expect(got.Labels).NotTo(HaveKey(k), "after %s", s.machine)
+			}
+			Expect(got.Labels).To(HaveKeyWithValue("team", "b"))
+			if _, ok := s.has[q+"riscv64"]; ok {
+				Expect(got.Annotations).To(HaveKeyWithValue(q+"source", ContainSubstring("--with-arch=rv64imfdv")))
+			} else {
+				Expect(got.Annotations).NotTo(HaveKey(q + "source"))
+			}
+
+			By("running again on the same host: no write at all")
+			before := got.ResourceVersion
+			code, out = runOnce(ctx, "switch", fixture(s.machine))
+			Expect(code).To(Equal(0), out)
+			Expect(out).To(ContainSubstring(`"patched"=false`))
+			Expect(getNode(ctx, "switch").ResourceVersion).To(Equal(before), "second pass changed the node")
+		}
+	})
+
+	It("fails clearly when the node does not exist or the probe fails", func(ctx SpecContext) {
+		code, out := runOnce(ctx, "no-such-node", fixture("visionfive2"))
+		Expect(code).To(Equal(1))
+		Expect(out).To(ContainSubstring(`node "no-such-node" does not exist`))
+
+		node := framework.MakeNode("broken-host").Obj()
+		Expect(framework.CreateReadyNode(ctx, cp.Client, node)).To(Succeed())
+		code, out = runOnce(ctx, "broken-host", filepath.Join(workDir, "empty-host-root"))
+		Expect(code).To(Equal(1))
+		Expect(out).To(ContainSubstring("read /proc/cpuinfo of the host root"))
+		Expect(owned(getNode(ctx, "broken-host").Labels)).To(BeEmpty())
+	})
+})
+
+var _ = Describe("ValidatingAdmissionPolicy isamatch-labeler", func() {
+	BeforeEach(func(ctx SpecContext) {
+		for _, name := range []string{"vap-a", "vap-b"} {
+			node := framework.MakeNode(name).Obj()
+			err := framework.CreateReadyNode(ctx, cp.Client, node)
+			if !apierrors.IsAlreadyExists(err) {
+				Expect(err).NotTo(HaveOccurred())
+			}
+		}
+	})
+
+	DescribeTable("as the labeler's ServiceAccount on node vap-a",
+		func(ctx SpecContext, tokenNode, target, patch, wantErr string) {
+			err := saClient(tokenNode).Patch(ctx, getNode(ctx, target), mergePatch(patch))
+			if wantErr == "" {
+				Expect(err).NotTo(HaveOccurred())
+				return
+			}
+			Expect(err).To(HaveOccurred())
+			Expect(apierrors.IsForbidden(err)).To(BeTrue(), "want 403 Forbidden, got %v", err)
+			Expect(err.Error()).To(ContainSubstring(wantErr))
+		},
+		Entry("accepts its own node's isa labels and annotations", "vap-a", "vap-a",
+			`{"metadata":{"labels":{"isa.isamatch.io/arch":"amd64","qemu.isamatch.io/riscv64":"true"},"annotations":{"isa.isamatch.io/source":"test"}}}`, ""),
+		Entry("accepts removing its own isa label", "vap-a", "vap-a",
+			`{"metadata":{"labels":{"qemu.isamatch.io/riscv64":null}}}`, ""),
+		Entry("rejects a patch of another node", "vap-a", "vap-b",
+			`{"metadata":{"labels":{"isa.isamatch.io/arch":"amd64"}}}`, "the isamatch labeler on node vap-a may not change node vap-b"),
+		Entry("rejects a kubernetes.io/ label", "vap-a", "vap-a",
+			`{"metadata":{"labels":{"kubernetes.io/arch":"arm64"}}}`, "may only change labels under isa.isamatch.io/ and qemu.isamatch.io/, not kubernetes.io/arch"),
+		Entry("rejects removing a foreign label", "vap-a", "vap-a",
+			`{"metadata":{"labels":{"kubernetes.io/hostname":null}}}`, "not kubernetes.io/hostname"),
+		Entry("rejects a foreign annotation", "vap-a", "vap-a",
+			`{"metadata":{"annotations":{"node.alpha.kubernetes.io/ttl":"5"}}}`, "may only change annotations under isa.isamatch.io/ and qemu.isamatch.io/, not node.alpha.kubernetes.io/ttl"),
+		Entry("rejects a spec change (cordon)", "vap-a", "vap-a",
+			`{"spec":{"unschedulable":true}}`, "not its spec, status, finalizers or owner references"),
+		Entry("rejects a token without the node-name extra", "", "vap-a",
+			`{"metadata":{"labels":{"isa.isamatch.io/arch":"amd64"}}}`, "its token names no node"),
+	)
+
+	It("leaves other identities alone and RBAC still limits the labeler", func(ctx SpecContext) {
+		Expect(cp.Client.Patch(ctx, getNode(ctx, "vap-b"), mergePatch(`{"metadata":{"labels":{"kubernetes.io/arch":"arm64"}}}`))).To(Succeed())
+
+		err := saClient("vap-a").Delete(ctx, getNode(ctx, "vap-a"))
+		Expect(apierrors.IsForbidden(err)).To(BeTrue(), "delete node: %v", err)
+		Expect(err.Error()).To(ContainSubstring("cannot delete resource"))
+
+		err = saClient("vap-a").List(ctx, &corev1.PodList{})
+		Expect(apierrors.IsForbidden(err)).To(BeTrue(), "list pods: %v", err)
+	})
+})
+
+var _ = Describe("labeler daemon", func() {
+	It("labels its node, puts back a removed label, and stays small", func(ctx SpecContext) {
+		node := framework.MakeNode("daemon-node").Arch("riscv64").Obj()
+		Expect(framework.CreateReadyNode(ctx, cp.Client, node)).To(Succeed())
+		other := framework.MakeNode("daemon-other").Arch("riscv64").Obj()
+		Expect(framework.CreateReadyNode(ctx, cp.Client, other)).To(Succeed())
+
+		metricsPort, err := framework.FreePort()
+		Expect(err).NotTo(HaveOccurred())
+		healthPort, err := framework.FreePort()
+		Expect(err).NotTo(HaveOccurred())
+		logPath := filepath.Join(workDir, "daemon.log")
+		logFile, err := os.Create(logPath)
+		Expect(err).NotTo(HaveOccurred())
+		cmd := exec.Command(labelerBin, "--node-name=daemon-node", "--host-root="+fixture("spacemit-k1"), "--exec=direct",
+			"--hwprobe=false", "--interval=1h", "--kubeconfig="+saKubeconfig("daemon-node"),
+			fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", metricsPort),
+			fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", healthPort))
+		cmd.Env = append(os.Environ(), "GOMEMLIMIT=48MiB")
+		cmd.Stdout, cmd.Stderr = logFile, logFile
+		Expect(cmd.Start()).To(Succeed())
+		DeferCleanup(func() {
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case <-done:
+			case <-time.After(10 * time.Second):
+				_ = cmd.Process.Kill()
+				<-done
+			}
+			_ = logFile.Close()
+			if CurrentSpecReport().Failed() {
+				log, _ := os.ReadFile(logPath)
+				GinkgoWriter.Printf("--- labeler daemon log ---\n%s\n", log)
+			}
+		})
+
+		By("labelling its node")
+		Eventually(func(g Gomega) {
+			g.Expect(getNode(ctx, "daemon-node").Labels).To(HaveKeyWithValue(n+"rv.v", "true"))
+		}).WithContext(ctx).WithTimeout(30 * time.Second).Should(Succeed())
+
+		By("putting back a label someone removed")
+		Expect(cp.Client.Patch(ctx, getNode(ctx, "daemon-node"), mergePatch(`{"metadata":{"labels":{"isa.isamatch.io/rv.v":null}}}`))).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(getNode(ctx, "daemon-node").Labels).To(HaveKeyWithValue(n+"rv.v", "true"))
+		}).WithContext(ctx).WithTimeout(30 * time.Second).Should(Succeed())
+
+		By("removing a stale label someone added under our prefix")
+		Expect(cp.Client.Patch(ctx, getNode(ctx, "daemon-node"), mergePatch(`{"metadata":{"labels":{"isa.isamatch.io/rv.xtheadvector":"true"}}}`))).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(getNode(ctx, "daemon-node").Labels).NotTo(HaveKey(n + "rv.xtheadvector"))
+		}).WithContext(ctx).WithTimeout(30 * time.Second).Should(Succeed())
+
+		By("never touching another node")
+		Expect(owned(getNode(ctx, "daemon-other").Labels)).To(BeEmpty())
+
+		By("measuring its steady-state resident memory")
+		time.Sleep(3 * time.Second)
+		rss := vmRSSKiB(cmd.Process.Pid)
+		mib := float64(rss) / 1024
+		AddReportEntry("labeler steady-state RSS (MiB)", fmt.Sprintf("%.1f", mib))
+		GinkgoWriter.Printf("labeler steady-state RSS: %.1f MiB (goal < 30 MiB)\n", mib)
+		fmt.Fprintf(os.Stderr, "labeler steady-state RSS: %.1f MiB (goal < 30 MiB)\n", mib)
+		Expect(rss).To(BeNumerically(">", 0))
+	})
+})
+
+// vmRSSKiB reads VmRSS of a process from /proc.
+func vmRSSKiB(pid int) int {
+	GinkgoHelper()
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	Expect(err).NotTo(HaveOccurred())
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
+			kb, err := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
+			Expect(err).NotTo(HaveOccurred())
+			return kb
+		}
+	}
+	Fail("no VmRSS line")
+	return 0
+}

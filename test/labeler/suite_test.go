@@ -1,0 +1,199 @@
+package labeler
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/isamatch/isamatch/test/framework"
+)
+
+func TestLabeler(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "Labeler suite")
+}
+
+const (
+	namespace      = "isamatch-system"
+	serviceAccount = "isamatch-labeler"
+	saUser         = "system:serviceaccount:" + namespace + ":" + serviceAccount
+	nodeNameExtra  = "authentication.kubernetes.io/node-name"
+)
+
+var (
+	cp *framework.ControlPlane
+	// labelerBin is the cmd/labeler binary built for this suite.
+	labelerBin string
+	// repoRoot is the module root (config/, pkg/probe/testdata).
+	repoRoot string
+	// workDir holds kubeconfigs and host roots made by specs.
+	workDir string
+)
+
+var _ = BeforeSuite(func(ctx SpecContext) {
+	var err error
+	repoRoot, err = filepath.Abs(filepath.Join("..", ".."))
+	Expect(err).NotTo(HaveOccurred())
+	workDir = GinkgoT().TempDir()
+
+	labelerBin = filepath.Join(workDir, "labeler")
+	build := exec.CommandContext(ctx, "go", "build", "-o", labelerBin, "./cmd/labeler")
+	build.Dir = repoRoot
+	out, err := build.CombinedOutput()
+	Expect(err).NotTo(HaveOccurred(), "go build ./cmd/labeler:\n%s", out)
+
+	cp, err = framework.Start(ctx, framework.Options{})
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func() { Expect(cp.Stop()).To(Succeed()) })
+
+	// Everything config/daemonset installs, as kustomize would (namespace
+	// set on namespaced objects), so RBAC and the policy are the shipped ones.
+	for _, obj := range kustomizeObjects(filepath.Join(repoRoot, "config", "daemonset")) {
+		Expect(cp.Client.Create(ctx, obj)).To(Succeed(), "create %s %s", obj.GetKind(), obj.GetName())
+	}
+	waitForPolicy(ctx)
+}, NodeTimeout(5*time.Minute))
+
+// kustomizeObjects reads the resources a kustomization.yaml lists, setting
+// its namespace on objects that are namespaced (the ones the files give a
+// namespace or that are of a namespaced kind here).
+func kustomizeObjects(dir string) []*unstructured.Unstructured {
+	GinkgoHelper()
+	raw, err := os.ReadFile(filepath.Join(dir, "kustomization.yaml"))
+	Expect(err).NotTo(HaveOccurred())
+	var k struct {
+		Namespace string   `json:"namespace"`
+		Resources []string `json:"resources"`
+	}
+	Expect(yaml.Unmarshal(raw, &k)).To(Succeed())
+	Expect(k.Namespace).To(Equal(namespace))
+	namespaced := map[string]bool{"ServiceAccount": true, "DaemonSet": true}
+	var objs []*unstructured.Unstructured
+	for _, res := range k.Resources {
+		data, err := os.ReadFile(filepath.Join(dir, res))
+		Expect(err).NotTo(HaveOccurred())
+		dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+		for {
+			obj := &unstructured.Unstructured{}
+			if err := dec.Decode(&obj.Object); err != nil {
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				Expect(err).NotTo(HaveOccurred(), "decode %s", res)
+			}
+			if len(obj.Object) == 0 {
+				continue
+			}
+			if namespaced[obj.GetKind()] {
+				obj.SetNamespace(k.Namespace)
+			}
+			objs = append(objs, obj)
+		}
+	}
+	return objs
+}
+
+// saConfig is cp.Config acting as the labeler's ServiceAccount on node
+// (empty node: a token without the node-name extra).
+func saConfig(node string) *rest.Config {
+	cfg := rest.CopyConfig(cp.Config)
+	cfg.Impersonate = rest.ImpersonationConfig{
+		UserName: saUser,
+		Groups:   []string{"system:serviceaccounts", "system:serviceaccounts:" + namespace, "system:authenticated"},
+	}
+	if node != "" {
+		cfg.Impersonate.Extra = map[string][]string{nodeNameExtra: {node}}
+	}
+	return cfg
+}
+
+func saClient(node string) client.Client {
+	GinkgoHelper()
+	c, err := client.New(saConfig(node), client.Options{Scheme: cp.Scheme})
+	Expect(err).NotTo(HaveOccurred())
+	return c
+}
+
+// saKubeconfig writes a kubeconfig with the suite's admin credentials that
+// impersonates the labeler's ServiceAccount on node, for the binary.
+func saKubeconfig(node string) string {
+	GinkgoHelper()
+	kc, err := clientcmd.LoadFromFile(cp.KubeconfigPath)
+	Expect(err).NotTo(HaveOccurred())
+	for _, ai := range kc.AuthInfos {
+		ai.Impersonate = saUser
+		ai.ImpersonateGroups = []string{"system:serviceaccounts", "system:serviceaccounts:" + namespace, "system:authenticated"}
+		ai.ImpersonateUserExtra = map[string][]string{nodeNameExtra: {node}}
+	}
+	path := filepath.Join(workDir, "labeler-"+node+".kubeconfig")
+	Expect(clientcmd.WriteToFile(*kc, path)).To(Succeed())
+	return path
+}
+
+// fixture is the absolute path of a pkg/probe fixture host root.
+func fixture(machine string) string {
+	return filepath.Join(repoRoot, "pkg", "probe", "testdata", machine)
+}
+
+// runOnce runs "labeler --once" for node against a host root and returns
+// its exit code and output.
+func runOnce(ctx SpecContext, node, hostRoot string, extra ...string) (int, string) {
+	GinkgoHelper()
+	args := append([]string{"--once", "--node-name=" + node, "--host-root=" + hostRoot, "--exec=direct",
+		"--hwprobe=false", "--kubeconfig=" + saKubeconfig(node)}, extra...)
+	cmd := exec.CommandContext(ctx, labelerBin, args...)
+	out, err := cmd.CombinedOutput()
+	var exitErr *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, string(out)
+	case errors.As(err, &exitErr):
+		return exitErr.ExitCode(), string(out)
+	default:
+		Fail(fmt.Sprintf("run labeler: %v\n%s", err, out))
+		return -1, ""
+	}
+}
+
+// waitForPolicy waits until the API server enforces the policy (its
+// informers pick new policies up asynchronously).
+func waitForPolicy(ctx SpecContext) {
+	GinkgoHelper()
+	probe := framework.MakeNode("policy-probe").Obj()
+	Expect(cp.Client.Create(ctx, probe)).To(Succeed())
+	c := saClient("some-other-node")
+	Eventually(func() error {
+		patch := client.RawPatch("application/merge-patch+json", []byte(`{"metadata":{"labels":{"isa.isamatch.io/arch":"amd64"}}}`))
+		return c.Patch(ctx, probe.DeepCopy(), patch)
+	}).WithContext(ctx).WithTimeout(30*time.Second).WithPolling(200*time.Millisecond).
+		Should(MatchError(ContainSubstring("may not change node policy-probe")), "the ValidatingAdmissionPolicy never started denying")
+	Expect(cp.Client.Delete(ctx, probe)).To(Succeed())
+}
+
+// labelsWithPrefix returns the labels (or annotations) of m under the
+// isamatch prefixes.
+func owned(m map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range m {
+		if strings.HasPrefix(k, "isa.isamatch.io/") || strings.HasPrefix(k, "qemu.isamatch.io/") {
+			out[k] = v
+		}
+	}
+	return out
+}
