@@ -594,3 +594,36 @@ func TestExecRunner(t *testing.T) {
 		t.Errorf("NewRunner: chroot must be off for / and on for /host")
 	}
 }
+
+// TestExecRunnerRealChroot runs a binary through the in-process chroot: it
+// must see the host root as "/".
+func TestExecRunnerRealChroot(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("chroot needs root (CAP_SYS_CHROOT)")
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := t.TempDir()
+	data, err := os.ReadFile(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(root, "usr", "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "usr", "bin", "gcc"), data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "chroot-marker"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := NewRunner(root, 0).Run(t.Context(), "/usr/bin/gcc", "-v")
+	if err != nil {
+		t.Fatalf("Run(): %v\n%s", err, out)
+	}
+	if diff := cmp.Diff("in chroot: wd=/ marker=true args=[-v]\n", string(out)); diff != "" {
+		t.Errorf("output (-want +got):\n%s", diff)
+	}
+}
