@@ -66,6 +66,8 @@ type family struct {
 	names   []string
 	index   map[string]int
 	aliases map[string]string
+	lookups map[string]int // names and aliases
+
 	closure []ExtSet // reflexive-transitive closure of the direct implications
 	direct  []ExtSet
 }
@@ -77,6 +79,17 @@ func newFamily(key string, names []string, implies map[string][]string, aliases 
 			panic("isa: duplicate table entry " + n)
 		}
 		f.index[n] = i
+	}
+	f.lookups = make(map[string]int, len(names)+len(aliases))
+	for n, i := range f.index {
+		f.lookups[n] = i
+	}
+	for a, n := range aliases {
+		i, ok := f.index[n]
+		if !ok {
+			panic("isa: alias " + a + " of unknown " + n)
+		}
+		f.lookups[a] = i
 	}
 	f.direct = make([]ExtSet, len(names))
 	f.closure = make([]ExtSet, len(names))
@@ -106,14 +119,8 @@ func newFamily(key string, names []string, implies map[string][]string, aliases 
 
 // lookup resolves a name or alias to its bit.
 func (f *family) lookup(name string) (int, bool) {
-	if i, ok := f.index[name]; ok {
-		return i, true
-	}
-	if a, ok := f.aliases[name]; ok {
-		i, ok := f.index[a]
-		return i, ok
-	}
-	return 0, false
+	i, ok := f.lookups[name]
+	return i, ok
 }
 
 func (f *family) mustSet(names ...string) ExtSet {
