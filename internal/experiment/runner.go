@@ -27,6 +27,10 @@ type Runner struct {
 	Progress io.Writer
 	// BindTimeout bounds the wait for one pod (default 30s).
 	BindTimeout time.Duration
+	// Prepare, if set, runs on each run's namespace before its pods are
+	// created (democluster gives the namespace's default ServiceAccount the
+	// registry's pull secret there, as a real cluster would have it).
+	Prepare func(ctx context.Context, namespace string) error
 }
 
 // Run runs tasks as scenario sc, with or without isamatch, in a namespace of
@@ -48,6 +52,11 @@ func (r *Runner) Run(ctx context.Context, sc Scenario, isamatch bool, tasks []Ta
 		return Result{}, nil, fmt.Errorf("create namespace: %w", err)
 	}
 	defer r.cleanup(context.WithoutCancel(ctx), ns.Name)
+	if r.Prepare != nil {
+		if err := r.Prepare(ctx, ns.Name); err != nil {
+			return Result{}, nil, fmt.Errorf("prepare namespace %s: %w", ns.Name, err)
+		}
+	}
 
 	timeout := r.BindTimeout
 	if timeout == 0 {

@@ -1,0 +1,472 @@
+package democluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/isamatch/isamatch/internal/experiment"
+	"github.com/isamatch/isamatch/test/framework"
+)
+
+// Label, annotation and object names democluster relies on.
+const (
+	// ISAAnnotation is the canonical short ISA the labeler writes on a node.
+	ISAAnnotation = "isa.isamatch.io/isa"
+	// ArchLabel is the native architecture label the labeler writes.
+	ArchLabel = "isa.isamatch.io/arch"
+	// DecisionAnnotation is the webhook's record on a pod.
+	DecisionAnnotation = "isa.isamatch.io/decision"
+	// PullSecretName is the kubernetes.io/dockerconfigjson Secret that
+	// PrepareNamespace puts on each namespace's default ServiceAccount.
+	PullSecretName = "isamatch-registry"
+	// ProbeImage is the multi-arch image the readiness probe uses.
+	ProbeImage = "democluster/probe"
+	// probeNamespace is where the webhook's readiness is probed.
+	probeNamespace = "democluster-probe"
+)
+
+// Options configures Start.
+type Options struct {
+	// Nodes are the simulated nodes. A node's Fixture is a directory under
+	// pkg/probe/testdata, or an absolute path to a host root.
+	Nodes []experiment.NodeSpec
+	// ExtraImages are pushed besides experiment.Images().
+	ExtraImages []experiment.Image
+	// ExtraNodeLabels, when set, returns labels a node gets at creation
+	// besides the kubelet's (zones for user-written affinity, say).
+	ExtraNodeLabels func(experiment.NodeSpec) map[string]string
+	// Progress receives one line per step; nil discards them.
+	Progress io.Writer
+	// BinDir receives the labeler and webhook binaries; empty means
+	// <repo>/bin (git-ignored).
+	BinDir string
+	// Dir holds logs, certificates and registry storage. Empty means a new
+	// temporary directory, removed by Stop unless ISAMATCH_KEEP_TMP=true.
+	Dir string
+	// Parallel bounds concurrent labeler runs and image pushes (default 4).
+	Parallel int
+}
+
+// Cluster is a running demo cluster.
+type Cluster struct {
+	// RepoRoot is the module root the binaries and fixtures came from.
+	RepoRoot string
+	// CP is the control plane (kube-apiserver, etcd, kube-scheduler).
+	CP *framework.ControlPlane
+	// Client is an admin client.
+	Client client.Client
+	// Registry holds the images; pods reference Registry.Host.
+	Registry *framework.Registry
+	// Webhook is the webhook process.
+	Webhook *framework.Process
+	// Nodes are the simulated nodes, in Options order.
+	Nodes []experiment.NodeSpec
+	// LabelerBin and WebhookBin are the binaries that run.
+	LabelerBin, WebhookBin string
+	// WebhookHealthAddr is the webhook's healthz/readyz address.
+	WebhookHealthAddr string
+	// Dir holds logs and certificates.
+	Dir string
+
+	progress  io.Writer
+	removeDir bool
+}
+
+// Start builds the labeler and webhook, starts the control plane, the
+// registry, the nodes and the webhook, and returns once the webhook answers
+// and its inventory sees every node with its labels. ctx bounds start-up;
+// the processes run until Stop.
+func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
+	if len(opts.Nodes) == 0 {
+		return nil, errors.New("democluster: no nodes: pass Options.Nodes (experiment.PaperCluster() for the paper's)")
+	}
+	if opts.Parallel <= 0 {
+		opts.Parallel = 4
+	}
+	c = &Cluster{Nodes: opts.Nodes, progress: opts.Progress, Dir: opts.Dir}
+	if c.progress == nil {
+		c.progress = io.Discard
+	}
+	if c.RepoRoot, err = RepoRoot(); err != nil {
+		return nil, err
+	}
+	if c.Dir == "" {
+		if c.Dir, err = os.MkdirTemp("", "isamatch-demo-"); err != nil {
+			return nil, fmt.Errorf("create demo dir: %w", err)
+		}
+		c.removeDir = true
+	}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, c.Stop())
+			c = nil
+		}
+	}()
+
+	binDir := opts.BinDir
+	if binDir == "" {
+		binDir = filepath.Join(c.RepoRoot, "bin")
+	}
+	step := c.step("build cmd/labeler and cmd/webhook into " + binDir)
+	if c.LabelerBin, c.WebhookBin, err = Build(ctx, c.RepoRoot, binDir); err != nil {
+		return c, err
+	}
+	step()
+
+	hook, source, err := WebhookConfiguration(c.RepoRoot)
+	if err != nil {
+		return c, err
+	}
+	step = c.step("start kube-apiserver, etcd and kube-scheduler (webhook configuration from " + source + ")")
+	cpDir := filepath.Join(c.Dir, "controlplane")
+	if err := os.MkdirAll(cpDir, 0o755); err != nil {
+		return c, fmt.Errorf("create control plane dir: %w", err)
+	}
+	c.CP, err = framework.Start(ctx, framework.Options{
+		Scheduler: true,
+		Dir:       cpDir,
+		WebhookInstallOptions: envtest.WebhookInstallOptions{
+			LocalServingHost: "127.0.0.1",
+			MutatingWebhooks: []*admissionregistrationv1.MutatingWebhookConfiguration{hook},
+		},
+	})
+	if err != nil {
+		return c, err
+	}
+	c.Client = c.CP.Client
+	step()
+
+	step = c.step("start docker-registry (TLS, basic auth) and push images")
+	regDir := filepath.Join(c.Dir, "registry")
+	if err := os.MkdirAll(regDir, 0o755); err != nil {
+		return c, fmt.Errorf("create registry dir: %w", err)
+	}
+	if c.Registry, err = framework.StartRegistry(ctx, framework.RegistryOptions{Dir: regDir}); err != nil {
+		return c, err
+	}
+	images := append(experiment.Images(), opts.ExtraImages...)
+	images = append(images, experiment.Image{Repo: ProbeImage, Tag: "v1", Platforms: []experiment.Platform{
+		{OS: "linux", Architecture: "amd64"}, {OS: "linux", Architecture: "arm64"}, {OS: "linux", Architecture: "riscv64"},
+	}})
+	if err := c.push(ctx, images, opts.Parallel); err != nil {
+		return c, err
+	}
+	step()
+
+	step = c.step(fmt.Sprintf("create %d Ready nodes and label each with the labeler binary", len(opts.Nodes)))
+	if err := c.createNodes(ctx, opts.ExtraNodeLabels); err != nil {
+		return c, err
+	}
+	if err := c.label(ctx, opts.Parallel); err != nil {
+		return c, err
+	}
+	step()
+
+	step = c.step("start the webhook and wait until its inventory sees every node")
+	if err := c.startWebhook(ctx); err != nil {
+		return c, err
+	}
+	if err := c.waitInventory(ctx); err != nil {
+		return c, err
+	}
+	step()
+	return c, nil
+}
+
+// step prints what starts now and returns a func that prints how long it took.
+func (c *Cluster) step(what string) func() {
+	start := time.Now()
+	fmt.Fprintf(c.progress, "democluster: %s ...\n", what)
+	return func() { fmt.Fprintf(c.progress, "democluster:   done in %.1fs\n", time.Since(start).Seconds()) }
+}
+
+// Stop stops the webhook, the registry and the control plane.
+func (c *Cluster) Stop() error {
+	if c == nil {
+		return nil
+	}
+	var errs []error
+	if c.Webhook != nil {
+		errs = append(errs, c.Webhook.Stop(10*time.Second))
+	}
+	if c.Registry != nil {
+		errs = append(errs, c.Registry.Stop())
+	}
+	if c.CP != nil {
+		errs = append(errs, c.CP.Stop())
+	}
+	if c.removeDir && os.Getenv("ISAMATCH_KEEP_TMP") != "true" {
+		errs = append(errs, os.RemoveAll(c.Dir))
+	}
+	return errors.Join(errs...)
+}
+
+// RepoRoot finds the isamatch module root from the working directory up.
+func RepoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("find repository root: %w", err)
+	}
+	for {
+		data, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+		if err == nil && strings.Contains(string(data), "module github.com/isamatch/isamatch\n") {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("find repository root: no go.mod of github.com/isamatch/isamatch above the working directory: run from inside the repository")
+		}
+		dir = parent
+	}
+}
+
+// Build builds cmd/labeler and cmd/webhook into binDir (go's build cache
+// makes a rebuild of unchanged sources quick) and returns their paths.
+func Build(ctx context.Context, repoRoot, binDir string) (labeler, webhook string, err error) {
+	if err := os.MkdirAll(binDir, 0o755); err != nil {
+		return "", "", fmt.Errorf("create %s: %w", binDir, err)
+	}
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", binDir+string(filepath.Separator), "./cmd/labeler", "./cmd/webhook")
+	cmd.Dir = repoRoot
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", "", fmt.Errorf("go build ./cmd/labeler ./cmd/webhook: %w\n%s", err, out)
+	}
+	return filepath.Join(binDir, "labeler"), filepath.Join(binDir, "webhook"), nil
+}
+
+// HostRoot is the host root the labeler probes for n.
+func (c *Cluster) HostRoot(n experiment.NodeSpec) string {
+	if filepath.IsAbs(n.Fixture) {
+		return n.Fixture
+	}
+	return filepath.Join(c.RepoRoot, "pkg", "probe", "testdata", n.Fixture)
+}
+
+func (c *Cluster) push(ctx context.Context, images []experiment.Image, parallel int) error {
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(parallel)
+	for _, img := range images {
+		g.Go(func() error {
+			ps := make([]framework.Platform, 0, len(img.Platforms))
+			for _, p := range img.Platforms {
+				ps = append(ps, framework.Platform{OS: p.OS, Arch: p.Architecture, Variant: p.Variant, Labels: p.Labels})
+			}
+			_, err := framework.PushIndex(ctx, c.Registry, img.Repo, img.Tag, ps)
+			return err
+		})
+	}
+	return g.Wait()
+}
+
+func (c *Cluster) createNodes(ctx context.Context, extra func(experiment.NodeSpec) map[string]string) error {
+	for _, n := range c.Nodes {
+		if n.Name == "" || n.Arch == "" || n.MilliCPU <= 0 || n.MemMi <= 0 {
+			return fmt.Errorf("node %+v: needs Name, Arch, MilliCPU and MemMi", n)
+		}
+		if _, err := os.Stat(filepath.Join(c.HostRoot(n), "proc", "cpuinfo")); err != nil {
+			return fmt.Errorf("node %s: host root %s has no proc/cpuinfo: %w", n.Name, c.HostRoot(n), err)
+		}
+		w := framework.MakeNode(n.Name).Arch(n.Arch).
+			CPU(strconv.FormatInt(n.MilliCPU, 10) + "m").Memory(strconv.FormatInt(n.MemMi, 10) + "Mi")
+		if extra != nil {
+			w = w.Labels(extra(n))
+		}
+		if err := framework.CreateReadyNode(ctx, c.Client, w.Obj()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// label runs "labeler --once" for every node against its host root and
+// checks that each node then carries the labeler's architecture label.
+func (c *Cluster) label(ctx context.Context, parallel int) error {
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(parallel)
+	for _, n := range c.Nodes {
+		g.Go(func() error {
+			cmd := exec.CommandContext(gctx, c.LabelerBin, "--once", "--node-name="+n.Name, "--host-root="+c.HostRoot(n),
+				"--kubeconfig="+c.CP.KubeconfigPath, "--exec=direct")
+			if out, err := cmd.CombinedOutput(); err != nil {
+				return fmt.Errorf("labeler --once --node-name=%s --host-root=%s: %w\n%s", n.Name, c.HostRoot(n), err, out)
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	for _, n := range c.Nodes {
+		var node corev1.Node
+		if err := c.Client.Get(ctx, client.ObjectKey{Name: n.Name}, &node); err != nil {
+			return fmt.Errorf("get node %s: %w", n.Name, err)
+		}
+		if node.Labels[ArchLabel] == "" || node.Annotations[ISAAnnotation] == "" {
+			return fmt.Errorf("node %s has no %s label or %s annotation after the labeler ran on %s",
+				n.Name, ArchLabel, ISAAnnotation, c.HostRoot(n))
+		}
+	}
+	return nil
+}
+
+// NodeISA returns the short ISA the labeler wrote on each node.
+func (c *Cluster) NodeISA(ctx context.Context) (map[string]string, error) {
+	var nodes corev1.NodeList
+	if err := c.Client.List(ctx, &nodes); err != nil {
+		return nil, fmt.Errorf("list nodes: %w", err)
+	}
+	out := map[string]string{}
+	for _, n := range nodes.Items {
+		out[n.Name] = n.Annotations[ISAAnnotation]
+	}
+	return out, nil
+}
+
+func (c *Cluster) startWebhook(ctx context.Context) error {
+	wio := c.CP.Env.WebhookInstallOptions
+	healthPort, err := framework.FreePort()
+	if err != nil {
+		return err
+	}
+	metricsPort, err := framework.FreePort()
+	if err != nil {
+		return err
+	}
+	c.WebhookHealthAddr = "127.0.0.1:" + strconv.Itoa(healthPort)
+	args := []string{
+		"--kubeconfig=" + c.CP.KubeconfigPath,
+		"--cert-dir=" + wio.LocalServingCertDir,
+		"--port=" + strconv.Itoa(wio.LocalServingPort),
+		"--cert-rotation=false",
+		"--registry-ca=" + c.Registry.CAFile,
+		"--health-probe-bind-address=" + c.WebhookHealthAddr,
+		"--metrics-bind-address=127.0.0.1:" + strconv.Itoa(metricsPort),
+	}
+	c.Webhook, err = framework.StartProcess("webhook", c.WebhookBin, args, nil, filepath.Join(c.Dir, "webhook.log"))
+	if err != nil {
+		return err
+	}
+	return c.Webhook.WaitHTTP(ctx, "http://"+c.WebhookHealthAddr+"/readyz", nil, 60*time.Second,
+		func(status int) bool { return status == 200 })
+}
+
+var matchingNodesRE = regexp.MustCompile(`\((\d+) nodes? now\)`)
+
+// waitInventory admits a dry-run pod asking for every node's ISA (one
+// alternative each) until the webhook's decision counts every node: the
+// webhook is serving and its inventory has seen all the labels.
+func (c *Cluster) waitInventory(ctx context.Context) error {
+	if err := c.PrepareNamespace(ctx, probeNamespace); err != nil {
+		return err
+	}
+	isas, err := c.NodeISA(ctx)
+	if err != nil {
+		return err
+	}
+	var alts []string
+	for _, s := range isas {
+		if !slices.Contains(alts, s) {
+			alts = append(alts, s)
+		}
+	}
+	slices.Sort(alts)
+	want := len(c.Nodes)
+	var last string
+	err = wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+		pod := framework.MakePod("probe", probeNamespace).Image(c.Registry.Ref(ProbeImage, "v1")).
+			Annotation("isa.request", strings.Join(alts, " | ")).Obj()
+		if err := c.Client.Create(ctx, pod, client.DryRunAll); err != nil {
+			return false, fmt.Errorf("dry-run probe pod with isa.request %q: %w", strings.Join(alts, " | "), err)
+		}
+		last = pod.Annotations[DecisionAnnotation]
+		m := matchingNodesRE.FindStringSubmatch(last)
+		return m != nil && m[1] == strconv.Itoa(want), nil
+	})
+	if err != nil {
+		if last == "" {
+			last = "(no decision annotation: the webhook did not mutate the pod)"
+		}
+		return fmt.Errorf("webhook inventory never counted all %d nodes: %w; last decision: %s\n%s", want, err, last, c.Webhook.LogTail(30))
+	}
+	return nil
+}
+
+// PrepareNamespace creates namespace ns if needed, the registry's pull
+// secret in it and a default ServiceAccount that references the secret (no
+// controller-manager runs, so nothing else creates that account).
+func (c *Cluster) PrepareNamespace(ctx context.Context, ns string) error {
+	err := c.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("create namespace %s: %w", ns, err)
+	}
+	secret := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: PullSecretName, Namespace: ns},
+		Type:       corev1.SecretTypeDockerConfigJson,
+		Data:       map[string][]byte{corev1.DockerConfigJsonKey: c.Registry.DockerConfigJSON()},
+	}
+	if err := c.Client.Create(ctx, secret); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("create pull secret in %s: %w", ns, err)
+	}
+	sa := &corev1.ServiceAccount{
+		ObjectMeta:       metav1.ObjectMeta{Name: "default", Namespace: ns},
+		ImagePullSecrets: []corev1.LocalObjectReference{{Name: PullSecretName}},
+	}
+	if err := c.Client.Create(ctx, sa); err != nil {
+		if !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("create default ServiceAccount in %s: %w", ns, err)
+		}
+		var cur corev1.ServiceAccount
+		if err := c.Client.Get(ctx, client.ObjectKeyFromObject(sa), &cur); err != nil {
+			return fmt.Errorf("get default ServiceAccount in %s: %w", ns, err)
+		}
+		cur.ImagePullSecrets = sa.ImagePullSecrets
+		if err := c.Client.Update(ctx, &cur); err != nil {
+			return fmt.Errorf("update default ServiceAccount in %s: %w", ns, err)
+		}
+	}
+	return nil
+}
+
+// Runner returns an experiment runner over the cluster's nodes and
+// registry; progress may be nil.
+func (c *Cluster) Runner(progress io.Writer) *experiment.Runner {
+	return &experiment.Runner{
+		Client:   c.Client,
+		Nodes:    c.Nodes,
+		Registry: c.Registry.Host,
+		Progress: progress,
+		Prepare:  c.PrepareNamespace,
+	}
+}
+
+// LogTails returns the tails of the scheduler's and the webhook's logs, for
+// failure reports.
+func (c *Cluster) LogTails(n int) string {
+	var b strings.Builder
+	if c.CP != nil {
+		b.WriteString(c.CP.SchedulerLogTail(n))
+	}
+	if c.Webhook != nil {
+		b.WriteString(c.Webhook.LogTail(n))
+	}
+	return b.String()
+}
