@@ -271,7 +271,8 @@ func (r *Resolver) fetch(ctx context.Context, ref name.Reference, auth PullAuth)
 func (r *Resolver) fromIndex(ctx context.Context, idx v1.ImageIndex, depth int) ([]Platform, error) {
 	im, err := idx.IndexManifest()
 	if err != nil {
-		return nil, err
+		// The bytes are already here: a failure is a parse failure.
+		return nil, fmt.Errorf("%w: parse image index: %w", errMalformed, err)
 	}
 	results := make([][]Platform, len(im.Manifests))
 	g, gctx := errgroup.WithContext(ctx)
