@@ -1,0 +1,273 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/open-policy-agent/cert-controller/pkg/rotator"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/klog/v2/textlogger"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client/config"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	"github.com/isamatch/isamatch/pkg/inventory"
+	"github.com/isamatch/isamatch/pkg/mutate"
+	"github.com/isamatch/isamatch/pkg/registry"
+)
+
+// Exit codes.
+const (
+	exitOK    = 0
+	exitFail  = 1
+	exitUsage = 2
+)
+
+// Names shared with config/webhook.
+const (
+	MutatePath        = "/mutate-v1-pod"
+	WebhookConfigName = "isamatch"
+	ServiceName       = "isamatch-webhook"
+	CertSecretName    = "isamatch-webhook-cert"
+	DefaultNamespace  = "isamatch-system"
+)
+
+// stringList is a repeatable flag.
+type stringList []string
+
+func (s *stringList) String() string { return strings.Join(*s, ",") }
+
+func (s *stringList) Set(v string) error {
+	if v == "" {
+		return errors.New("empty value")
+	}
+	*s = append(*s, v)
+	return nil
+}
+
+type options struct {
+	kubeconfig         string
+	certDir            string
+	port               int
+	metricsAddr        string
+	probeAddr          string
+	registryCA         string
+	insecureRegistries stringList
+	cacheTTL           time.Duration
+	budget             time.Duration
+	certRotation       bool
+	namespace          string
+	verbosity          int
+}
+
+func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
+	var o options
+	inCluster := os.Getenv("KUBERNETES_SERVICE_HOST") != ""
+	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig file (default: in-cluster, then $KUBECONFIG, then ~/.kube/config)")
+	fs.StringVar(&o.certDir, "cert-dir", "/tmp/k8s-webhook-server/serving-certs", "directory with tls.crt and tls.key (written there by the rotator with --cert-rotation)")
+	fs.IntVar(&o.port, "port", 9443, "HTTPS port of the webhook")
+	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", `Prometheus metrics address ("0" disables)`)
+	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz")
+	fs.StringVar(&o.registryCA, "registry-ca", "", "PEM file of extra CA certificates trusted for registries")
+	fs.Var(&o.insecureRegistries, "insecure-registry", "HOST:PORT of a registry reachable over plain HTTP (repeatable; tests and labs)")
+	fs.DurationVar(&o.cacheTTL, "cache-ttl", registry.DefaultTTL, "how long image platforms of a tag stay cached (digests: 24h)")
+	fs.DurationVar(&o.budget, "budget", mutate.DefaultBudget, "time budget for all registry work of one admission")
+	fs.BoolVar(&o.certRotation, "cert-rotation", inCluster, "generate and rotate the serving certificate in-cluster and inject the CA into the MutatingWebhookConfiguration (default true in a cluster)")
+	fs.StringVar(&o.namespace, "namespace", DefaultNamespace, "namespace of the webhook's Service and certificate Secret")
+	fs.IntVar(&o.verbosity, "v", 0, "log verbosity (0 or 1)")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected arguments %q: webhook takes flags only", fs.Args())
+	}
+	if o.port < 1 || o.port > 65535 {
+		return o, fmt.Errorf("--port %d: want 1..65535", o.port)
+	}
+	if o.cacheTTL < 0 {
+		return o, fmt.Errorf("--cache-ttl %v: want a duration >= 0 (0 disables the cache)", o.cacheTTL)
+	}
+	if o.budget <= 0 || o.budget > 10*time.Second {
+		return o, fmt.Errorf("--budget %v: want a duration in (0, 10s]; the API server waits at most 10s", o.budget)
+	}
+	if o.certDir == "" {
+		return o, errors.New("--cert-dir is empty: name the directory holding tls.crt and tls.key")
+	}
+	if o.namespace == "" {
+		return o, errors.New("--namespace is empty: name the namespace of the webhook's Service")
+	}
+	for _, h := range o.insecureRegistries {
+		if strings.Contains(h, "/") {
+			return o, fmt.Errorf("--insecure-registry %q: want HOST:PORT without scheme or path", h)
+		}
+	}
+	return o, nil
+}
+
+func main() { os.Exit(run(os.Args[1:], os.Stderr)) }
+
+func run(args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("webhook", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	o, err := parseArgs(fs, args)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		fmt.Fprintf(stderr, "webhook: %v\n", err)
+		return exitUsage
+	}
+	ctrl.SetLogger(textlogger.NewLogger(textlogger.NewConfig(textlogger.Verbosity(o.verbosity), textlogger.Output(stderr))))
+	log := ctrl.Log.WithName("webhook")
+	if err := serve(ctrl.SetupSignalHandler(), o); err != nil {
+		log.Error(err, "Webhook failed")
+		return exitFail
+	}
+	return exitOK
+}
+
+func restConfig(kubeconfig string) (*rest.Config, error) {
+	if kubeconfig != "" {
+		return clientcmd.BuildConfigFromFlags("", kubeconfig)
+	}
+	return config.GetConfig()
+}
+
+// serve runs the webhook until ctx ends.
+func serve(ctx context.Context, o options) error {
+	cfg, err := restConfig(o.kubeconfig)
+	if err != nil {
+		return fmt.Errorf("load kubeconfig: %w", err)
+	}
+	mgr, _, err := setup(cfg, o)
+	if err != nil {
+		return err
+	}
+	return mgr.Start(ctx)
+}
+
+// setup builds the manager with everything registered. ready is closed once
+// the serving certificate is in place (at once without rotation).
+func setup(cfg *rest.Config, o options) (mgr manager.Manager, ready <-chan struct{}, err error) {
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return nil, nil, fmt.Errorf("build scheme: %w", err)
+	}
+	srv := webhook.NewServer(webhook.Options{Port: o.port, CertDir: o.certDir})
+	mgr, err = ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                 scheme,
+		Metrics:                metricsserver.Options{BindAddress: o.metricsAddr},
+		HealthProbeBindAddress: o.probeAddr,
+		WebhookServer:          srv,
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("create manager: %w", err)
+	}
+
+	certsReady := make(chan struct{})
+	if o.certRotation {
+		err := rotator.AddRotator(mgr, &rotator.CertRotator{
+			SecretKey:      types.NamespacedName{Namespace: o.namespace, Name: CertSecretName},
+			CertDir:        o.certDir,
+			CAName:         "isamatch-ca",
+			CAOrganization: "isamatch",
+			DNSName:        ServiceName + "." + o.namespace + ".svc",
+			ExtraDNSNames:  []string{ServiceName + "." + o.namespace + ".svc.cluster.local", ServiceName + "." + o.namespace},
+			IsReady:        certsReady,
+			Webhooks:       []rotator.WebhookInfo{{Name: WebhookConfigName, Type: rotator.Mutating}},
+			// Every replica keeps the certificate: no leader needed.
+			RequireLeaderElection: false,
+		})
+		if err != nil {
+			return nil, nil, fmt.Errorf("set up certificate rotation: %w", err)
+		}
+	} else {
+		close(certsReady)
+	}
+
+	inv, err := inventory.Setup(mgr)
+	if err != nil {
+		return nil, nil, fmt.Errorf("set up node inventory: %w", err)
+	}
+	clientset, err := kubernetes.NewForConfig(mgr.GetConfig())
+	if err != nil {
+		return nil, nil, fmt.Errorf("create clientset: %w", err)
+	}
+	regMetrics := registry.NewMetrics()
+	if err := regMetrics.Register(metrics.Registry); err != nil {
+		return nil, nil, fmt.Errorf("register registry metrics: %w", err)
+	}
+	mutMetrics := mutate.NewMetrics()
+	for _, c := range mutMetrics.Collectors() {
+		if err := metrics.Registry.Register(c); err != nil {
+			return nil, nil, fmt.Errorf("register webhook metrics: %w", err)
+		}
+	}
+	ropts := []registry.Option{
+		registry.WithKeychainFactory(registry.KubernetesKeychain(clientset)),
+		registry.WithInsecureRegistries(o.insecureRegistries...),
+		registry.WithTTL(o.cacheTTL),
+		registry.WithMetrics(regMetrics),
+	}
+	if o.registryCA != "" {
+		pem, err := registry.LoadCA(o.registryCA)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--registry-ca: %w", err)
+		}
+		ropts = append(ropts, registry.WithRegistryCA(pem))
+	}
+	res := registry.NewResolver(ropts...)
+	handler := mutate.NewPodMutator(res, inv, mutate.Options{
+		Budget:         o.budget,
+		SkipNamespaces: []string{"kube-system", o.namespace},
+		Metrics:        mutMetrics,
+	})
+
+	// The webhook server reads its certificate when it starts, so it joins
+	// the manager only once the rotator has written one.
+	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		select {
+		case <-certsReady:
+		case <-ctx.Done():
+			return nil
+		}
+		mgr.GetWebhookServer().Register(MutatePath, &webhook.Admission{Handler: handler})
+		return nil
+	})); err != nil {
+		return nil, nil, fmt.Errorf("add webhook starter: %w", err)
+	}
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return nil, nil, fmt.Errorf("add health check: %w", err)
+	}
+	started := srv.StartedChecker()
+	if err := mgr.AddReadyzCheck("webhook", func(req *http.Request) error {
+		select {
+		case <-certsReady:
+		default:
+			return errors.New("serving certificate not ready yet")
+		}
+		if !inv.HasSynced() {
+			return errors.New("node inventory not synced yet")
+		}
+		return started(req)
+	}); err != nil {
+		return nil, nil, fmt.Errorf("add readiness check: %w", err)
+	}
+	return mgr, certsReady, nil
+}

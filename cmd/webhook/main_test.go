@@ -1,0 +1,100 @@
+package main
+
+import (
+	"flag"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestParseArgs(t *testing.T) {
+	defaults := options{
+		certDir:     "/tmp/k8s-webhook-server/serving-certs",
+		port:        9443,
+		metricsAddr: ":8080",
+		probeAddr:   ":8081",
+		cacheTTL:    5 * time.Minute,
+		budget:      8 * time.Second,
+		namespace:   "isamatch-system",
+	}
+	tests := []struct {
+		name      string
+		args      []string
+		inCluster bool
+		want      func(o *options)
+		wantErr   string
+	}{
+		{name: "defaults out of cluster", want: func(o *options) {}},
+		{name: "defaults in cluster rotate certificates", inCluster: true, want: func(o *options) { o.certRotation = true }},
+		{name: "rotation can be turned off in cluster", inCluster: true, args: []string{"--cert-rotation=false"}, want: func(o *options) {}},
+		{name: "everything", args: []string{
+			"--kubeconfig", "/k/config", "--cert-dir", "/certs", "--port", "10443",
+			"--metrics-bind-address", "0", "--health-probe-bind-address", ":9000",
+			"--registry-ca", "/ca.pem", "--insecure-registry", "127.0.0.1:5000", "--insecure-registry", "lab:80",
+			"--cache-ttl", "1m", "--budget", "3s", "--cert-rotation", "--namespace", "other", "-v", "1",
+		}, want: func(o *options) {
+			o.kubeconfig, o.certDir, o.port = "/k/config", "/certs", 10443
+			o.metricsAddr, o.probeAddr, o.registryCA = "0", ":9000", "/ca.pem"
+			o.insecureRegistries = stringList{"127.0.0.1:5000", "lab:80"}
+			o.cacheTTL, o.budget, o.certRotation, o.namespace, o.verbosity = time.Minute, 3*time.Second, true, "other", 1
+		}},
+		{name: "port out of range", args: []string{"--port", "70000"}, wantErr: "--port 70000"},
+		{name: "budget over the API server timeout", args: []string{"--budget", "11s"}, wantErr: "--budget 11s"},
+		{name: "zero budget", args: []string{"--budget", "0s"}, wantErr: "--budget 0s"},
+		{name: "negative cache TTL", args: []string{"--cache-ttl", "-1s"}, wantErr: "--cache-ttl -1s"},
+		{name: "insecure registry with scheme", args: []string{"--insecure-registry", "http://lab:80"}, wantErr: `"http://lab:80"`},
+		{name: "empty insecure registry", args: []string{"--insecure-registry", ""}, wantErr: "empty value"},
+		{name: "positional argument", args: []string{"serve"}, wantErr: "unexpected arguments"},
+		{name: "unknown flag", args: []string{"--tls-cert", "x"}, wantErr: "flag provided but not defined"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.inCluster {
+				t.Setenv("KUBERNETES_SERVICE_HOST", "10.0.0.1")
+			} else {
+				t.Setenv("KUBERNETES_SERVICE_HOST", "")
+			}
+			fs := flag.NewFlagSet("webhook", flag.ContinueOnError)
+			fs.SetOutput(io.Discard)
+			got, err := parseArgs(fs, tc.args)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("parseArgs(%q) error = %v, want one mentioning %q", tc.args, err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("parseArgs(%q): %v", tc.args, err)
+			}
+			want := defaults
+			tc.want(&want)
+			if diff := cmp.Diff(want, got, cmp.AllowUnexported(options{})); diff != "" {
+				t.Errorf("parseArgs(%q) (-want +got):\n%s", tc.args, diff)
+			}
+		})
+	}
+}
+
+func TestRunUsageErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want int
+	}{
+		{name: "help", args: []string{"-h"}, want: exitOK},
+		{name: "bad flag", args: []string{"--port", "x"}, want: exitUsage},
+		{name: "bad value", args: []string{"--budget", "1m"}, want: exitUsage},
+		{name: "missing kubeconfig file", args: []string{"--kubeconfig", "/nonexistent/kubeconfig", "--cert-rotation=false"}, want: exitFail},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var stderr strings.Builder
+			if got := run(tc.args, &stderr); got != tc.want {
+				t.Errorf("run(%q) = %d, want %d; stderr:\n%s", tc.args, got, tc.want, stderr.String())
+			}
+		})
+	}
+}

@@ -1,0 +1,220 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"flag"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+)
+
+// renderConfig runs `kubectl kustomize config` and decodes every object.
+func renderConfig(t *testing.T) []runtime.Object {
+	t.Helper()
+	kubectl, err := exec.LookPath("kubectl")
+	if err != nil {
+		if os.Getenv("CI") == "" {
+			t.Skip("kubectl not installed (required when CI is set)")
+		}
+		t.Fatalf("kubectl not found: %v", err)
+	}
+	dir, err := filepath.Abs(filepath.Join("..", "..", "config"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(t.Context(), kubectl, "kustomize", dir)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("kubectl kustomize %s: %v\n%s", dir, err, stderr.String())
+	}
+	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	decoder := serializer.NewCodecFactory(s).UniversalDeserializer()
+	var objs []runtime.Object
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(out)))
+	for {
+		doc, err := r.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("split rendered YAML: %v", err)
+		}
+		if len(bytes.TrimSpace(doc)) == 0 {
+			continue
+		}
+		obj, _, err := decoder.Decode(doc, nil, nil)
+		if err != nil {
+			t.Fatalf("decode rendered object: %v\n%s", err, doc)
+		}
+		objs = append(objs, obj)
+	}
+	return objs
+}
+
+func find[T runtime.Object](t *testing.T, objs []runtime.Object, name string, getName func(T) string) T {
+	t.Helper()
+	var found []T
+	for _, o := range objs {
+		if v, ok := o.(T); ok && getName(v) == name {
+			found = append(found, v)
+		}
+	}
+	if len(found) != 1 {
+		var zero T
+		t.Fatalf("rendered config has %d %T named %q, want 1", len(found), zero, name)
+	}
+	return found[0]
+}
+
+func TestConfigRenders(t *testing.T) {
+	objs := renderConfig(t)
+
+	find(t, objs, DefaultNamespace, func(n *corev1.Namespace) string { return n.Name })
+
+	mwc := find(t, objs, WebhookConfigName, func(m *admissionregistrationv1.MutatingWebhookConfiguration) string { return m.Name })
+	if len(mwc.Webhooks) != 1 {
+		t.Fatalf("MutatingWebhookConfiguration has %d webhooks, want 1", len(mwc.Webhooks))
+	}
+	wh := mwc.Webhooks[0]
+	svc := wh.ClientConfig.Service
+	checks := []struct {
+		name string
+		ok   bool
+	}{
+		{"service is " + ServiceName + " in " + DefaultNamespace, svc != nil && svc.Name == ServiceName && svc.Namespace == DefaultNamespace},
+		{"path is " + MutatePath, svc != nil && svc.Path != nil && *svc.Path == MutatePath},
+		{"failurePolicy Ignore", wh.FailurePolicy != nil && *wh.FailurePolicy == admissionregistrationv1.Ignore},
+		{"timeoutSeconds at most 10", wh.TimeoutSeconds != nil && *wh.TimeoutSeconds <= 10},
+		{"sideEffects None", wh.SideEffects != nil && *wh.SideEffects == admissionregistrationv1.SideEffectClassNone},
+		{"admissionReviewVersions [v1]", slices.Equal(wh.AdmissionReviewVersions, []string{"v1"})},
+		{"reinvocationPolicy Never", wh.ReinvocationPolicy != nil && *wh.ReinvocationPolicy == admissionregistrationv1.NeverReinvocationPolicy},
+		{"pods CREATE only", len(wh.Rules) == 1 && slices.Equal(wh.Rules[0].Operations, []admissionregistrationv1.OperationType{admissionregistrationv1.Create}) &&
+			slices.Equal(wh.Rules[0].Resources, []string{"pods"}) && slices.Equal(wh.Rules[0].APIGroups, []string{""})},
+		{"namespaceSelector excludes kube-system and isamatch-system", wh.NamespaceSelector != nil && slices.ContainsFunc(wh.NamespaceSelector.MatchExpressions, func(r metav1.LabelSelectorRequirement) bool {
+			return r.Key == "kubernetes.io/metadata.name" && r.Operator == "NotIn" && slices.Contains(r.Values, "kube-system") && slices.Contains(r.Values, DefaultNamespace)
+		})},
+		{"namespaceSelector honours the ignore label", wh.NamespaceSelector != nil && slices.ContainsFunc(wh.NamespaceSelector.MatchExpressions, func(r metav1.LabelSelectorRequirement) bool {
+			return r.Key == "isa.isamatch.io/ignore" && r.Operator == "NotIn" && slices.Equal(r.Values, []string{"true"})
+		})},
+	}
+
+	dep := find(t, objs, ServiceName, func(d *appsv1.Deployment) string { return d.Name })
+	pod := dep.Spec.Template.Spec
+	if len(pod.Containers) != 1 {
+		t.Fatalf("Deployment has %d containers, want 1", len(pod.Containers))
+	}
+	c := pod.Containers[0]
+	fs := flag.NewFlagSet("webhook", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	args, err := parseArgs(fs, c.Args)
+	if err != nil {
+		t.Fatalf("Deployment args %q do not parse: %v", c.Args, err)
+	}
+	service := find(t, objs, ServiceName, func(s *corev1.Service) string { return s.Name })
+	secret := find(t, objs, CertSecretName, func(s *corev1.Secret) string { return s.Name })
+	pdb := find(t, objs, ServiceName, func(p *policyv1.PodDisruptionBudget) string { return p.Name })
+	cr := find(t, objs, ServiceName, func(r *rbacv1.ClusterRole) string { return r.Name })
+	role := find(t, objs, ServiceName, func(r *rbacv1.Role) string { return r.Name })
+	sc := c.SecurityContext
+	psc := pod.SecurityContext
+	webhookPort := int32(0)
+	for _, p := range c.Ports {
+		if p.Name == "webhook" {
+			webhookPort = p.ContainerPort
+		}
+	}
+	checks = append(checks, []struct {
+		name string
+		ok   bool
+	}{
+		{"image placeholder", c.Image == "ghcr.io/isamatch/webhook:latest"},
+		{"two replicas", dep.Spec.Replicas != nil && *dep.Spec.Replicas == 2},
+		{"soft anti-affinity", pod.Affinity != nil && pod.Affinity.PodAntiAffinity != nil &&
+			len(pod.Affinity.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution) > 0 &&
+			len(pod.Affinity.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution) == 0},
+		{"cert rotation on", args.certRotation},
+		{"container port is --port", int(webhookPort) == args.port},
+		{"readiness /readyz", c.ReadinessProbe != nil && c.ReadinessProbe.HTTPGet != nil && c.ReadinessProbe.HTTPGet.Path == "/readyz"},
+		{"liveness /healthz", c.LivenessProbe != nil && c.LivenessProbe.HTTPGet != nil && c.LivenessProbe.HTTPGet.Path == "/healthz"},
+		{"resources", c.Resources.Requests.Cpu().MilliValue() > 0 && !c.Resources.Limits.Memory().IsZero()},
+		{"non-root", psc != nil && psc.RunAsNonRoot != nil && *psc.RunAsNonRoot},
+		{"read-only root fs", sc != nil && sc.ReadOnlyRootFilesystem != nil && *sc.ReadOnlyRootFilesystem},
+		{"no privilege escalation", sc != nil && sc.AllowPrivilegeEscalation != nil && !*sc.AllowPrivilegeEscalation},
+		{"drop ALL", sc != nil && sc.Capabilities != nil && slices.Equal(sc.Capabilities.Drop, []corev1.Capability{"ALL"})},
+		{"service 443 -> webhook port", len(service.Spec.Ports) == 1 && service.Spec.Ports[0].Port == 443 &&
+			(service.Spec.Ports[0].TargetPort == intstr.FromString("webhook") || service.Spec.Ports[0].TargetPort == intstr.FromInt32(webhookPort))},
+		{"service selects the pods", selects(service.Spec.Selector, dep.Spec.Template.Labels)},
+		{"certificate secret in the namespace", secret.Namespace == args.namespace},
+		{"certificate secret mounted at --cert-dir", mountsSecret(pod, c, CertSecretName, args.certDir)},
+		{"PDB minAvailable 1", pdb.Spec.MinAvailable != nil && pdb.Spec.MinAvailable.IntValue() == 1},
+		{"ClusterRole lists and watches nodes", allows(cr.Rules, "", "nodes", "list", "watch")},
+		{"ClusterRole reads pull credentials", allows(cr.Rules, "", "secrets", "get") && allows(cr.Rules, "", "serviceaccounts", "get")},
+		{"ClusterRole injects the CA", allows(cr.Rules, "admissionregistration.k8s.io", "mutatingwebhookconfigurations", "get", "list", "watch", "update")},
+		{"Role maintains the certificate secret", role.Namespace == args.namespace && allows(role.Rules, "", "secrets", "get", "list", "watch", "update", "create")},
+	}...)
+	for _, ck := range checks {
+		if !ck.ok {
+			t.Errorf("rendered config: %s: not so", ck.name)
+		}
+	}
+}
+
+func selects(selector, labels map[string]string) bool {
+	if len(selector) == 0 {
+		return false
+	}
+	for k, v := range selector {
+		if labels[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+func mountsSecret(pod corev1.PodSpec, c corev1.Container, secret, dir string) bool {
+	for _, v := range pod.Volumes {
+		if v.Secret == nil || v.Secret.SecretName != secret {
+			continue
+		}
+		for _, m := range c.VolumeMounts {
+			if m.Name == v.Name && m.MountPath == dir {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// allows reports whether some rule grants every verb on resource.
+func allows(rules []rbacv1.PolicyRule, group, resource string, verbs ...string) bool {
+	for _, verb := range verbs {
+		ok := slices.ContainsFunc(rules, func(r rbacv1.PolicyRule) bool {
+			return slices.Contains(r.APIGroups, group) && slices.Contains(r.Resources, resource) && slices.Contains(r.Verbs, verb)
+		})
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
