@@ -31,6 +31,8 @@ type Group struct {
 	Native   isa.ISA
 	Emulated []isa.ISA
 	Nodes    int
+	// Name is Native.Short(), computed once for messages.
+	Name string
 }
 
 // Snapshot is an immutable view of the inventory. Callers must not modify
@@ -187,7 +189,7 @@ func (i *Inventory) setLocked(name string, labels map[string]string) bool {
 			g := i.groups[p.key]
 			if g == nil {
 				g = &groupState{key: p.key, group: Group{
-					ID: isa.GroupID(p.native), Native: p.native, Emulated: p.emulated,
+					ID: isa.GroupID(p.native), Native: p.native, Emulated: p.emulated, Name: p.native.Short(),
 				}}
 				i.groups[p.key] = g
 			}

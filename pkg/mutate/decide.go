@@ -2,10 +2,14 @@ package mutate
 
 import (
 	"cmp"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
 
@@ -92,9 +96,75 @@ type emuAlt struct {
 	native alt
 }
 
-// matcher holds what decisions need that never changes.
+// matcher holds what decisions need that never changes, and memoises the
+// pure isa functions decisions call for the same few ISAs over and over.
 type matcher struct {
 	baseline map[isa.Arch]isa.ExtSet // FromPlatform(linux, arch, "")
+
+	cached       atomic.Int64 // entries in the maps below, bounded by maxCached
+	platformMemo sync.Map     // registry.Platform (ISARequest "") -> platformISA
+	reqMemo      sync.Map     // isaKey -> []corev1.NodeSelectorRequirement (never modified)
+	briefMemo    sync.Map     // isaKey -> string
+
+	memo   atomic.Pointer[rankMemo]
+	noMemo bool // for benchmarks of the uncached work
+}
+
+// maxCached bounds the memo maps; past it, values are computed each time.
+const maxCached = 4096
+
+type isaKey struct {
+	arch     isa.Arch
+	exts     isa.ExtSet
+	emulated bool
+}
+
+type platformISA struct {
+	isa isa.ISA
+	err error
+}
+
+func (m *matcher) store(mp *sync.Map, k, v any) {
+	if m.cached.Load() < maxCached {
+		if _, loaded := mp.LoadOrStore(k, v); !loaded {
+			m.cached.Add(1)
+		}
+	}
+}
+
+func (m *matcher) fromPlatform(p registry.Platform) (isa.ISA, error) {
+	p.ISARequest = ""
+	if v, ok := m.platformMemo.Load(p); ok {
+		r := v.(platformISA)
+		return r.isa, r.err
+	}
+	i, err := isa.FromPlatform(p.OS, p.Architecture, p.Variant)
+	m.store(&m.platformMemo, p, platformISA{i, err})
+	return i, err
+}
+
+// reqs is isa.Requirements as node-selector requirements. The result is
+// shared: callers must not modify it.
+func (m *matcher) reqs(i isa.ISA, emulated bool) []corev1.NodeSelectorRequirement {
+	k := isaKey{i.Arch, i.Exts, emulated}
+	if v, ok := m.reqMemo.Load(k); ok {
+		return v.([]corev1.NodeSelectorRequirement)
+	}
+	r := nodeReqs(isa.Requirements(i, emulated))
+	m.store(&m.reqMemo, k, r)
+	return r
+}
+
+// brief is an ISA for messages: the unversioned form, cut at an extension
+// boundary when long.
+func (m *matcher) brief(i isa.ISA) string {
+	k := isaKey{arch: i.Arch, exts: i.Exts}
+	if v, ok := m.briefMemo.Load(k); ok {
+		return v.(string)
+	}
+	b := briefName(i.Short())
+	m.store(&m.briefMemo, k, b)
+	return b
 }
 
 func newMatcher() *matcher {
@@ -111,7 +181,7 @@ func newMatcher() *matcher {
 // the platforms isamatch has no model for.
 func (m *matcher) imageAlts(img ImageInfo, useLabel bool) (alts []alt, unsupported []string, labelErr error) {
 	for _, p := range img.Platforms {
-		i, err := isa.FromPlatform(p.OS, p.Architecture, p.Variant)
+		i, err := m.fromPlatform(p)
 		if err != nil {
 			unsupported = append(unsupported, platformString(p))
 			continue
@@ -272,7 +342,7 @@ func (m *matcher) decide(in Input, snap *inventory.Snapshot) Decision {
 			next := combine(combo, alts)
 			if len(next) == 0 {
 				d.Denied = fmt.Sprintf("the pod's images have no common architecture: image %q runs on %s, but the images before it need %s; use multi-platform images that share an architecture",
-					img.Ref, platformsString(img.Platforms), altsString(combo))
+					img.Ref, platformsString(img.Platforms), m.altsString(combo))
 				return d
 			}
 			combo = next
@@ -324,15 +394,14 @@ func (m *matcher) decide(in Input, snap *inventory.Snapshot) Decision {
 		}
 	}
 
-	d.Required = requiredTerms(emu, native)
-	d.MatchingNodes = matchingNodes(snap, emu, native)
-	var runs []tierRun
-	d.Preferred, runs = preferredTerms(in.QEMU, emu, native, snap)
+	d.Required = m.requiredTerms(emu, native)
+	r := m.rank(snap, in.QEMU, emu, native)
+	d.MatchingNodes, d.Preferred = r.matching, r.preferred
 	if len(d.Required) > 0 && d.MatchingNodes == 0 {
 		d.Warnings = append(d.Warnings, Warning{"noNode",
-			fmt.Sprintf("no node satisfies %s now; the pod stays Pending until such a node joins", requiredString(emu, native))})
+			fmt.Sprintf("no node satisfies %s now; the pod stays Pending until such a node joins", m.requiredString(emu, native))})
 	}
-	d.Summary = summary(in, emu, native, runs, d)
+	d.Summary = m.summary(in, emu, native, r.tiers, d)
 	return d
 }
 
@@ -388,7 +457,7 @@ func plainArches(alts []alt) []string {
 
 // requiredTerms: emulation terms first, then native; plain architectures
 // share one kubernetes.io/arch In term.
-func requiredTerms(emu []emuAlt, native []alt) []corev1.NodeSelectorTerm {
+func (m *matcher) requiredTerms(emu []emuAlt, native []alt) []corev1.NodeSelectorTerm {
 	var terms []corev1.NodeSelectorTerm
 	add := func(t corev1.NodeSelectorTerm) {
 		for _, have := range terms {
@@ -405,18 +474,18 @@ func requiredTerms(emu []emuAlt, native []alt) []corev1.NodeSelectorTerm {
 			n := emu[k].native
 			switch {
 			case n.isa.Arch == "":
-				add(corev1.NodeSelectorTerm{MatchExpressions: nodeReqs(isa.Requirements(q, true))})
+				add(corev1.NodeSelectorTerm{MatchExpressions: m.reqs(q, true)})
 			case n.plain:
 				if !slices.Contains(plain, string(n.isa.Arch)) {
 					plain = append(plain, string(n.isa.Arch))
 				}
 			default:
-				add(corev1.NodeSelectorTerm{MatchExpressions: append(nodeReqs(isa.Requirements(q, true)), nodeReqs(isa.Requirements(n.isa, false))...)})
+				add(corev1.NodeSelectorTerm{MatchExpressions: slices.Concat(m.reqs(q, true), m.reqs(n.isa, false))})
 			}
 		}
 		if len(plain) > 0 {
 			slices.Sort(plain)
-			add(corev1.NodeSelectorTerm{MatchExpressions: append(nodeReqs(isa.Requirements(q, true)), archIn(plain))})
+			add(corev1.NodeSelectorTerm{MatchExpressions: slices.Concat(m.reqs(q, true), []corev1.NodeSelectorRequirement{archIn(plain)})})
 		}
 	}
 	if p := plainArches(native); len(p) > 0 {
@@ -424,18 +493,13 @@ func requiredTerms(emu []emuAlt, native []alt) []corev1.NodeSelectorTerm {
 	}
 	for _, n := range native {
 		if !n.plain {
-			add(corev1.NodeSelectorTerm{MatchExpressions: nodeReqs(isa.Requirements(n.isa, false))})
+			add(corev1.NodeSelectorTerm{MatchExpressions: m.reqs(n.isa, false)})
 		}
 	}
 	return terms
 }
 
-func groupMatches(g *inventory.Group, emu []emuAlt, native []alt) bool {
-	for _, n := range native {
-		if !n.plain && isa.Satisfies(g.Native, n.isa) {
-			return true
-		}
-	}
+func emuMatches(g *inventory.Group, emu []emuAlt) bool {
 	for _, e := range emu {
 		ok := e.native.isa.Arch == "" ||
 			(e.native.plain && g.Native.Arch == e.native.isa.Arch) ||
@@ -452,38 +516,108 @@ func groupMatches(g *inventory.Group, emu []emuAlt, native []alt) bool {
 	return false
 }
 
-// matchingNodes counts the inventory's nodes the required terms admit now.
-func matchingNodes(snap *inventory.Snapshot, emu []emuAlt, native []alt) int {
-	plain := plainArches(native)
-	n := 0
-	for _, a := range plain {
-		n += snap.ArchNodes[a]
+// ranking is the inventory-dependent part of a decision.
+type ranking struct {
+	matching  int
+	preferred []corev1.PreferredSchedulingTerm // shared: never modified
+	tiers     string                           // for the summary
+}
+
+// rankMemo memoises rankings for one snapshot: pods of one workload ask the
+// same thing, and the snapshot changes only when a node's ISA does.
+type rankMemo struct {
+	snap    *inventory.Snapshot
+	mu      sync.Mutex
+	entries map[string]ranking
+}
+
+const maxRankMemo = 1024
+
+// rank scans the inventory for the alternatives, or reuses the result of an
+// earlier identical scan of the same snapshot.
+func (m *matcher) rank(snap *inventory.Snapshot, qemu *isa.Request, emu []emuAlt, native []alt) ranking {
+	compute := func() ranking {
+		matching, ranked := scanGroups(snap, emu, native)
+		pref, runs := m.preferredTerms(qemu, emu, native, ranked)
+		return ranking{matching: matching, preferred: pref, tiers: tiersString(qemu != nil && len(emu) > 0, pref, runs)}
 	}
-	for k := range snap.Groups {
-		g := &snap.Groups[k]
-		if slices.Contains(plain, string(g.Native.Arch)) {
-			continue // counted by architecture
-		}
-		if groupMatches(g, emu, native) {
-			n += g.Nodes
+	if m.noMemo {
+		return compute()
+	}
+	memo := m.memo.Load()
+	if memo == nil || memo.snap != snap {
+		fresh := &rankMemo{snap: snap, entries: map[string]ranking{}}
+		if m.memo.CompareAndSwap(memo, fresh) {
+			memo = fresh
+		} else if memo = m.memo.Load(); memo.snap != snap {
+			return compute() // a newer or older snapshot raced us
 		}
 	}
-	return n
+	var buf [256]byte
+	key := rankKey(buf[:0], qemu != nil, emu, native)
+	memo.mu.Lock()
+	r, ok := memo.entries[string(key)]
+	memo.mu.Unlock()
+	if ok {
+		return r
+	}
+	r = compute()
+	memo.mu.Lock()
+	if len(memo.entries) >= maxRankMemo {
+		clear(memo.entries)
+	}
+	memo.entries[string(key)] = r
+	memo.mu.Unlock()
+	return r
+}
+
+func appendISA(b []byte, i isa.ISA, plain bool) []byte {
+	b = append(b, i.Arch...)
+	if plain {
+		return append(b, '!')
+	}
+	b = append(b, ':')
+	for _, w := range i.Exts {
+		b = binary.LittleEndian.AppendUint64(b, w)
+	}
+	return b
+}
+
+func rankKey(b []byte, qemu bool, emu []emuAlt, native []alt) []byte {
+	if qemu {
+		b = append(b, 'q')
+	}
+	for _, e := range emu {
+		b = append(b, 'e')
+		b = appendISA(b, e.q, false)
+		b = appendISA(b, e.native.isa, e.native.plain)
+	}
+	for _, n := range native {
+		b = append(b, 'n')
+		b = appendISA(b, n.isa, n.plain)
+	}
+	return b
 }
 
 type scoredGroup struct {
-	id    string
-	isa   isa.ISA
+	g     *inventory.Group
 	aff   float64
-	nodes int
+	nodes int // of all groups with g's ID
 }
 
-// rankGroups returns the groups some non-plain native alternative admits,
-// best first: highest affinity, then most nodes, then id.
-func rankGroups(snap *inventory.Snapshot, native []alt) []scoredGroup {
-	var out []scoredGroup
+// scanGroups counts the inventory's nodes the required terms admit now and
+// returns the groups some non-plain native alternative admits, best first:
+// highest affinity, then most nodes, then id.
+func scanGroups(snap *inventory.Snapshot, emu []emuAlt, native []alt) (matching int, ranked []scoredGroup) {
+	plain := plainArches(native)
+	for _, a := range plain {
+		matching += snap.ArchNodes[a]
+	}
 	for k := range snap.Groups {
 		g := &snap.Groups[k]
+		if len(plain) > 0 && slices.Contains(plain, string(g.Native.Arch)) {
+			continue // counted by architecture
+		}
 		best := 0.0
 		for _, n := range native {
 			if a := isa.Affinity(g.Native, n.isa); a > best {
@@ -491,26 +625,33 @@ func rankGroups(snap *inventory.Snapshot, native []alt) []scoredGroup {
 			}
 		}
 		if best == 0 {
+			if emuMatches(g, emu) {
+				matching += g.Nodes
+			}
 			continue
 		}
+		matching += g.Nodes
 		// Groups sharing an ID (same native ISA, different emulation) are
 		// adjacent in the snapshot.
-		if l := len(out); l > 0 && out[l-1].id == g.ID {
-			out[l-1].nodes += g.Nodes
+		if l := len(ranked); l > 0 && ranked[l-1].g.ID == g.ID {
+			ranked[l-1].nodes += g.Nodes
 			continue
 		}
-		out = append(out, scoredGroup{id: g.ID, isa: g.Native, aff: best, nodes: g.Nodes})
+		if ranked == nil {
+			ranked = make([]scoredGroup, 0, len(snap.Groups)-k)
+		}
+		ranked = append(ranked, scoredGroup{g: g, aff: best, nodes: g.Nodes})
 	}
-	slices.SortFunc(out, func(a, b scoredGroup) int {
+	slices.SortFunc(ranked, func(a, b scoredGroup) int {
 		if c := cmp.Compare(b.aff, a.aff); c != 0 {
 			return c
 		}
 		if c := cmp.Compare(b.nodes, a.nodes); c != 0 {
 			return c
 		}
-		return strings.Compare(a.id, b.id)
+		return strings.Compare(a.g.ID, b.g.ID)
 	})
-	return out
+	return matching, ranked
 }
 
 const affinityEpsilon = 1e-9
@@ -552,12 +693,12 @@ func tiers(ranked []scoredGroup, weights, bonus []int32) []tierRun {
 // only when every native alternative names an ISA (a request or a platform
 // variant); a plain architecture leaves ranking to the scheduler, as in the
 // paper ("with neither request, the default scheduler decides").
-func preferredTerms(qemu *isa.Request, emu []emuAlt, native []alt, snap *inventory.Snapshot) ([]corev1.PreferredSchedulingTerm, []tierRun) {
+func (m *matcher) preferredTerms(qemu *isa.Request, emu []emuAlt, native []alt, ranked []scoredGroup) ([]corev1.PreferredSchedulingTerm, []tierRun) {
 	var out []corev1.PreferredSchedulingTerm
 	if qemu != nil {
 		seen := map[string]bool{}
 		for _, e := range emu {
-			t := corev1.NodeSelectorTerm{MatchExpressions: nodeReqs(isa.Requirements(e.q, true))}
+			t := corev1.NodeSelectorTerm{MatchExpressions: m.reqs(e.q, true)}
 			if k := termKey(t); !seen[k] {
 				seen[k] = true
 				out = append(out, corev1.PreferredSchedulingTerm{Weight: EmulationWeight, Preference: t})
@@ -571,11 +712,11 @@ func preferredTerms(qemu *isa.Request, emu []emuAlt, native []alt, snap *invento
 	if qemu != nil {
 		weights, bonus = qemuTierWeights[:], qemuTierBonus[:]
 	}
-	runs := tiers(rankGroups(snap, native), weights, bonus)
+	runs := tiers(ranked, weights, bonus)
 	for _, run := range runs {
 		ids := make([]string, len(run.groups))
 		for k, g := range run.groups {
-			ids[k] = g.id
+			ids[k] = g.g.ID
 		}
 		slices.Sort(ids)
 		out = append(out, corev1.PreferredSchedulingTerm{Weight: run.weight, Preference: corev1.NodeSelectorTerm{
@@ -585,11 +726,8 @@ func preferredTerms(qemu *isa.Request, emu []emuAlt, native []alt, snap *invento
 	return out, runs
 }
 
-// brief is an ISA for messages: the unversioned form, cut at an extension
-// boundary when long.
-func brief(i isa.ISA) string {
+func briefName(s string) string {
 	const max = 48
-	s := i.Short()
 	if len(s) <= max {
 		return s
 	}
@@ -599,27 +737,27 @@ func brief(i isa.ISA) string {
 	return s[:max] + "…"
 }
 
-func altString(a alt) string {
+func (m *matcher) altString(a alt) string {
 	if a.plain {
 		return "arch " + string(a.isa.Arch)
 	}
-	return brief(a.isa)
+	return m.brief(a.isa)
 }
 
-func altsString(alts []alt) string {
+func (m *matcher) altsString(alts []alt) string {
 	var parts []string
 	if p := plainArches(alts); len(p) > 0 {
 		parts = append(parts, "arch "+strings.Join(p, ","))
 	}
 	for _, a := range alts {
 		if !a.plain {
-			parts = append(parts, brief(a.isa))
+			parts = append(parts, m.brief(a.isa))
 		}
 	}
 	return strings.Join(parts, " | ")
 }
 
-func requiredString(emu []emuAlt, native []alt) string {
+func (m *matcher) requiredString(emu []emuAlt, native []alt) string {
 	var parts []string
 	for k := 0; k < len(emu); {
 		q := emu[k].q
@@ -629,14 +767,14 @@ func requiredString(emu []emuAlt, native []alt) string {
 				on = append(on, emu[k].native)
 			}
 		}
-		s := "emulates " + brief(q)
+		s := "emulates " + m.brief(q)
 		if len(on) > 0 {
-			s += " on " + altsString(on)
+			s += " on " + m.altsString(on)
 		}
 		parts = append(parts, s)
 	}
 	if len(native) > 0 {
-		parts = append(parts, altsString(native))
+		parts = append(parts, m.altsString(native))
 	}
 	if len(parts) == 0 {
 		return "nothing"
@@ -645,61 +783,93 @@ func requiredString(emu []emuAlt, native []alt) string {
 }
 
 // summary is the decision annotation: one readable line.
-func summary(in Input, emu []emuAlt, native []alt, runs []tierRun, d Decision) string {
+func (m *matcher) summary(in Input, emu []emuAlt, native []alt, tiers string, d Decision) string {
 	var b strings.Builder
-	b.WriteString("request=")
+	b.Grow(256 + len(tiers))
+	w := b.WriteString
+	w("request=")
 	if in.Request != nil {
-		fmt.Fprintf(&b, "%q (%s)", in.RequestText, in.RequestFrom)
+		w(strconv.Quote(in.RequestText))
+		w(" (")
+		w(in.RequestFrom)
+		w(")")
 	} else {
-		b.WriteString("none")
+		w("none")
 	}
 	if in.QEMU != nil {
-		fmt.Fprintf(&b, " qemu=%q (%s)", in.QEMUText, in.QEMUFrom)
+		w(" qemu=")
+		w(strconv.Quote(in.QEMUText))
+		w(" (")
+		w(in.QEMUFrom)
+		w(")")
 	}
-	b.WriteString("; images:")
+	w("; images:")
 	for _, img := range in.Images {
-		b.WriteString(" ")
-		b.WriteString(img.Ref)
+		w(" ")
+		w(img.Ref)
+		w(" [")
 		if img.Err != nil {
-			fmt.Fprintf(&b, " [error %s]", errorKind(img.Err))
+			w("error ")
+			w(errorKind(img.Err))
 		} else {
-			fmt.Fprintf(&b, " [%s]", platformsString(img.Platforms))
+			for k, p := range img.Platforms {
+				if k > 0 {
+					w(" ")
+				}
+				w(platformString(p))
+			}
 		}
+		w("]")
 	}
 	if len(in.Images) == 0 {
-		b.WriteString(" none")
+		w(" none")
 	}
-	fmt.Fprintf(&b, "; required: %s (%d node%s now)", requiredString(emu, native), d.MatchingNodes, plural(d.MatchingNodes))
-	b.WriteString("; tiers:")
-	if len(d.Preferred) == 0 {
-		b.WriteString(" none (scheduler decides)")
+	w("; required: ")
+	w(m.requiredString(emu, native))
+	w(" (")
+	w(strconv.Itoa(d.MatchingNodes))
+	w(" node")
+	w(plural(d.MatchingNodes))
+	w(" now); tiers:")
+	w(tiers)
+	if len(d.Warnings) > 0 {
+		w("; warnings: ")
+		for k, wn := range d.Warnings {
+			if k > 0 {
+				w(" / ")
+			}
+			w(wn.Text)
+		}
 	}
-	if in.QEMU != nil && len(emu) > 0 {
-		fmt.Fprintf(&b, " w%d emulation", EmulationWeight)
+	return b.String()
+}
+
+// tiersString describes the preferred terms: weight, then up to three
+// groups with their ISA, size and affinity.
+func tiersString(emulation bool, preferred []corev1.PreferredSchedulingTerm, runs []tierRun) string {
+	if len(preferred) == 0 {
+		return " none (scheduler decides)"
+	}
+	var b strings.Builder
+	w := b.WriteString
+	if emulation {
+		w(" w" + strconv.Itoa(int(EmulationWeight)) + " emulation")
 	}
 	const show = 3
 	for k, run := range runs {
-		if k > 0 || in.QEMU != nil {
-			b.WriteString(",")
+		if k > 0 || emulation {
+			w(",")
 		}
-		fmt.Fprintf(&b, " w%d", run.weight)
+		w(" w" + strconv.Itoa(int(run.weight)))
 		for i, g := range run.groups[:min(len(run.groups), show)] {
 			if i > 0 {
-				b.WriteString(" +")
+				w(" +")
 			}
-			fmt.Fprintf(&b, " %s (group %s, %d node%s, affinity %.2f)", brief(g.isa), g.id, g.nodes, plural(g.nodes), g.aff)
+			w(" " + briefName(g.g.Name) + " (group " + g.g.ID + ", " + strconv.Itoa(g.nodes) + " node" + plural(g.nodes) +
+				", affinity " + strconv.FormatFloat(g.aff, 'f', 2, 64) + ")")
 		}
 		if len(run.groups) > show {
-			fmt.Fprintf(&b, " + %d more groups", len(run.groups)-show)
-		}
-	}
-	if len(d.Warnings) > 0 {
-		b.WriteString("; warnings: ")
-		for k, w := range d.Warnings {
-			if k > 0 {
-				b.WriteString(" / ")
-			}
-			b.WriteString(w.Text)
+			w(" + " + strconv.Itoa(len(run.groups)-show) + " more groups")
 		}
 	}
 	return b.String()
