@@ -1,0 +1,189 @@
+package webhook
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/yaml"
+
+	"github.com/isamatch/isamatch/pkg/isa"
+	"github.com/isamatch/isamatch/test/framework"
+)
+
+func TestWebhook(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "Webhook suite")
+}
+
+var (
+	cp  *framework.ControlPlane
+	reg *framework.Registry
+	// webhookProc is the cmd/webhook binary serving the API server.
+	webhookProc *framework.Process
+	// metricsURL is the webhook's Prometheus endpoint.
+	metricsURL string
+	// repoRoot is the module root.
+	repoRoot string
+)
+
+// The images the suite pushes.
+var (
+	multiImage = "app/multi"   // index: linux/riscv64 rva23u64 + linux/amd64 v3 + an attestation
+	amdImage   = "app/amd64"   // single manifest linux/amd64
+	rvvImage   = "app/rvv"     // single manifest linux/riscv64 with LABEL isa.request=rv64gcv
+	saImage    = "app/private" // single manifest linux/arm64, pulled with the ServiceAccount's secret
+)
+
+// nodeISAs are the simulated nodes and the ISA their labels describe.
+var nodeISAs = map[string]string{
+	"rv-rva23":  "rva23u64",
+	"rv-gcv":    "rv64gcv",
+	"x86-v3":    "x86-64-v3",
+	"arm64-one": "arm64",
+}
+
+var _ = BeforeSuite(func(ctx SpecContext) {
+	var err error
+	repoRoot, err = filepath.Abs(filepath.Join("..", ".."))
+	Expect(err).NotTo(HaveOccurred())
+	work := GinkgoT().TempDir()
+
+	By("building cmd/webhook")
+	bin := filepath.Join(work, "webhook")
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/webhook")
+	build.Dir = repoRoot
+	out, err := build.CombinedOutput()
+	Expect(err).NotTo(HaveOccurred(), "go build ./cmd/webhook:\n%s", out)
+
+	By("starting docker-registry with TLS and htpasswd")
+	reg = framework.RequireRegistry(ctx, framework.RegistryOptions{})
+	pushImages(ctx)
+
+	By("starting the control plane with the shipped MutatingWebhookConfiguration")
+	cp, err = framework.Start(ctx, framework.Options{
+		WebhookInstallOptions: envtest.WebhookInstallOptions{
+			MutatingWebhooks: []*admissionregistrationv1.MutatingWebhookConfiguration{shippedWebhookConfiguration()},
+		},
+	})
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func() { Expect(cp.Stop()).To(Succeed()) })
+
+	By("creating labelled nodes")
+	for name, s := range nodeISAs {
+		i, err := isa.Parse(s)
+		Expect(err).NotTo(HaveOccurred(), "parse node ISA %q", s)
+		node := framework.MakeNode(name).Arch(string(i.Arch)).Labels(isa.NodeLabels(i, nil)).Obj()
+		Expect(framework.CreateReadyNode(ctx, cp.Client, node)).To(Succeed())
+	}
+
+	By("starting the webhook binary")
+	wio := cp.Env.WebhookInstallOptions
+	healthPort, err := framework.FreePort()
+	Expect(err).NotTo(HaveOccurred())
+	metricsPort, err := framework.FreePort()
+	Expect(err).NotTo(HaveOccurred())
+	metricsURL = "http://127.0.0.1:" + strconv.Itoa(metricsPort) + "/metrics"
+	webhookProc, err = framework.StartProcess("webhook", bin, []string{
+		"--kubeconfig=" + cp.KubeconfigPath,
+		"--cert-dir=" + wio.LocalServingCertDir,
+		"--port=" + strconv.Itoa(wio.LocalServingPort),
+		"--cert-rotation=false",
+		"--registry-ca=" + reg.CAFile,
+		"--health-probe-bind-address=127.0.0.1:" + strconv.Itoa(healthPort),
+		"--metrics-bind-address=127.0.0.1:" + strconv.Itoa(metricsPort),
+		"--budget=5s",
+		"-v=1",
+	}, nil, filepath.Join(work, "webhook.log"))
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func() {
+		if CurrentSpecReport().Failed() {
+			AddReportEntry("webhook log", webhookProc.LogTail(60))
+		}
+		Expect(webhookProc.Stop(10 * time.Second)).To(Succeed())
+	})
+	Expect(webhookProc.WaitHTTP(ctx, "http://127.0.0.1:"+strconv.Itoa(healthPort)+"/readyz", nil, 60*time.Second,
+		func(status int) bool { return status == http.StatusOK })).To(Succeed(), "webhook never became ready:\n%s", webhookProc.LogTail(40))
+}, NodeTimeout(5*time.Minute))
+
+// shippedWebhookConfiguration is config/webhook's MutatingWebhookConfiguration
+// as envtest installs it: the service reference becomes a URL on loopback
+// (envtest prefixes the path with "/").
+func shippedWebhookConfiguration() *admissionregistrationv1.MutatingWebhookConfiguration {
+	GinkgoHelper()
+	data, err := os.ReadFile(filepath.Join(repoRoot, "config", "webhook", "mutatingwebhookconfiguration.yaml"))
+	Expect(err).NotTo(HaveOccurred())
+	var cfg admissionregistrationv1.MutatingWebhookConfiguration
+	Expect(yaml.UnmarshalStrict(data, &cfg)).To(Succeed())
+	Expect(cfg.Webhooks).To(HaveLen(1))
+	svc := cfg.Webhooks[0].ClientConfig.Service
+	Expect(svc).NotTo(BeNil())
+	Expect(svc.Path).NotTo(BeNil())
+	p := strings.TrimPrefix(*svc.Path, "/")
+	svc.Path = &p
+	return &cfg
+}
+
+func pushImages(ctx context.Context) {
+	GinkgoHelper()
+	_, err := framework.PushIndex(ctx, reg, multiImage, "v1", []framework.Platform{
+		{Arch: "riscv64", Variant: "rva23u64"},
+		{Arch: "amd64", Variant: "v3"},
+		{OS: "unknown", Arch: "unknown"},
+	})
+	Expect(err).NotTo(HaveOccurred())
+	_, err = framework.PushImage(ctx, reg, amdImage, "v1", framework.Platform{Arch: "amd64"})
+	Expect(err).NotTo(HaveOccurred())
+	_, err = framework.PushImage(ctx, reg, rvvImage, "v1", framework.Platform{Arch: "riscv64", Labels: map[string]string{"isa.request": "rv64gcv"}})
+	Expect(err).NotTo(HaveOccurred())
+	_, err = framework.PushImage(ctx, reg, saImage, "v1", framework.Platform{Arch: "arm64"})
+	Expect(err).NotTo(HaveOccurred())
+}
+
+// scrapeMetrics returns the webhook's Prometheus text.
+func scrapeMetrics(ctx context.Context) string {
+	GinkgoHelper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, metricsURL, nil)
+	Expect(err).NotTo(HaveOccurred())
+	resp, err := http.DefaultClient.Do(req)
+	Expect(err).NotTo(HaveOccurred())
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(resp.StatusCode).To(Equal(http.StatusOK), "metrics: %s", body)
+	return string(body)
+}
+
+// metricValue finds one sample line "name{labels} value" in text.
+func metricValue(text, series string) (float64, bool) {
+	for line := range strings.Lines(text) {
+		if rest, ok := strings.CutPrefix(line, series+" "); ok {
+			v, err := strconv.ParseFloat(strings.TrimSpace(rest), 64)
+			return v, err == nil
+		}
+	}
+	return 0, false
+}
+
+// describe is a readable one-liner for failure messages.
+func describe(pod *corev1.Pod) string {
+	aff := "none"
+	if pod.Spec.Affinity != nil && pod.Spec.Affinity.NodeAffinity != nil {
+		b, _ := yaml.Marshal(pod.Spec.Affinity.NodeAffinity)
+		aff = string(b)
+	}
+	return fmt.Sprintf("pod %s/%s decision %q affinity:\n%s", pod.Namespace, pod.Name, pod.Annotations["isa.isamatch.io/decision"], aff)
+}
