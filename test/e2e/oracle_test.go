@@ -1,0 +1,429 @@
+package e2e
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/isamatch/isamatch/internal/experiment"
+	"github.com/isamatch/isamatch/pkg/isa"
+	"github.com/isamatch/isamatch/test/framework"
+)
+
+// randomImages are the multi-arch images the randomized pods use.
+var randomImages = []experiment.Image{
+	{Repo: "rand/multi", Tag: "v1", Platforms: []experiment.Platform{
+		{OS: "linux", Architecture: "amd64"}, {OS: "linux", Architecture: "arm64"}, {OS: "linux", Architecture: "riscv64"}}},
+	{Repo: "rand/riscv", Tag: "v1", Platforms: []experiment.Platform{{OS: "linux", Architecture: "riscv64"}}},
+	{Repo: "rand/x86-v3", Tag: "v1", Platforms: []experiment.Platform{{OS: "linux", Architecture: "amd64", Variant: "v3"}}},
+	{Repo: "rand/variants", Tag: "v1", Platforms: []experiment.Platform{
+		{OS: "linux", Architecture: "amd64", Variant: "v2"}, {OS: "linux", Architecture: "arm64", Variant: "v8.2"},
+		{OS: "linux", Architecture: "riscv64", Variant: "rva22u64"}}},
+	{Repo: "rand/rva23", Tag: "v1", Platforms: []experiment.Platform{
+		{OS: "linux", Architecture: "riscv64", Variant: "rva23u64"}, {OS: "linux", Architecture: "amd64", Variant: "v4"}}},
+	{Repo: "rand/rvv-label", Tag: "v1", Platforms: []experiment.Platform{
+		{OS: "linux", Architecture: "riscv64", Labels: map[string]string{"isa.request": "rv64gcv"}}}},
+	{Repo: "rand/thead-label", Tag: "v1", Platforms: []experiment.Platform{
+		{OS: "linux", Architecture: "riscv64", Labels: map[string]string{"isa.request": "rv64gc_xtheadvector"}}}},
+	{Repo: "rand/cross", Tag: "v1", Platforms: []experiment.Platform{
+		{OS: "linux", Architecture: "amd64"}, {OS: "linux", Architecture: "riscv64"}}},
+}
+
+// image returns the random image named repo.
+func image(repo string) experiment.Image {
+	i := slices.IndexFunc(randomImages, func(im experiment.Image) bool { return im.Repo == repo })
+	if i < 0 {
+		panic("no random image " + repo)
+	}
+	return randomImages[i]
+}
+
+// Requests the randomized pods write in isa.request and isa.qemu.
+var (
+	randomRequests = []string{
+		"rv64gc", "rv64gcv", "rva22u64", "rva23u64", "rv64imfd", "rv64imfdv", "rv64imfv",
+		"x86-64-v2", "x86-64-v3", "x86-64-v4", "arm64", "arm64+sve",
+		"rv64gcv | x86-64-v3", "rva23u64 | x86-64-v4 | arm64+sve", "rv64imfd | arm64",
+		"rv64gc_xtheadvector | rv64gcv", "x86-64-v3 | arm64+sve",
+	}
+	randomQEMU = []string{"rv64imfdv", "rv64gcv", "rv64gc"}
+	zones      = []string{"zone-a", "zone-b", "zone-c"}
+)
+
+// zoneLabel is the topology label user-written affinity refers to.
+const zoneLabel = corev1.LabelTopologyZone
+
+// simNode is one node of the randomized cluster with its ground truth.
+type simNode struct {
+	spec  experiment.NodeSpec
+	kind  string
+	zone  string
+	truth truth
+}
+
+// randPod is one pod of the randomized workload, as its user wrote it.
+type randPod struct {
+	name            string
+	image           experiment.Image
+	request, qemu   string
+	zones           []string // required zone In zones
+	notHosts        []string // required hostname NotIn notHosts
+	archSelector    string   // nodeSelector kubernetes.io/arch
+	milliCPU, memMi int64
+}
+
+// randomNodes draws n nodes: one of each kind first, then random kinds.
+func randomNodes(r *rand.Rand, n int) []simNode {
+	nodes := make([]simNode, 0, n)
+	for i := range n {
+		k := nodeKinds[i%len(nodeKinds)]
+		if i >= len(nodeKinds) {
+			k = nodeKinds[r.IntN(len(nodeKinds))]
+		}
+		nodes = append(nodes, simNode{
+			spec: experiment.NodeSpec{Name: fmt.Sprintf("n%02d-%s", i, k.name), Arch: k.arch,
+				MilliCPU: []int64{8000, 16000}[r.IntN(2)], MemMi: []int64{16384, 32768}[r.IntN(2)]},
+			kind: k.name,
+			zone: zones[r.IntN(len(zones))],
+		})
+	}
+	return nodes
+}
+
+// randomPods draws n pods over the images, requests and the nodes' names
+// and zones.
+func randomPods(r *rand.Rand, n int, nodes []simNode) []randPod {
+	pods := make([]randPod, 0, n)
+	for i := range n {
+		p := randPod{name: fmt.Sprintf("rp-%04d", i), milliCPU: 100 + 100*r.Int64N(10), memMi: 128 + 128*r.Int64N(16)}
+		switch k := r.IntN(100); {
+		case k < 15: // nothing but an image
+			p.image = image([]string{"rand/multi", "rand/riscv", "rand/cross"}[r.IntN(3)])
+		case k < 35: // variants
+			p.image = image([]string{"rand/x86-v3", "rand/variants", "rand/rva23"}[r.IntN(3)])
+		case k < 45: // the image's config label declares the ISA
+			p.image = image([]string{"rand/rvv-label", "rand/thead-label"}[r.IntN(2)])
+		case k < 85:
+			p.image = image("rand/multi")
+			p.request = randomRequests[r.IntN(len(randomRequests))]
+			if r.IntN(10) == 0 {
+				first, _, _ := strings.Cut(p.request, "|")
+				alt, err := isa.Parse(strings.TrimSpace(first))
+				if err != nil {
+					panic(err)
+				}
+				p.archSelector = string(alt.Arch)
+			}
+		default:
+			p.image = image("rand/cross")
+			p.qemu = randomQEMU[r.IntN(len(randomQEMU))]
+		}
+		switch u := r.IntN(100); {
+		case u < 15:
+			z := slices.Clone(zones)
+			r.Shuffle(len(z), func(i, j int) { z[i], z[j] = z[j], z[i] })
+			p.zones = z[:1+r.IntN(2)]
+			slices.Sort(p.zones)
+		case u < 25:
+			for range 3 {
+				p.notHosts = append(p.notHosts, nodes[r.IntN(len(nodes))].spec.Name)
+			}
+		}
+		pods = append(pods, p)
+	}
+	return pods
+}
+
+// Pod builds the pod the user submits.
+func (p randPod) Pod(namespace, registry string) *corev1.Pod {
+	w := framework.MakePod(p.name, namespace).Image(registry+"/"+p.image.Repo+":"+p.image.Tag).
+		Request(fmt.Sprintf("%dm", p.milliCPU), fmt.Sprintf("%dMi", p.memMi))
+	if p.request != "" {
+		w = w.Annotation("isa.request", p.request)
+	}
+	if p.qemu != "" {
+		w = w.Annotation("isa.qemu", p.qemu)
+	}
+	if len(p.zones) > 0 {
+		w = w.NodeAffinity(zoneLabel, corev1.NodeSelectorOpIn, p.zones...)
+	}
+	if len(p.notHosts) > 0 {
+		w = w.NodeAffinity(corev1.LabelHostname, corev1.NodeSelectorOpNotIn, p.notHosts...)
+	}
+	if p.archSelector != "" {
+		w = w.NodeSelector(corev1.LabelArchStable, p.archSelector)
+	}
+	pod := w.Obj()
+	pod.Spec.TerminationGracePeriodSeconds = new(int64)
+	return pod
+}
+
+// userAllows reports whether the pod's own constraints admit n (the
+// labels the node was created with: zone, hostname, arch).
+func (p randPod) userAllows(n simNode) bool {
+	if len(p.zones) > 0 && !slices.Contains(p.zones, n.zone) {
+		return false
+	}
+	if slices.Contains(p.notHosts, n.spec.Name) {
+		return false
+	}
+	return p.archSelector == "" || p.archSelector == n.spec.Arch
+}
+
+// platformNeed is what one image platform needs natively: the architecture
+// only for a platform without variant (isamatch's documented convention:
+// distros' baseline images run on any node of the architecture), else
+// pkg/isa's mapping of the variant; plus the config label isa.request.
+type platformNeed struct {
+	arch  isa.Arch
+	plain bool
+	isa   isa.ISA
+	label []isa.ISA // alternatives of the config label, nil if none
+}
+
+func needs(img experiment.Image) []platformNeed {
+	var out []platformNeed
+	for _, p := range img.Platforms {
+		i, err := isa.FromPlatform(p.OS, p.Architecture, p.Variant)
+		if err != nil {
+			panic(fmt.Sprintf("image %s platform %s/%s/%s: %v", img.Repo, p.OS, p.Architecture, p.Variant, err))
+		}
+		pn := platformNeed{arch: i.Arch, plain: p.Variant == "", isa: i}
+		if l := p.Labels["isa.request"]; l != "" {
+			r, err := isa.ParseRequest(l)
+			if err != nil {
+				panic(fmt.Sprintf("image %s label %q: %v", img.Repo, l, err))
+			}
+			pn.label = r.Alternatives
+		}
+		out = append(out, pn)
+	}
+	return out
+}
+
+// combos are the native ISAs a node may satisfy to run the pod: one per
+// (platform, request alternative) of the same architecture; an image's
+// label stands for the request when the pod has none.
+func (p randPod) combos() []isa.ISA {
+	var reqAlts []isa.ISA
+	if p.request != "" {
+		r, err := isa.ParseRequest(p.request)
+		if err != nil {
+			panic(err)
+		}
+		reqAlts = r.Alternatives
+	}
+	var out []isa.ISA
+	for _, pn := range needs(p.image) {
+		base := pn.isa
+		if pn.plain {
+			base = isa.ISA{Arch: pn.arch}
+		}
+		alts := reqAlts
+		if alts == nil {
+			alts = pn.label
+		}
+		if alts == nil {
+			out = append(out, base)
+			continue
+		}
+		for _, a := range alts {
+			if a.Arch != pn.arch {
+				continue
+			}
+			if pn.plain {
+				out = append(out, a)
+				continue
+			}
+			u, err := isa.Union(base, a)
+			if err != nil {
+				panic(err)
+			}
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// claimsISA reports whether the pod names an ISA beyond an architecture
+// (a request, isa.qemu, a variant or a config label): only then does
+// isamatch rank nodes, and only such pods count for best fit.
+func (p randPod) claimsISA() bool {
+	if p.request != "" || p.qemu != "" {
+		return true
+	}
+	for _, pn := range needs(p.image) {
+		if !pn.plain || pn.label != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// satisfies is Satisfies that also accepts an architecture-only need.
+func satisfies(node, need isa.ISA) bool {
+	if need.Arch != node.Arch {
+		return false
+	}
+	if need.Exts == (isa.ExtSet{}) {
+		return true
+	}
+	return isa.Satisfies(node, need)
+}
+
+// fit is the oracle: whether n can run p, and how well (higher is better):
+// 2 for emulating p's isa.qemu while running its image natively (the paper's
+// QEMU flow puts those first), else the paper's instruction affinity
+// |need| / |node| of the best need n satisfies natively. User constraints
+// are not part of fit.
+func fit(p randPod, n simNode) (ok bool, score float64) {
+	native := n.truth.native
+	if p.qemu != "" {
+		q, err := isa.Parse(p.qemu)
+		if err != nil {
+			panic(err)
+		}
+		imageNative := false
+		for _, c := range p.combos() {
+			imageNative = imageNative || satisfies(native, c)
+		}
+		for _, e := range n.truth.emulated {
+			if imageNative && satisfies(e, q) {
+				return true, 2
+			}
+		}
+		if !imageNative || !satisfies(native, q) {
+			return false, 0
+		}
+		return true, float64(q.Len()) / float64(native.Len())
+	}
+	for _, c := range p.combos() {
+		if satisfies(native, c) {
+			ok = true
+			score = max(score, float64(c.Len())/float64(native.Len()))
+		}
+	}
+	return ok, score
+}
+
+// room tracks what is left on each node.
+type room struct {
+	cpu, mem map[string]int64
+	pods     map[string]int
+}
+
+func newRoom() *room {
+	return &room{cpu: map[string]int64{}, mem: map[string]int64{}, pods: map[string]int{}}
+}
+
+func (r *room) fits(p randPod, n simNode) bool {
+	return r.cpu[n.spec.Name]+p.milliCPU <= n.spec.MilliCPU && r.mem[n.spec.Name]+p.memMi <= n.spec.MemMi &&
+		r.pods[n.spec.Name]+1 <= 110
+}
+
+func (r *room) add(p randPod, node string) {
+	r.cpu[node] += p.milliCPU
+	r.mem[node] += p.memMi
+	r.pods[node]++
+}
+
+// verdict is the oracle's judgement of a whole run.
+type verdict struct {
+	Pods, Scheduled, Unscheduled int
+	// Wrong: on a node that cannot run the pod. Widened: on a node the
+	// user's own constraints exclude. Stranded: unscheduled although a node
+	// that can run it, within the user's constraints, has room.
+	Wrong, Widened, Stranded []string
+	// Eligible pods claim an ISA and had a feasible node with room when
+	// they were bound; BestFit of them went to a highest-fit node.
+	Eligible, BestFit int
+	OffBestFit        []string
+}
+
+// judge scores final placements (pod name -> node, "" if unscheduled).
+// bindOrder lists bound pods in the order the scheduler bound them; best
+// fit replays it, tracking room from empty nodes, so each pod is judged
+// against the nodes that had room at its moment.
+func judge(nodes []simNode, pods []randPod, placed map[string]string, bindOrder []string) verdict {
+	byNode := map[string]simNode{}
+	for _, n := range nodes {
+		byNode[n.spec.Name] = n
+	}
+	byPod := map[string]randPod{}
+	for _, p := range pods {
+		byPod[p.name] = p
+	}
+	v := verdict{Pods: len(pods)}
+	final := newRoom()
+	for _, p := range pods {
+		node := placed[p.name]
+		if node == "" {
+			continue
+		}
+		v.Scheduled++
+		final.add(p, node)
+		n := byNode[node]
+		if ok, _ := fit(p, n); !ok {
+			v.Wrong = append(v.Wrong, fmt.Sprintf("%s(%s)->%s(%s)", p.name, p.describe(), node, n.kind))
+		}
+		if !p.userAllows(n) {
+			v.Widened = append(v.Widened, fmt.Sprintf("%s(zones %v, not %v, arch %q)->%s(%s)", p.name, p.zones, p.notHosts, p.archSelector, node, n.zone))
+		}
+	}
+	for _, p := range pods {
+		if placed[p.name] != "" {
+			continue
+		}
+		v.Unscheduled++
+		for _, n := range nodes {
+			if ok, _ := fit(p, n); ok && p.userAllows(n) && final.fits(p, n) {
+				v.Stranded = append(v.Stranded, fmt.Sprintf("%s(%s) fits %s(%s)", p.name, p.describe(), n.spec.Name, n.kind))
+				break
+			}
+		}
+	}
+	seq := newRoom()
+	for _, name := range bindOrder {
+		p, node := byPod[name], placed[name]
+		if p.claimsISA() {
+			best, eligible := -1.0, false
+			for _, n := range nodes {
+				if ok, s := fit(p, n); ok && p.userAllows(n) && seq.fits(p, n) {
+					eligible, best = true, max(best, s)
+				}
+			}
+			if eligible {
+				v.Eligible++
+				if ok, s := fit(p, byNode[node]); ok && s >= best-1e-9 {
+					v.BestFit++
+				} else {
+					v.OffBestFit = append(v.OffBestFit, fmt.Sprintf("%s(%s)->%s(%s) fit %.2f < best %.2f", p.name, p.describe(), node, byNode[node].kind, s, best))
+				}
+			}
+		}
+		seq.add(p, node)
+	}
+	return v
+}
+
+// describe is the pod's ISA claim for messages.
+func (p randPod) describe() string {
+	parts := []string{p.image.Repo}
+	if p.request != "" {
+		parts = append(parts, "request "+p.request)
+	}
+	if p.qemu != "" {
+		parts = append(parts, "qemu "+p.qemu)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func (v verdict) BestFitRate() float64 {
+	if v.Eligible == 0 {
+		return 0
+	}
+	return float64(v.BestFit) / float64(v.Eligible)
+}

@@ -1,0 +1,239 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"golang.org/x/sync/errgroup"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/isamatch/isamatch/internal/democluster"
+	"github.com/isamatch/isamatch/internal/experiment"
+	"github.com/isamatch/isamatch/test/framework"
+)
+
+// The randomized cluster's size and seed.
+const (
+	randomSeed  = 20260501
+	randomNodeN = 60
+	randomPodN  = 1000
+	// createParallel pods are in flight through admission at once.
+	createParallel = 32
+)
+
+var _ = Describe("A seeded randomized cluster beyond the paper", Ordered, func() {
+	var (
+		c     *democluster.Cluster
+		nodes []simNode
+	)
+
+	BeforeAll(func(ctx SpecContext) {
+		repo, err := democluster.RepoRoot()
+		Expect(err).NotTo(HaveOccurred())
+		r := rand.New(rand.NewPCG(randomSeed, 0xc1))
+		nodes = randomNodes(r, randomNodeN)
+		roots := GinkgoT().TempDir()
+		specs := make([]experiment.NodeSpec, len(nodes))
+		kinds := map[string]nodeKind{}
+		for _, k := range nodeKinds {
+			kinds[k.name] = k
+		}
+		for i := range nodes {
+			dir := filepath.Join(roots, nodes[i].spec.Name)
+			Expect(writeHostRoot(repo, dir, kinds[nodes[i].kind])).To(Succeed())
+			nodes[i].spec.Fixture = dir
+			nodes[i].truth, err = groundTruth(dir)
+			Expect(err).NotTo(HaveOccurred())
+			specs[i] = nodes[i].spec
+		}
+		zoneOf := map[string]string{}
+		for _, n := range nodes {
+			zoneOf[n.spec.Name] = n.zone
+		}
+		c = startCluster(ctx, democluster.Options{
+			Nodes:       specs,
+			ExtraImages: randomImages,
+			ExtraNodeLabels: func(n experiment.NodeSpec) map[string]string {
+				return map[string]string{zoneLabel: zoneOf[n.Name]}
+			},
+		})
+	}, NodeTimeout(5*time.Minute))
+
+	AfterEach(func() {
+		if CurrentSpecReport().Failed() {
+			GinkgoWriter.Println(c.LogTails(40))
+		}
+	})
+
+	It("has at least 50 nodes of at least 10 distinct ISAs, each labelled as its host root says", func(ctx SpecContext) {
+		isas, err := c.NodeISA(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		distinct := map[string]bool{}
+		for _, n := range nodes {
+			distinct[n.truth.native.Short()] = true
+			Expect(isas[n.spec.Name]).To(Equal(n.truth.native.Short()),
+				"node %s (%s): the labeler's ISA differs from its host root's cpuinfo", n.spec.Name, n.kind)
+		}
+		Expect(len(nodes)).To(BeNumerically(">=", 50))
+		Expect(len(distinct)).To(BeNumerically(">=", 10), "distinct ISAs: %v", distinct)
+		AddReportEntry("randomized cluster", fmt.Sprintf("%d nodes, %d distinct native ISAs", len(nodes), len(distinct)))
+	})
+
+	It("places 1,000 random pods only where they can run, strands none, widens no user constraint", func(ctx SpecContext) {
+		r := rand.New(rand.NewPCG(randomSeed, 0x90d))
+		pods := randomPods(r, randomPodN, nodes)
+		ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "random-"}}
+		Expect(c.Client.Create(ctx, ns)).To(Succeed())
+		DeferCleanup(func(ctx SpecContext) {
+			Expect(c.Client.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(ns.Name), client.GracePeriodSeconds(0))).To(Succeed())
+			Expect(c.Client.Delete(ctx, ns)).To(Succeed())
+		})
+		Expect(c.PrepareNamespace(ctx, ns.Name)).To(Succeed())
+
+		stopWatch := watchBindOrder(ctx, c, ns.Name)
+		start := time.Now()
+		objs := make([]*corev1.Pod, len(pods))
+		g, gctx := errgroup.WithContext(ctx)
+		g.SetLimit(createParallel)
+		for i, p := range pods {
+			objs[i] = p.Pod(ns.Name, c.Registry.Host)
+			g.Go(func() error {
+				if err := c.Client.Create(gctx, objs[i]); err != nil {
+					return fmt.Errorf("create %s (%s): %w", p.name, p.describe(), err)
+				}
+				return nil
+			})
+		}
+		Expect(g.Wait()).To(Succeed())
+		created := time.Since(start)
+		waitCtx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+		defer cancel()
+		Expect(framework.WaitSettled(waitCtx, c.Client, objs)).To(Succeed())
+		settled := time.Since(start)
+		bindOrder := stopWatch()
+
+		placed := map[string]string{}
+		undecided := 0
+		for _, o := range objs {
+			placed[o.Name] = o.Spec.NodeName
+			if o.Annotations[democluster.DecisionAnnotation] == "" {
+				undecided++
+			}
+		}
+		// Pods the watch missed (it may be cut) go last, in name order.
+		seen := map[string]bool{}
+		for _, n := range bindOrder {
+			seen[n] = true
+		}
+		missed := 0
+		for _, o := range objs {
+			if o.Spec.NodeName != "" && !seen[o.Name] {
+				bindOrder = append(bindOrder, o.Name)
+				missed++
+			}
+		}
+		v := judge(nodes, pods, placed, bindOrder)
+		report := fmt.Sprintf("%d pods created in %.1fs, settled in %.1fs: %d scheduled, %d unschedulable; "+
+			"wrong %d, stranded %d, widened %d; best fit %d of %d eligible = %.1f%% (bind order from the watch, %d appended)",
+			v.Pods, created.Seconds(), settled.Seconds(), v.Scheduled, v.Unscheduled, len(v.Wrong), len(v.Stranded), len(v.Widened),
+			v.BestFit, v.Eligible, 100*v.BestFitRate(), missed)
+		AddReportEntry("randomized run", report)
+		GinkgoWriter.Println(report)
+		if len(v.OffBestFit) > 0 {
+			GinkgoWriter.Printf("off best fit (first 20 of %d):\n  %s\n", len(v.OffBestFit), strings.Join(first(v.OffBestFit, 20), "\n  "))
+		}
+		GinkgoWriter.Println(perKind(nodes, pods, placed))
+
+		Expect(undecided).To(BeZero(), "pods without a decision annotation: the webhook did not see them")
+		Expect(v.Wrong).To(BeEmpty(), "pods on a node that cannot run them")
+		Expect(v.Stranded).To(BeEmpty(), "unscheduled pods that a node could run and had room for")
+		Expect(v.Widened).To(BeEmpty(), "pods on a node their own affinity excludes")
+		Expect(v.Scheduled).To(BeNumerically(">", v.Pods/2), "most pods should fit: the workload is sized for the cluster")
+	}, SpecTimeout(10*time.Minute))
+})
+
+// watchBindOrder watches ns's pods and records the order in which they get
+// a node; stop ends the watch and returns the order.
+func watchBindOrder(ctx context.Context, c *democluster.Cluster, ns string) (stop func() []string) {
+	GinkgoHelper()
+	wc, err := client.NewWithWatch(c.CP.Config, client.Options{Scheme: c.CP.Scheme})
+	Expect(err).NotTo(HaveOccurred())
+	w, err := wc.Watch(ctx, &corev1.PodList{}, client.InNamespace(ns))
+	Expect(err).NotTo(HaveOccurred())
+	var (
+		mu    sync.Mutex
+		order []string
+		seen  = map[string]bool{}
+		done  = make(chan struct{})
+	)
+	go func() {
+		defer close(done)
+		for ev := range w.ResultChan() {
+			if ev.Type != watch.Modified && ev.Type != watch.Added {
+				continue
+			}
+			p, ok := ev.Object.(*corev1.Pod)
+			if !ok || p.Spec.NodeName == "" {
+				continue
+			}
+			mu.Lock()
+			if !seen[p.Name] {
+				seen[p.Name] = true
+				order = append(order, p.Name)
+			}
+			mu.Unlock()
+		}
+	}()
+	return func() []string {
+		w.Stop()
+		<-done
+		mu.Lock()
+		defer mu.Unlock()
+		return order
+	}
+}
+
+// perKind tabulates pods per node kind, for the log.
+func perKind(nodes []simNode, pods []randPod, placed map[string]string) string {
+	kindOf := map[string]string{}
+	for _, n := range nodes {
+		kindOf[n.spec.Name] = n.kind
+	}
+	count := map[string]int{}
+	for _, p := range pods {
+		k := "unscheduled"
+		if n := placed[p.name]; n != "" {
+			k = kindOf[n]
+		}
+		count[k]++
+	}
+	keys := make([]string, 0, len(count))
+	for k := range count {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	b.WriteString("pods per node kind:")
+	for _, k := range keys {
+		fmt.Fprintf(&b, " %s=%d", k, count[k])
+	}
+	return b.String()
+}
+
+func first(s []string, n int) []string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
