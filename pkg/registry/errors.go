@@ -55,6 +55,14 @@ func kindOf(err error) string {
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) || errors.Is(err, os.ErrDeadlineExceeded) {
 		return KindTimeout
 	}
+	// Certificate problems first: for a loopback or insecure registry the
+	// HTTPS failure comes with a less telling plain-HTTP fallback failure.
+	var unknownCA x509.UnknownAuthorityError
+	var hostname x509.HostnameError
+	var verify *tls.CertificateVerificationError
+	if errors.As(err, &unknownCA) || errors.As(err, &hostname) || errors.As(err, &verify) {
+		return KindUnreachable
+	}
 	var te *transport.Error
 	if errors.As(err, &te) {
 		return kindOfStatus(te)
@@ -63,12 +71,6 @@ func kindOf(err error) string {
 	var typ *json.UnmarshalTypeError
 	if errors.As(err, &syntax) || errors.As(err, &typ) {
 		return KindMalformed
-	}
-	var unknownCA x509.UnknownAuthorityError
-	var hostname x509.HostnameError
-	var verify *tls.CertificateVerificationError
-	if errors.As(err, &unknownCA) || errors.As(err, &hostname) || errors.As(err, &verify) {
-		return KindUnreachable
 	}
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {

@@ -5,6 +5,7 @@ import (
 	"log"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -161,4 +162,11 @@ func (tr *testRegistry) pushIndex(t testing.TB, repoTag string, idx v1.ImageInde
 		t.Fatalf("digest: %v", err)
 	}
 	return ref.Context().Digest(d.String()).String()
+}
+
+func writeFile(t *testing.T, path string, data []byte) {
+	t.Helper()
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
 }

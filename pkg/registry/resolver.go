@@ -44,6 +44,18 @@ type cacheEntry struct {
 	expires   time.Time
 }
 
+// result returns a copy of the entry for a caller who spelled the image ref.
+func (e cacheEntry) result(ref string) ([]Platform, *Error) {
+	if e.err != nil {
+		if e.err.Ref != ref {
+			// Same image spelled differently: name the caller's spelling.
+			return nil, &Error{Kind: e.err.Kind, Ref: ref, Err: e.err.Err}
+		}
+		return nil, e.err
+	}
+	return slices.Clone(e.platforms), nil
+}
+
 // NewResolver returns a Resolver configured by opts.
 func NewResolver(opts ...Option) *Resolver {
 	c := config{
@@ -100,14 +112,22 @@ func (r *Resolver) resolve(ctx context.Context, ref string, auth PullAuth) ([]Pl
 	if r.cfg.configErr != nil {
 		return nil, &Error{Kind: KindOther, Ref: ref, Err: r.cfg.configErr}
 	}
+	id := r.identity(auth)
+	// Fast path: the reference exactly as spelled before (no parsing).
+	rawKey := ref + "\x00" + id
+	if e, ok := r.lookup(rawKey); ok {
+		r.cfg.metrics.hit()
+		return e.result(ref)
+	}
 	parsed, err := r.parse(ref)
 	if err != nil {
 		return nil, &Error{Kind: KindOther, Ref: ref, Err: fmt.Errorf("invalid image reference: %w", err)}
 	}
-	key := parsed.Name() + "\x00" + r.identity(auth)
+	key := parsed.Name() + "\x00" + id
 	if e, ok := r.lookup(key); ok {
 		r.cfg.metrics.hit()
-		return slices.Clone(e.platforms), e.err
+		r.store(rawKey, parsed, e)
+		return e.result(ref)
 	}
 
 	leader := false
@@ -126,7 +146,10 @@ func (r *Resolver) resolve(ctx context.Context, ref string, auth PullAuth) ([]Pl
 		platforms, err := r.fetch(fctx, parsed, auth)
 		r.cfg.metrics.observe(time.Since(start).Seconds())
 		e := cacheEntry{platforms: platforms, err: classify(ref, err)}
-		r.store(key, parsed, e)
+		e = r.store(key, parsed, e)
+		if rawKey != key && !e.expires.IsZero() {
+			r.store(rawKey, parsed, e)
+		}
 		return e, nil
 	})
 	select {
@@ -134,12 +157,7 @@ func (r *Resolver) resolve(ctx context.Context, ref string, auth PullAuth) ([]Pl
 		if !leader {
 			r.cfg.metrics.coalesced()
 		}
-		e := res.Val.(cacheEntry)
-		if e.err != nil && e.err.Ref != ref {
-			// Same image spelled differently: name the caller's spelling.
-			return nil, &Error{Kind: e.err.Kind, Ref: ref, Err: e.err.Err}
-		}
-		return slices.Clone(e.platforms), e.err
+		return res.Val.(cacheEntry).result(ref)
 	case <-ctx.Done():
 		return nil, &Error{Kind: KindTimeout, Ref: ref, Err: fmt.Errorf("waiting for the registry: %w", ctx.Err())}
 	}
@@ -166,9 +184,12 @@ func (r *Resolver) identity(auth PullAuth) string {
 	if sa == "" {
 		sa = "default"
 	}
-	secrets := slices.Clone(auth.ImagePullSecrets)
-	slices.Sort(secrets)
-	secrets = slices.Compact(secrets)
+	secrets := auth.ImagePullSecrets
+	if !slices.IsSorted(secrets) {
+		secrets = slices.Clone(secrets)
+		slices.Sort(secrets)
+	}
+	secrets = slices.Compact(slices.Clip(secrets))
 	return auth.Namespace + "/" + sa + "/" + strings.Join(secrets, ",")
 }
 
@@ -186,19 +207,23 @@ func (r *Resolver) lookup(key string) (cacheEntry, bool) {
 	return e, true
 }
 
-func (r *Resolver) store(key string, ref name.Reference, e cacheEntry) {
-	ttl := r.cfg.ttl
-	if _, ok := ref.(name.Digest); ok {
-		ttl = r.cfg.digestTTL
-	}
-	if e.err != nil {
-		ttl = r.cfg.errorTTL
-	}
-	if ttl <= 0 {
-		return
-	}
+// store caches e under key and returns it with its expiry. An entry that
+// already has an expiry (an alias of a cached entry) keeps it.
+func (r *Resolver) store(key string, ref name.Reference, e cacheEntry) cacheEntry {
 	now := r.cfg.now()
-	e.expires = now.Add(ttl)
+	if e.expires.IsZero() {
+		ttl := r.cfg.ttl
+		if _, ok := ref.(name.Digest); ok {
+			ttl = r.cfg.digestTTL
+		}
+		if e.err != nil {
+			ttl = r.cfg.errorTTL
+		}
+		if ttl <= 0 {
+			return e
+		}
+		e.expires = now.Add(ttl)
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if len(r.cache) >= r.cfg.maxCacheEntries {
@@ -216,6 +241,7 @@ func (r *Resolver) store(key string, ref name.Reference, e cacheEntry) {
 		}
 	}
 	r.cache[key] = e
+	return e
 }
 
 // fetch performs one registry resolution.

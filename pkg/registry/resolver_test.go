@@ -563,3 +563,47 @@ func value(t *testing.T, c prometheus.Counter) float64 {
 	}
 	return m.GetCounter().GetValue()
 }
+
+func TestCacheAliases(t *testing.T) {
+	tr := newTestRegistry(t)
+	tr.pushImage(t, "app/x:latest", image(t, "linux", "amd64", "", nil))
+	long, short := tr.ref("app/x:latest"), tr.ref("app/x")
+	type step struct {
+		advance time.Duration
+		ref     string
+	}
+	tests := []struct {
+		name  string
+		steps []step
+		want  int // manifest GETs
+	}{
+		{name: "two spellings share one resolution", steps: []step{{0, long}, {time.Minute, short}, {time.Minute, long}}, want: 1},
+		{name: "an alias does not extend the entry's life", steps: []step{{0, long}, {4 * time.Minute, short}, {time.Minute + time.Second, short}}, want: 2},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			clock := &fakeClock{now: time.Unix(1e9, 0)}
+			r := NewResolver(WithInsecureRegistries(tr.host), WithClock(clock.Now))
+			tr.reset()
+			for _, s := range tc.steps {
+				clock.Advance(s.advance)
+				if _, err := r.Resolve(t.Context(), s.ref, teamA); err != nil {
+					t.Fatalf("Resolve(%s): %v", s.ref, err)
+				}
+			}
+			if got := tr.count(http.MethodGet, "/manifests/"); got != tc.want {
+				t.Errorf("manifest GETs = %d, want %d", got, tc.want)
+			}
+		})
+	}
+	t.Run("a cached error names the caller's spelling", func(t *testing.T) {
+		r := NewResolver(WithInsecureRegistries(tr.host))
+		for _, ref := range []string{tr.ref("app/missing:latest"), tr.ref("app/missing")} {
+			_, err := r.Resolve(t.Context(), ref, teamA)
+			var re *Error
+			if !errors.As(err, &re) || re.Ref != ref || re.Kind != KindNotFound {
+				t.Errorf("Resolve(%s) error = %#v, want notFound naming %s", ref, err, ref)
+			}
+		}
+	})
+}
