@@ -32,7 +32,9 @@ func TestWebhook(t *testing.T) {
 var (
 	cp  *framework.ControlPlane
 	reg *framework.Registry
-	// webhookProc is the cmd/webhook binary serving the API server.
+	// webhookBin is cmd/webhook built for the suite; webhookProc serves the
+	// API server.
+	webhookBin  string
 	webhookProc *framework.Process
 	// metricsURL is the webhook's Prometheus endpoint.
 	metricsURL string
@@ -63,8 +65,8 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	work := GinkgoT().TempDir()
 
 	By("building cmd/webhook")
-	bin := filepath.Join(work, "webhook")
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/webhook")
+	webhookBin = filepath.Join(work, "webhook")
+	build := exec.CommandContext(ctx, "go", "build", "-o", webhookBin, "./cmd/webhook")
 	build.Dir = repoRoot
 	out, err := build.CombinedOutput()
 	Expect(err).NotTo(HaveOccurred(), "go build ./cmd/webhook:\n%s", out)
@@ -97,7 +99,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	metricsPort, err := framework.FreePort()
 	Expect(err).NotTo(HaveOccurred())
 	metricsURL = "http://127.0.0.1:" + strconv.Itoa(metricsPort) + "/metrics"
-	webhookProc, err = framework.StartProcess("webhook", bin, []string{
+	webhookProc, err = framework.StartProcess("webhook", webhookBin, []string{
 		"--kubeconfig=" + cp.KubeconfigPath,
 		"--cert-dir=" + wio.LocalServingCertDir,
 		"--port=" + strconv.Itoa(wio.LocalServingPort),

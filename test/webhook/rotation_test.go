@@ -1,0 +1,109 @@
+package webhook
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/isamatch/isamatch/test/framework"
+)
+
+// readyzStatus returns the HTTP status of url, 0 when it does not answer.
+func readyzStatus(ctx context.Context, url string) int {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return 0
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+var _ = Describe("Certificate rotation", Serial, func() {
+	It("fills the Secret, injects the CA into the isamatch configuration and turns ready only once the certificate is mounted", func(ctx SpecContext) {
+		const ns = "isamatch-system"
+		err := cp.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+		if !apierrors.IsAlreadyExists(err) {
+			Expect(err).NotTo(HaveOccurred())
+		}
+		// The shipped, empty Secret the rotator fills.
+		secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "isamatch-webhook-cert", Namespace: ns}, Type: corev1.SecretTypeOpaque}
+		Expect(cp.Client.Create(ctx, secret)).To(Succeed())
+		DeferCleanup(func(ctx SpecContext) { Expect(cp.Client.Delete(ctx, secret)).To(Succeed()) })
+
+		// The rotator rewrites the CA bundle; give the suite's own back.
+		var mwc admissionregistrationv1.MutatingWebhookConfiguration
+		Expect(cp.Client.Get(ctx, client.ObjectKey{Name: "isamatch"}, &mwc)).To(Succeed())
+		suiteCA := bytes.Clone(mwc.Webhooks[0].ClientConfig.CABundle)
+		Expect(suiteCA).NotTo(BeEmpty())
+		DeferCleanup(func(ctx SpecContext) {
+			Eventually(func(g Gomega) {
+				var cur admissionregistrationv1.MutatingWebhookConfiguration
+				g.Expect(cp.Client.Get(ctx, client.ObjectKey{Name: "isamatch"}, &cur)).To(Succeed())
+				cur.Webhooks[0].ClientConfig.CABundle = suiteCA
+				g.Expect(cp.Client.Update(ctx, &cur)).To(Succeed())
+			}).WithContext(ctx).Should(Succeed())
+		})
+
+		certDir := GinkgoT().TempDir()
+		port, err := framework.FreePort()
+		Expect(err).NotTo(HaveOccurred())
+		healthPort, err := framework.FreePort()
+		Expect(err).NotTo(HaveOccurred())
+		readyz := "http://127.0.0.1:" + strconv.Itoa(healthPort) + "/readyz"
+		proc, err := framework.StartProcess("webhook-rotating", webhookBin, []string{
+			"--kubeconfig=" + cp.KubeconfigPath,
+			"--cert-dir=" + certDir,
+			"--port=" + strconv.Itoa(port),
+			"--cert-rotation=true",
+			"--namespace=" + ns,
+			"--health-probe-bind-address=127.0.0.1:" + strconv.Itoa(healthPort),
+			"--metrics-bind-address=0",
+		}, nil, filepath.Join(GinkgoT().TempDir(), "webhook-rotating.log"))
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func() {
+			if CurrentSpecReport().Failed() {
+				AddReportEntry("rotating webhook log", proc.LogTail(60))
+			}
+			Expect(proc.Stop(10 * time.Second)).To(Succeed())
+		})
+
+		By("the rotator filling the Secret")
+		Eventually(func(g Gomega) {
+			g.Expect(cp.Client.Get(ctx, client.ObjectKeyFromObject(secret), secret)).To(Succeed())
+			g.Expect(secret.Data).To(And(HaveKey("ca.crt"), HaveKey("tls.crt"), HaveKey("tls.key")))
+		}).WithContext(ctx).WithTimeout(60*time.Second).Should(Succeed(), "log:\n%s", proc.LogTail(30))
+
+		By("the CA being injected into the MutatingWebhookConfiguration")
+		Eventually(func(g Gomega) {
+			g.Expect(cp.Client.Get(ctx, client.ObjectKey{Name: "isamatch"}, &mwc)).To(Succeed())
+			g.Expect(mwc.Webhooks[0].ClientConfig.CABundle).To(Equal(secret.Data["ca.crt"]))
+		}).WithContext(ctx).WithTimeout(60 * time.Second).Should(Succeed())
+
+		By("staying unready while the certificate is not mounted")
+		Consistently(func() int { return readyzStatus(ctx, readyz) }).WithContext(ctx).
+			WithTimeout(3 * time.Second).WithPolling(250 * time.Millisecond).ShouldNot(Equal(http.StatusOK))
+
+		By("turning ready once the certificate is mounted (done here as the kubelet would)")
+		for _, f := range []string{"tls.crt", "tls.key"} {
+			Expect(os.WriteFile(filepath.Join(certDir, f), secret.Data[f], 0o600)).To(Succeed())
+		}
+		Eventually(func() int { return readyzStatus(ctx, readyz) }).WithContext(ctx).
+			WithTimeout(90*time.Second).WithPolling(500*time.Millisecond).Should(Equal(http.StatusOK), "log:\n%s", proc.LogTail(30))
+	})
+})
