@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/isamatch/isamatch/pkg/inventory"
 )
@@ -34,6 +35,7 @@ func TestRankingFollowsInventory(t *testing.T) {
 			inv.Set("node8", nodes["node8"])
 		}, map[string]int32{"node8": 100, "node5": 40, "node6": 40, "node4": 16}},
 	}
+	var first *corev1.Pod
 	for _, st := range steps {
 		t.Run(st.name, func(t *testing.T) {
 			st.change()
@@ -42,10 +44,21 @@ func TestRankingFollowsInventory(t *testing.T) {
 			if !resp.Allowed {
 				t.Fatalf("denied: %v", resp.Result.Message)
 			}
-			if diff := cmp.Diff(st.want, placement(applyPatch(t, req, resp), nodes)); diff != "" {
+			got := applyPatch(t, req, resp)
+			if first == nil {
+				first = got
+			}
+			if diff := cmp.Diff(st.want, placement(got, nodes)); diff != "" {
 				t.Errorf("placement (-want +got):\n%s", diff)
 			}
 		})
+	}
+	// A pod mutated against the first inventory and admitted again gets
+	// today's tiers instead of the old ones, not both.
+	req := admissionRequest(t, first)
+	resp := m.Handle(t.Context(), req)
+	if diff := cmp.Diff(steps[len(steps)-1].want, placement(applyPatch(t, req, resp), nodes)); diff != "" {
+		t.Errorf("re-admitted placement (-want +got):\n%s", diff)
 	}
 }
 

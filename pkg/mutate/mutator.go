@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -39,6 +40,14 @@ const Grammar = `one or more ISAs separated by "|", each a RISC-V ISA string or 
 // ImageResolver returns the platforms an image reference is built for.
 type ImageResolver interface {
 	Resolve(ctx context.Context, ref string, auth registry.PullAuth) ([]registry.Platform, error)
+}
+
+// ImageResolverFunc adapts a function to ImageResolver.
+type ImageResolverFunc func(ctx context.Context, ref string, auth registry.PullAuth) ([]registry.Platform, error)
+
+// Resolve calls f.
+func (f ImageResolverFunc) Resolve(ctx context.Context, ref string, auth registry.PullAuth) ([]registry.Platform, error) {
+	return f(ctx, ref, auth)
 }
 
 // Inventory provides the current node inventory.
@@ -160,7 +169,7 @@ func (p *PodMutator) Handle(ctx context.Context, req admission.Request) admissio
 	warnings := make([]string, 0, len(d.Warnings))
 	for _, w := range d.Warnings {
 		p.opts.Metrics.warning(w.Reason)
-		warnings = append(warnings, "isamatch: "+w.Text)
+		warnings = append(warnings, truncate("isamatch: "+w.Text, maxWarning))
 	}
 	resp := admission.PatchResponseFromRaw(req.Object.Raw, raw)
 	if len(resp.Patches) == 0 {
@@ -267,4 +276,18 @@ func (p *PodMutator) resolve(ctx context.Context, ns string, pod *corev1.Pod) []
 func isClassified(err error) bool {
 	var re *registry.Error
 	return errors.As(err, &re)
+}
+
+// maxWarning keeps a warning within what the API server passes on whole
+// (longer ones may be truncated at 256 characters).
+const maxWarning = 250
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }

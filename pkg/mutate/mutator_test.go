@@ -464,3 +464,19 @@ func TestMetricsWarnings(t *testing.T) {
 		t.Errorf("collectors = %d, want 3", n)
 	}
 }
+
+func TestWarningLength(t *testing.T) {
+	ref := "registry.example.com/" + strings.Repeat("very-long-path/", 20) + "app:1"
+	res := &fakeResolver{images: map[string]fakeImage{
+		ref:       {err: &registry.Error{Kind: "unreachable", Ref: ref, Err: constErr(strings.Repeat("dial tcp: connection refused; ", 20))}},
+		"amd64:1": {platforms: plat("linux/amd64")},
+	}}
+	m := NewPodMutator(res, inventory.NewStatic(paperCluster(t)), Options{})
+	resp := m.Handle(t.Context(), admissionRequest(t, podSpec{images: []string{ref, "amd64:1"}}.pod()))
+	if !resp.Allowed || len(resp.Warnings) != 1 {
+		t.Fatalf("allowed=%v warnings=%q, want allowed with one warning", resp.Allowed, resp.Warnings)
+	}
+	if w := resp.Warnings[0]; len(w) > 256 || !strings.HasPrefix(w, `isamatch: image "registry.example.com/very-long-path/`) {
+		t.Errorf("warning (%d bytes) %q: want at most 256 bytes naming the image", len(w), w)
+	}
+}

@@ -1,0 +1,58 @@
+package mutate_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/isamatch/isamatch/pkg/inventory"
+	"github.com/isamatch/isamatch/pkg/isa"
+	"github.com/isamatch/isamatch/pkg/mutate"
+	"github.com/isamatch/isamatch/pkg/registry"
+)
+
+// The paper's best-fit example: an RV64IMFD task on a cluster with an IMFD
+// and an IMFDV node prefers the IMFD node.
+func ExampleNewPodMutator() {
+	node := func(s string) map[string]string {
+		i, err := isa.Parse(s)
+		if err != nil {
+			panic(err)
+		}
+		l := isa.NodeLabels(i, nil)
+		l["kubernetes.io/arch"] = string(i.Arch)
+		return l
+	}
+	inv := inventory.NewStatic(map[string]map[string]string{"node3": node("rv64imfd"), "node5": node("rv64imfdv")})
+	res := mutate.ImageResolverFunc(func(context.Context, string, registry.PullAuth) ([]registry.Platform, error) {
+		return []registry.Platform{{OS: "linux", Architecture: "riscv64"}, {OS: "linux", Architecture: "amd64"}}, nil
+	})
+	m := mutate.NewPodMutator(res, inv, mutate.Options{})
+
+	pod := corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "task", Namespace: "default", Annotations: map[string]string{"isa.request": "rv64imfd"}},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "example.com/app:1"}}},
+	}
+	raw, _ := json.Marshal(pod)
+	resp := m.Handle(context.Background(), admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{
+		Kind:      metav1.GroupVersionKind{Version: "v1", Kind: "Pod"},
+		Namespace: "default",
+		Operation: admissionv1.Create,
+		Object:    runtime.RawExtension{Raw: raw},
+	}})
+	fmt.Println("allowed:", resp.Allowed)
+	for _, p := range resp.Patches {
+		if p.Path == "/metadata/annotations/isa.isamatch.io~1decision" {
+			fmt.Println(p.Value)
+		}
+	}
+	// Output:
+	// allowed: true
+	// request="rv64imfd" (annotation isa.request); images: example.com/app:1 [linux/riscv64 linux/amd64]; required: rv64imfd_zicsr_zmmul (2 nodes now); tiers: w100 rv64imfd_zicsr_zmmul (group ebbef9a036, 1 node, affinity 1.00), w40 rv64imfdv_zicsr_zmmul_zve32f_zve32x_zve64d_… (group ecaf8da6f7, 1 node, affinity 0.40)
+}
