@@ -8,8 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 )
 
-// maxRawProduct bounds the cross product before redundant terms are removed
-// (the removal is quadratic).
+// maxRawProductFactor bounds the cross product, as a multiple of the term
+// cap, before redundant terms are removed (the removal is quadratic).
 const maxRawProductFactor = 4
 
 // exprKey is the canonical text of a requirement (values sorted).

@@ -266,8 +266,8 @@ func combine(a, b []alt) []alt {
 	return minimize(out)
 }
 
-// wider reports whether every node a admits... the other way round: whether
-// a admits every node b admits (so b is redundant next to a).
+// wider reports whether a admits every node b admits (so b is redundant
+// next to a in an OR).
 func wider(a, b alt) bool {
 	if a.isa.Arch != b.isa.Arch || (b.plain && !a.plain) {
 		return false
