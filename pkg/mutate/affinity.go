@@ -121,7 +121,8 @@ func contradictory(t corev1.NodeSelectorTerm) bool {
 // themselves or contain another output term (so add nothing to the OR) are
 // left out, which makes merging idempotent: merging the result with ours
 // again gives the result. A user term with no requirements matches no node
-// and is kept as it is. ok is false when user and ours exclude each other.
+// and is kept as it is. The error (a denial message) says when user and ours
+// exclude each other or the result would exceed maxTerms.
 func mergeRequired(user *corev1.NodeSelector, ours []corev1.NodeSelectorTerm, maxTerms int) (*corev1.NodeSelector, error) {
 	if len(ours) == 0 {
 		return user, nil
