@@ -70,6 +70,10 @@ type groupState struct {
 	key   string
 }
 
+// maxParsed bounds the memo of parsed label sets (distinct ISA label sets
+// seen; a cluster has a few hundred at most).
+const maxParsed = 4096
+
 type parsedLabels struct {
 	key      string // "" when NodeFromLabels found nothing
 	native   isa.ISA
@@ -183,6 +187,9 @@ func (i *Inventory) setLocked(name string, labels map[string]string) bool {
 		p, ok := i.parsed[fp]
 		if !ok {
 			p = parse(labels)
+			if len(i.parsed) >= maxParsed {
+				clear(i.parsed)
+			}
 			i.parsed[fp] = p
 		}
 		if p.key != "" {
