@@ -76,6 +76,8 @@ type Decision struct {
 	Warnings  []Warning
 	// MatchingNodes is how many nodes of the inventory satisfy Required now.
 	MatchingNodes int
+	// RequiredText describes Required for messages.
+	RequiredText string
 	// Summary is the readable one-line record for the decision annotation.
 	Summary string
 }
@@ -397,11 +399,12 @@ func (m *matcher) decide(in Input, snap *inventory.Snapshot) Decision {
 	d.Required = m.requiredTerms(emu, native)
 	r := m.rank(snap, in.QEMU, emu, native)
 	d.MatchingNodes, d.Preferred = r.matching, r.preferred
+	d.RequiredText = m.requiredString(emu, native)
 	if len(d.Required) > 0 && d.MatchingNodes == 0 {
 		d.Warnings = append(d.Warnings, Warning{"noNode",
-			fmt.Sprintf("no node satisfies %s now; the pod stays Pending until such a node joins", m.requiredString(emu, native))})
+			"no node satisfies " + d.RequiredText + " now; the pod stays Pending until such a node joins"})
 	}
-	d.Summary = m.summary(in, emu, native, r.tiers, d)
+	d.Summary = m.summary(in, r.tiers, d)
 	return d
 }
 
@@ -783,7 +786,7 @@ func (m *matcher) requiredString(emu []emuAlt, native []alt) string {
 }
 
 // summary is the decision annotation: one readable line.
-func (m *matcher) summary(in Input, emu []emuAlt, native []alt, tiers string, d Decision) string {
+func (m *matcher) summary(in Input, tiers string, d Decision) string {
 	var b strings.Builder
 	b.Grow(256 + len(tiers))
 	w := b.WriteString
@@ -825,7 +828,7 @@ func (m *matcher) summary(in Input, emu []emuAlt, native []alt, tiers string, d 
 		w(" none")
 	}
 	w("; required: ")
-	w(m.requiredString(emu, native))
+	w(d.RequiredText)
 	w(" (")
 	w(strconv.Itoa(d.MatchingNodes))
 	w(" node")

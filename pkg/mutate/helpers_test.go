@@ -137,22 +137,23 @@ func paperCluster(t testing.TB) map[string]map[string]string {
 
 // podSpec describes a test pod.
 type podSpec struct {
-	ns          string
-	annotations map[string]string
-	labels      map[string]string
-	images      []string
-	initImages  []string
-	nodeName    string
-	affinity    *corev1.NodeAffinity
-	secrets     []string
-	sa          string
+	ns           string
+	annotations  map[string]string
+	labels       map[string]string
+	images       []string
+	initImages   []string
+	nodeName     string
+	affinity     *corev1.NodeAffinity
+	secrets      []string
+	sa           string
+	nodeSelector map[string]string
 }
 
 func (p podSpec) pod() *corev1.Pod {
 	pod := &corev1.Pod{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
 		ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: p.ns, Annotations: p.annotations, Labels: p.labels},
-		Spec:       corev1.PodSpec{NodeName: p.nodeName, ServiceAccountName: p.sa},
+		Spec:       corev1.PodSpec{NodeName: p.nodeName, ServiceAccountName: p.sa, NodeSelector: p.nodeSelector},
 	}
 	if pod.Namespace == "" {
 		pod.Namespace = "default"

@@ -148,6 +148,12 @@ func (p *PodMutator) Handle(ctx context.Context, req admission.Request) admissio
 		p.opts.Metrics.decision("denied")
 		return admission.Denied(err.Error())
 	}
+	if len(d.Required) > 0 && excludesAll(pod.Spec.NodeSelector, required) {
+		msg := fmt.Sprintf("the pod's spec.nodeSelector %v excludes every node isamatch allows (%s); remove or change it", pod.Spec.NodeSelector, d.RequiredText)
+		log.V(1).Info("denied", "reason", msg)
+		p.opts.Metrics.decision("denied")
+		return admission.Denied(msg)
+	}
 	na.RequiredDuringSchedulingIgnoredDuringExecution = required
 	na.PreferredDuringSchedulingIgnoredDuringExecution = mergePreferred(na.PreferredDuringSchedulingIgnoredDuringExecution, d.Preferred)
 	if na.RequiredDuringSchedulingIgnoredDuringExecution != nil || len(na.PreferredDuringSchedulingIgnoredDuringExecution) > 0 {
@@ -290,4 +296,24 @@ func truncate(s string, n int) string {
 		n--
 	}
 	return s[:n] + "…"
+}
+
+// excludesAll reports whether nodeSelector contradicts every term.
+func excludesAll(nodeSelector map[string]string, sel *corev1.NodeSelector) bool {
+	if len(nodeSelector) == 0 || sel == nil {
+		return false
+	}
+	for _, t := range sel.NodeSelectorTerms {
+		if isEmptyTerm(t) {
+			continue
+		}
+		withNS := corev1.NodeSelectorTerm{MatchExpressions: slices.Clone(t.MatchExpressions)}
+		for k, v := range nodeSelector {
+			withNS.MatchExpressions = append(withNS.MatchExpressions, corev1.NodeSelectorRequirement{Key: k, Operator: corev1.NodeSelectorOpIn, Values: []string{v}})
+		}
+		if !contradictory(withNS) {
+			return false
+		}
+	}
+	return true
 }

@@ -253,6 +253,16 @@ func TestHandle(t *testing.T) {
 			wantDenied: []string{"excludes every node isamatch allows"},
 		},
 		{
+			name:       "nodeSelector that excludes the images' architecture",
+			pod:        podSpec{images: []string{"amd64:1"}, nodeSelector: map[string]string{"kubernetes.io/arch": "arm64"}},
+			wantDenied: []string{"spec.nodeSelector map[kubernetes.io/arch:arm64] excludes every node isamatch allows (arch amd64); remove or change it"},
+		},
+		{
+			name:          "nodeSelector that agrees",
+			pod:           podSpec{images: []string{"multi:1"}, nodeSelector: map[string]string{"kubernetes.io/arch": "arm64"}},
+			wantPlacement: map[string]int32{"node1": 0, "node2": 0, "node3": 0, "node4": 0, "node5": 0, "node6": 0, "node7": 0},
+		},
+		{
 			name:       "too many terms",
 			pod:        podSpec{annotations: ann(RequestAnnotation, "rv64imfd | x86-64-v3 | arm64"), images: []string{"multi:1"}, affinity: manyTerms},
 			wantDenied: []string{"66 terms, more than 64"},
