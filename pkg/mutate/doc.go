@@ -75,7 +75,9 @@
 //
 // A malformed request is denied with the annotation or label, the bad token
 // and the grammar. A request no image can serve, or images without a common
-// architecture, is denied naming the image and its platforms. An image whose
+// architecture, is denied naming the image and its platforms; so is a pod
+// whose own required affinity or spec.nodeSelector excludes every node the
+// images and request allow (it could never be scheduled). An image whose
 // platforms cannot be resolved within the budget (Options.Budget, default
 // 8s, bounded by the request's deadline) is left out of the decision, with
 // an admission warning and the metric isamatch_webhook_image_errors_total.

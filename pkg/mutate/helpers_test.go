@@ -265,8 +265,14 @@ func matchTerm(t corev1.NodeSelectorTerm, name string, labels map[string]string)
 	return true
 }
 
-// admits reports whether the pod's required node affinity admits the node.
+// admits reports whether the pod's nodeSelector and required node affinity
+// admit the node.
 func admits(pod *corev1.Pod, name string, labels map[string]string) bool {
+	for k, v := range pod.Spec.NodeSelector {
+		if l, ok := labels[k]; !ok || l != v {
+			return false
+		}
+	}
 	if pod.Spec.Affinity == nil || pod.Spec.Affinity.NodeAffinity == nil || pod.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
 		return true
 	}

@@ -101,6 +101,9 @@ func randomPod(r *rand.Rand, nodes map[string]map[string]string) podSpec {
 	if r.IntN(5) == 0 {
 		p.annotations[QEMUAnnotation] = randomRequest(r)
 	}
+	if r.IntN(6) == 0 {
+		p.nodeSelector = map[string]string{"kubernetes.io/arch": pick(r, propValues["kubernetes.io/arch"])}
+	}
 	p.images = []string{pick(r, propImages)}
 	if r.IntN(3) == 0 {
 		p.images = append(p.images, pick(r, propImages))
@@ -142,7 +145,7 @@ func TestPropertyRequired(t *testing.T) {
 
 		// isamatch's constraint alone: the same pod without user affinity.
 		bare := spec
-		bare.affinity = nil
+		bare.affinity, bare.nodeSelector = nil, nil
 		bareReq := admissionRequest(t, bare.pod())
 		bareResp := m.Handle(t.Context(), bareReq)
 
