@@ -132,14 +132,14 @@ func benchDecide(b *testing.B, cold bool) {
 		{Ref: "riscv:1", Platforms: images["riscv:1"].platforms},
 		{Ref: "multi:1", Platforms: images["multi:1"].platforms},
 	}}
-	m := newMatcher()
+	m := NewMatcher()
 	m.noMemo = cold
-	d := m.decide(in, snap)
+	d := m.Decide(in, snap)
 	if len(d.Required) != 1 || len(d.Preferred) < 3 || d.MatchingNodes != 50*25 { // masks < 200 with zba and zbb: 50 groups
 		b.Fatalf("required=%d preferred=%d matching=%d", len(d.Required), len(d.Preferred), d.MatchingNodes)
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		m.decide(in, snap)
+		m.Decide(in, snap)
 	}
 }

@@ -98,9 +98,11 @@ type emuAlt struct {
 	native alt
 }
 
-// matcher holds what decisions need that never changes, and memoises the
-// pure isa functions decisions call for the same few ISAs over and over.
-type matcher struct {
+// Matcher is the decision logic without Kubernetes I/O: pod inputs and an
+// inventory snapshot in, affinity out. It memoises the pure isa functions
+// decisions call for the same few ISAs over and over, and the ranking of
+// each set of alternatives per snapshot. It is safe for concurrent use.
+type Matcher struct {
 	baseline map[isa.Arch]isa.ExtSet // FromPlatform(linux, arch, "")
 
 	cached       atomic.Int64 // entries in the maps below, bounded by maxCached
@@ -126,7 +128,7 @@ type platformISA struct {
 	err error
 }
 
-func (m *matcher) store(mp *sync.Map, k, v any) {
+func (m *Matcher) store(mp *sync.Map, k, v any) {
 	if m.cached.Load() < maxCached {
 		if _, loaded := mp.LoadOrStore(k, v); !loaded {
 			m.cached.Add(1)
@@ -134,7 +136,7 @@ func (m *matcher) store(mp *sync.Map, k, v any) {
 	}
 }
 
-func (m *matcher) fromPlatform(p registry.Platform) (isa.ISA, error) {
+func (m *Matcher) fromPlatform(p registry.Platform) (isa.ISA, error) {
 	p.ISARequest = ""
 	if v, ok := m.platformMemo.Load(p); ok {
 		r := v.(platformISA)
@@ -147,7 +149,7 @@ func (m *matcher) fromPlatform(p registry.Platform) (isa.ISA, error) {
 
 // reqs is isa.Requirements as node-selector requirements. The result is
 // shared: callers must not modify it.
-func (m *matcher) reqs(i isa.ISA, emulated bool) []corev1.NodeSelectorRequirement {
+func (m *Matcher) reqs(i isa.ISA, emulated bool) []corev1.NodeSelectorRequirement {
 	k := isaKey{i.Arch, i.Exts, emulated}
 	if v, ok := m.reqMemo.Load(k); ok {
 		return v.([]corev1.NodeSelectorRequirement)
@@ -159,7 +161,7 @@ func (m *matcher) reqs(i isa.ISA, emulated bool) []corev1.NodeSelectorRequiremen
 
 // brief is an ISA for messages: the unversioned form, cut at an extension
 // boundary when long.
-func (m *matcher) brief(i isa.ISA) string {
+func (m *Matcher) brief(i isa.ISA) string {
 	k := isaKey{arch: i.Arch, exts: i.Exts}
 	if v, ok := m.briefMemo.Load(k); ok {
 		return v.(string)
@@ -169,8 +171,9 @@ func (m *matcher) brief(i isa.ISA) string {
 	return b
 }
 
-func newMatcher() *matcher {
-	m := &matcher{baseline: map[isa.Arch]isa.ExtSet{}}
+// NewMatcher returns a Matcher with empty memos.
+func NewMatcher() *Matcher {
+	m := &Matcher{baseline: map[isa.Arch]isa.ExtSet{}}
 	for _, a := range []isa.Arch{isa.AMD64, isa.ARM64, isa.RISCV64, isa.RISCV32} {
 		if i, err := isa.FromPlatform("linux", string(a), ""); err == nil {
 			m.baseline[a] = i.Exts
@@ -181,7 +184,7 @@ func newMatcher() *matcher {
 
 // imageAlts turns an image's platforms into alternatives; unsupported lists
 // the platforms isamatch has no model for.
-func (m *matcher) imageAlts(img ImageInfo, useLabel bool) (alts []alt, unsupported []string, labelErr error) {
+func (m *Matcher) imageAlts(img ImageInfo, useLabel bool) (alts []alt, unsupported []string, labelErr error) {
 	for _, p := range img.Platforms {
 		i, err := m.fromPlatform(p)
 		if err != nil {
@@ -310,8 +313,8 @@ func requestAlts(r *isa.Request) []alt {
 	return minimize(alts)
 }
 
-// decide turns the inputs into a decision against the inventory snapshot.
-func (m *matcher) decide(in Input, snap *inventory.Snapshot) Decision {
+// Decide turns the inputs into a decision against the inventory snapshot.
+func (m *Matcher) Decide(in Input, snap *inventory.Snapshot) Decision {
 	var d Decision
 	podAsks := in.Request != nil || in.QEMU != nil
 
@@ -460,7 +463,7 @@ func plainArches(alts []alt) []string {
 
 // requiredTerms: emulation terms first, then native; plain architectures
 // share one kubernetes.io/arch In term.
-func (m *matcher) requiredTerms(emu []emuAlt, native []alt) []corev1.NodeSelectorTerm {
+func (m *Matcher) requiredTerms(emu []emuAlt, native []alt) []corev1.NodeSelectorTerm {
 	var terms []corev1.NodeSelectorTerm
 	add := func(t corev1.NodeSelectorTerm) {
 		for _, have := range terms {
@@ -538,7 +541,7 @@ const maxRankMemo = 1024
 
 // rank scans the inventory for the alternatives, or reuses the result of an
 // earlier identical scan of the same snapshot.
-func (m *matcher) rank(snap *inventory.Snapshot, qemu *isa.Request, emu []emuAlt, native []alt) ranking {
+func (m *Matcher) rank(snap *inventory.Snapshot, qemu *isa.Request, emu []emuAlt, native []alt) ranking {
 	compute := func() ranking {
 		matching, ranked := scanGroups(snap, emu, native)
 		pref, runs := m.preferredTerms(qemu, emu, native, ranked)
@@ -696,7 +699,7 @@ func tiers(ranked []scoredGroup, weights, bonus []int32) []tierRun {
 // only when every native alternative names an ISA (a request or a platform
 // variant); a plain architecture leaves ranking to the scheduler, as in the
 // paper ("with neither request, the default scheduler decides").
-func (m *matcher) preferredTerms(qemu *isa.Request, emu []emuAlt, native []alt, ranked []scoredGroup) ([]corev1.PreferredSchedulingTerm, []tierRun) {
+func (m *Matcher) preferredTerms(qemu *isa.Request, emu []emuAlt, native []alt, ranked []scoredGroup) ([]corev1.PreferredSchedulingTerm, []tierRun) {
 	var out []corev1.PreferredSchedulingTerm
 	if qemu != nil {
 		seen := map[string]bool{}
@@ -740,14 +743,14 @@ func briefName(s string) string {
 	return s[:max] + "…"
 }
 
-func (m *matcher) altString(a alt) string {
+func (m *Matcher) altString(a alt) string {
 	if a.plain {
 		return "arch " + string(a.isa.Arch)
 	}
 	return m.brief(a.isa)
 }
 
-func (m *matcher) altsString(alts []alt) string {
+func (m *Matcher) altsString(alts []alt) string {
 	var parts []string
 	if p := plainArches(alts); len(p) > 0 {
 		parts = append(parts, "arch "+strings.Join(p, ","))
@@ -760,7 +763,7 @@ func (m *matcher) altsString(alts []alt) string {
 	return strings.Join(parts, " | ")
 }
 
-func (m *matcher) requiredString(emu []emuAlt, native []alt) string {
+func (m *Matcher) requiredString(emu []emuAlt, native []alt) string {
 	var parts []string
 	for k := 0; k < len(emu); {
 		q := emu[k].q
@@ -786,7 +789,7 @@ func (m *matcher) requiredString(emu []emuAlt, native []alt) string {
 }
 
 // summary is the decision annotation: one readable line.
-func (m *matcher) summary(in Input, tiers string, d Decision) string {
+func (m *Matcher) summary(in Input, tiers string, d Decision) string {
 	var b strings.Builder
 	b.Grow(256 + len(tiers))
 	w := b.WriteString

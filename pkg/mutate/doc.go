@@ -4,7 +4,9 @@
 // node inventory into node affinity that the stock kube-scheduler enforces.
 //
 // The entry point is [NewPodMutator]; its [PodMutator.Handle] is a
-// controller-runtime admission.Handler for Pod CREATE.
+// controller-runtime admission.Handler for Pod CREATE. [Matcher.Decide] is
+// the matching work alone (inputs and an inventory snapshot to affinity),
+// for benchmarks and tools.
 //
 // # Required affinity
 //

@@ -61,7 +61,7 @@ type PodMutator struct {
 	inv     Inventory
 	opts    Options
 	decoder admission.Decoder
-	m       *matcher
+	m       *Matcher
 }
 
 var _ admission.Handler = (*PodMutator)(nil)
@@ -81,7 +81,7 @@ func NewPodMutator(res ImageResolver, inv Inventory, opts Options) *PodMutator {
 		inv:     inv,
 		opts:    opts.withDefaults(),
 		decoder: admission.NewDecoder(scheme),
-		m:       newMatcher(),
+		m:       NewMatcher(),
 	}
 }
 
@@ -132,7 +132,7 @@ func (p *PodMutator) Handle(ctx context.Context, req admission.Request) admissio
 		}
 	}
 
-	d := p.m.decide(in, p.inv.Snapshot())
+	d := p.m.Decide(in, p.inv.Snapshot())
 	if d.Denied != "" {
 		log.V(1).Info("denied", "reason", d.Denied)
 		p.opts.Metrics.decision("denied")
