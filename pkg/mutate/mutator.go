@@ -149,7 +149,12 @@ func (p *PodMutator) Handle(ctx context.Context, req admission.Request) admissio
 		return admission.Denied(err.Error())
 	}
 	if len(d.Required) > 0 && excludesAll(pod.Spec.NodeSelector, required) {
-		msg := fmt.Sprintf("the pod's spec.nodeSelector %v excludes every node isamatch allows (%s); remove or change it", pod.Spec.NodeSelector, d.RequiredText)
+		var sel []string
+		for k, v := range pod.Spec.NodeSelector {
+			sel = append(sel, k+"="+v)
+		}
+		slices.Sort(sel)
+		msg := fmt.Sprintf("the pod's spec.nodeSelector %s excludes every node isamatch allows (%s); remove or change it", strings.Join(sel, ","), d.RequiredText)
 		log.V(1).Info("denied", "reason", msg)
 		p.opts.Metrics.decision("denied")
 		return admission.Denied(msg)

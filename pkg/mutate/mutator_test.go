@@ -255,7 +255,7 @@ func TestHandle(t *testing.T) {
 		{
 			name:       "nodeSelector that excludes the images' architecture",
 			pod:        podSpec{images: []string{"amd64:1"}, nodeSelector: map[string]string{"kubernetes.io/arch": "arm64"}},
-			wantDenied: []string{"spec.nodeSelector map[kubernetes.io/arch:arm64] excludes every node isamatch allows (arch amd64); remove or change it"},
+			wantDenied: []string{"spec.nodeSelector kubernetes.io/arch=arm64 excludes every node isamatch allows (arch amd64); remove or change it"},
 		},
 		{
 			name:          "nodeSelector that agrees",
