@@ -90,4 +90,13 @@
 // isa.isamatch.io/decision, one readable line: request, image platforms,
 // required alternatives with the number of matching nodes, tiers (weight,
 // group id, ISA, size, affinity) and warnings.
+//
+// # Benchmarks
+//
+//	go test ./pkg/mutate -run '^$' -bench . -benchtime 30000x
+//
+// BenchmarkHandle admits a pod against 5,000 nodes in 200 ISA groups with a
+// warm image cache and reports p50-ns and p99-ns per admission;
+// BenchmarkDecide measures the matching work alone, warm (memoised ranking)
+// and cold (all 200 groups scanned).
 package mutate
