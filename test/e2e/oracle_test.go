@@ -298,15 +298,26 @@ func fit(p randPod, n simNode) (ok bool, score float64) {
 		if !imageNative || !satisfies(native, q) {
 			return false, 0
 		}
-		return true, float64(q.Len()) / float64(native.Len())
+		return true, affinity(native, q)
 	}
 	for _, c := range p.combos() {
 		if satisfies(native, c) {
 			ok = true
-			score = max(score, float64(c.Len())/float64(native.Len()))
+			score = max(score, affinity(native, c))
 		}
 	}
 	return ok, score
+}
+
+// affinity is the paper's |need| / |node| for a need the node satisfies,
+// counting only the need's extensions the node has: profiles and arm64
+// versions name extensions Linux never reports, which Satisfies ignores.
+func affinity(node, need isa.ISA) float64 {
+	common, err := isa.Intersect(node, need)
+	if err != nil {
+		panic(err)
+	}
+	return float64(common.Len()) / float64(node.Len())
 }
 
 // room tracks what is left on each node.

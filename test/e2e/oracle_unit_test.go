@@ -141,6 +141,14 @@ func TestFitOracle(t *testing.T) {
 	if s3 <= s5 {
 		t.Errorf("IMFD task: fit on imfd %v not above imfdv %v", s3, s5)
 	}
+	// Native scores are shares: in (0, 1] on every node that can run the pod.
+	for _, img := range randomImages {
+		for _, n := range nodes {
+			if ok, s := fit(randPod{image: img}, n); ok && (s <= 0 || s > 1) {
+				t.Errorf("fit(%s on %s) = %v, want a share in (0, 1]", img.Repo, n.kind, s)
+			}
+		}
+	}
 	cross := randPod{image: image("rand/cross"), qemu: "rv64imfdv"}
 	_, e := fit(cross, nodes["x86-64-v3-cross-imfdv"])
 	_, n := fit(cross, nodes["imfdv"])

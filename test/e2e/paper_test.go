@@ -20,7 +20,7 @@ import (
 // paperSeed is the workload seed of the paper's experiment.
 const paperSeed = 1
 
-var _ = Describe("The paper's cluster (Table 1)", Ordered, func() {
+var _ = Describe("The paper's cluster (Table 1)", Ordered, ContinueOnFailure, func() {
 	var (
 		c    *democluster.Cluster
 		rows []experiment.Row
@@ -40,7 +40,8 @@ var _ = Describe("The paper's cluster (Table 1)", Ordered, func() {
 		isas, err := c.NodeISA(ctx)
 		Expect(err).NotTo(HaveOccurred())
 		// node4's IMFV normalises to IMFDV under the ratified spec (V needs D).
-		Expect(isas).To(HaveKeyWithValue("node3", "rv64imfd_zicsr"))
+		Expect(isas["node3"]).To(HavePrefix("rv64imfd_"))
+		Expect(isas["node3"]).NotTo(Equal(isas["node5"]))
 		Expect(isas["node4"]).To(Equal(isas["node5"]), "node4 (IMFV) and node5 (IMFDV) are one ISA")
 		Expect(isas["node5"]).To(HavePrefix("rv64imfdv"))
 		Expect(isas["node1"]).To(HavePrefix("x86-64"))
