@@ -78,6 +78,7 @@ install_copy() {
 	local tmp
 	mkdir -p "$(dirname "$2")"
 	tmp="$(mktemp -d "$(dirname "$2")/.tmp.XXXXXX")" || return 1
+	chmod 0755 "$tmp"
 	cp -p "$1"/* "$1/.stamp" "$tmp"/ || { rm -rf "$tmp"; return 1; }
 	rm -rf "$2" && mv -T "$tmp" "$2"
 }
@@ -98,6 +99,7 @@ else
 	log "building kubernetes $KUBE_VERSION (kube-apiserver, kube-scheduler) and etcd $ETCD_VERSION into $OUT"
 	log "a cold build takes about 6-10 minutes on 2 cores; later runs reuse it"
 	TMP="$(mktemp -d "$CACHE/controlplane/.tmp.XXXXXX")"
+	chmod 0755 "$TMP"
 	HEARTBEAT=""
 	cleanup() {
 		[[ -n "$HEARTBEAT" ]] && kill "$HEARTBEAT" 2>/dev/null || true
