@@ -61,10 +61,16 @@ var _ = Describe("The paper's cluster (Table 1)", Ordered, ContinueOnFailure, fu
 				100*stock.Correctness(), 100*stock.BestFitRate(), 100*withIsamatch.Correctness(), 100*withIsamatch.BestFitRate(),
 				withIsamatch.BestFit, withIsamatch.Eligible))
 
+			// What the webhook decides for this scenario's first task (a
+			// dry run), for the report and for failure messages.
+			decision := dryRunDecision(ctx, c, sc.Pod(tasks[0], true, c.Registry.Host))
+			AddReportEntry(sc.Name+" decision for "+tasks[0].Name, decision)
+
 			Expect(withIsamatch.Correct).To(Equal(withIsamatch.Pods),
 				"isamatch must place every pod on a node that can run it; wrong: %v", withIsamatch.Wrong)
 			Expect(withIsamatch.BestFit).To(Equal(withIsamatch.Eligible),
-				"isamatch must place every eligible pod on a best-fit node; placements: %s", offBestFit(c.Nodes, sc, placements))
+				"isamatch must place every eligible pod on a best-fit node; off best fit: %s; the webhook's decision for %s: %s",
+				offBestFit(c.Nodes, sc, placements), tasks[0].Name, decision)
 			// The stock scheduler must be measurably wrong, or the harness
 			// constrained the stock pods without saying so.
 			switch sc.Name {
@@ -113,6 +119,17 @@ var _ = Describe("The paper's cluster (Table 1)", Ordered, ContinueOnFailure, fu
 		Expect(order[8:]).To(HaveEach(BeElementOf("node4", "node5")), "the rest run natively: %v", order)
 	}, SpecTimeout(2*time.Minute))
 })
+
+// dryRunDecision admits pod as a dry run in a prepared namespace and
+// returns the webhook's decision annotation.
+func dryRunDecision(ctx SpecContext, c *democluster.Cluster, pod *corev1.Pod) string {
+	GinkgoHelper()
+	const ns = "decisions"
+	Expect(c.PrepareNamespace(ctx, ns)).To(Succeed())
+	pod.Namespace = ns
+	Expect(c.Client.Create(ctx, pod, client.DryRunAll)).To(Succeed())
+	return pod.Annotations[democluster.DecisionAnnotation]
+}
 
 // offBestFit describes the placements the oracle did not count as best fit.
 func offBestFit(nodes []experiment.NodeSpec, sc experiment.Scenario, placements []experiment.Placement) string {

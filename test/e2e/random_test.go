@@ -181,6 +181,7 @@ func watchBindOrder(ctx context.Context, c *democluster.Cluster, ns string) (sto
 		names  []string
 		seen   = map[string]bool{}
 		reopen = -1
+		why    []string
 		done   = make(chan struct{})
 	)
 	go func() {
@@ -196,6 +197,9 @@ func watchBindOrder(ctx context.Context, c *democluster.Cluster, ns string) (sto
 			for ev := range w.ResultChan() {
 				p, ok := ev.Object.(*corev1.Pod)
 				if !ok {
+					if st, isStatus := ev.Object.(*metav1.Status); isStatus && len(why) < 3 {
+						why = append(why, st.Message)
+					}
 					break // an error event: re-open from rv
 				}
 				rv = p.ResourceVersion
@@ -217,6 +221,9 @@ func watchBindOrder(ctx context.Context, c *democluster.Cluster, ns string) (sto
 		<-done
 		mu.Lock()
 		defer mu.Unlock()
+		if len(why) > 0 {
+			GinkgoWriter.Printf("the pod watch was ended by the server %d times, first reasons: %q\n", reopen, why)
+		}
 		return names, reopen
 	}
 }
