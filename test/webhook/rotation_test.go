@@ -1,7 +1,6 @@
 package webhook
 
 import (
-	"bytes"
 	"context"
 	"net/http"
 	"os"
@@ -11,7 +10,6 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -46,19 +44,13 @@ var _ = Describe("Certificate rotation", Serial, func() {
 		Expect(cp.Client.Create(ctx, secret)).To(Succeed())
 		DeferCleanup(func(ctx SpecContext) { Expect(cp.Client.Delete(ctx, secret)).To(Succeed()) })
 
-		// The rotator rewrites the CA bundle; give the suite's own back.
-		var mwc admissionregistrationv1.MutatingWebhookConfiguration
-		Expect(cp.Client.Get(ctx, client.ObjectKey{Name: "isamatch"}, &mwc)).To(Succeed())
-		suiteCA := bytes.Clone(mwc.Webhooks[0].ClientConfig.CABundle)
-		Expect(suiteCA).NotTo(BeEmpty())
-		DeferCleanup(func(ctx SpecContext) {
-			Eventually(func(g Gomega) {
-				var cur admissionregistrationv1.MutatingWebhookConfiguration
-				g.Expect(cp.Client.Get(ctx, client.ObjectKey{Name: "isamatch"}, &cur)).To(Succeed())
-				cur.Webhooks[0].ClientConfig.CABundle = suiteCA
-				g.Expect(cp.Client.Update(ctx, &cur)).To(Succeed())
-			}).WithContext(ctx).Should(Succeed())
-		})
+		// The shipped configuration itself, service reference and all: the
+		// one the rotator injects its CA into.
+		mwc := readShippedWebhookConfiguration()
+		Expect(mwc.Name).To(Equal("isamatch"))
+		Expect(mwc.Webhooks[0].ClientConfig.CABundle).To(BeEmpty())
+		Expect(cp.Client.Create(ctx, mwc)).To(Succeed())
+		DeferCleanup(func(ctx SpecContext) { Expect(cp.Client.Delete(ctx, mwc)).To(Succeed()) })
 
 		certDir := GinkgoT().TempDir()
 		port, err := framework.FreePort()
@@ -91,7 +83,7 @@ var _ = Describe("Certificate rotation", Serial, func() {
 
 		By("the CA being injected into the MutatingWebhookConfiguration")
 		Eventually(func(g Gomega) {
-			g.Expect(cp.Client.Get(ctx, client.ObjectKey{Name: "isamatch"}, &mwc)).To(Succeed())
+			g.Expect(cp.Client.Get(ctx, client.ObjectKey{Name: "isamatch"}, mwc)).To(Succeed())
 			g.Expect(mwc.Webhooks[0].ClientConfig.CABundle).To(Equal(secret.Data["ca.crt"]))
 		}).WithContext(ctx).WithTimeout(60 * time.Second).Should(Succeed())
 

@@ -121,22 +121,37 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 		func(status int) bool { return status == http.StatusOK })).To(Succeed(), "webhook never became ready:\n%s", webhookProc.LogTail(40))
 }, NodeTimeout(5*time.Minute))
 
-// shippedWebhookConfiguration is config/webhook's MutatingWebhookConfiguration
-// as envtest installs it: the service reference becomes a URL on loopback
-// (envtest prefixes the path with "/").
-func shippedWebhookConfiguration() *admissionregistrationv1.MutatingWebhookConfiguration {
+// readShippedWebhookConfiguration reads config/webhook's
+// MutatingWebhookConfiguration.
+func readShippedWebhookConfiguration() *admissionregistrationv1.MutatingWebhookConfiguration {
 	GinkgoHelper()
 	data, err := os.ReadFile(filepath.Join(repoRoot, "config", "webhook", "mutatingwebhookconfiguration.yaml"))
 	Expect(err).NotTo(HaveOccurred())
 	var cfg admissionregistrationv1.MutatingWebhookConfiguration
 	Expect(yaml.UnmarshalStrict(data, &cfg)).To(Succeed())
 	Expect(cfg.Webhooks).To(HaveLen(1))
+	Expect(cfg.Webhooks[0].ClientConfig.Service).NotTo(BeNil())
+	Expect(cfg.Webhooks[0].ClientConfig.Service.Path).NotTo(BeNil())
+	return &cfg
+}
+
+// envtestWebhookName is the name the shipped configuration is installed
+// under, so that "isamatch" itself stays free for the kubectl dry-run and
+// the certificate rotation specs.
+const envtestWebhookName = "isamatch-envtest"
+
+// shippedWebhookConfiguration is config/webhook's MutatingWebhookConfiguration
+// (rules, failurePolicy, namespaceSelector, timeout kept) as envtest installs
+// it: the service reference becomes a URL on loopback with envtest's CA
+// (envtest prefixes the path with "/").
+func shippedWebhookConfiguration() *admissionregistrationv1.MutatingWebhookConfiguration {
+	GinkgoHelper()
+	cfg := readShippedWebhookConfiguration()
+	cfg.Name = envtestWebhookName
 	svc := cfg.Webhooks[0].ClientConfig.Service
-	Expect(svc).NotTo(BeNil())
-	Expect(svc.Path).NotTo(BeNil())
 	p := strings.TrimPrefix(*svc.Path, "/")
 	svc.Path = &p
-	return &cfg
+	return cfg
 }
 
 func pushImages(ctx context.Context) {

@@ -89,7 +89,7 @@ func namespaceWith(ctx context.Context, name, password string, saSecrets ...stri
 
 // term is one required node-selector term reduced to what the specs check.
 type term struct {
-	arches []string          // values of isa.isamatch.io/arch In
+	arches []string          // values of isa.isamatch.io/arch or kubernetes.io/arch In
 	keys   map[string]string // other isamatch keys -> operator (and value for Gt)
 }
 
@@ -103,7 +103,7 @@ func requiredTerms(pod *corev1.Pod) []term {
 		tt := term{keys: map[string]string{}}
 		for _, r := range t.MatchExpressions {
 			switch {
-			case r.Key == archKey && r.Operator == corev1.NodeSelectorOpIn:
+			case (r.Key == archKey || r.Key == corev1.LabelArchStable) && r.Operator == corev1.NodeSelectorOpIn:
 				tt.arches = append(tt.arches, r.Values...)
 			case r.Operator == corev1.NodeSelectorOpGt && len(r.Values) == 1:
 				tt.keys[r.Key] = "Gt " + r.Values[0]
