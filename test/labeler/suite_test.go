@@ -53,7 +53,9 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	workDir = GinkgoT().TempDir()
 
 	labelerBin = filepath.Join(workDir, "labeler")
-	build := exec.CommandContext(ctx, "go", "build", "-o", labelerBin, "./cmd/labeler")
+	// Stripped as in the image (cmd/labeler/Dockerfile); the compile flags
+	// stay the test run's so the build cache is shared.
+	build := exec.CommandContext(ctx, "go", "build", "-ldflags=-s -w", "-o", labelerBin, "./cmd/labeler")
 	build.Dir = repoRoot
 	out, err := build.CombinedOutput()
 	Expect(err).NotTo(HaveOccurred(), "go build ./cmd/labeler:\n%s", out)
