@@ -2,4 +2,19 @@
 // are built for, with the credentials a pod would pull them with. The entry
 // point is [NewResolver] and its [Resolver.Resolve] method; failures are
 // classified as [*Error] values whose Kind names what went wrong.
+//
+// An image index gives its platforms (attestation manifests and
+// unknown/unknown entries skipped); a single manifest gives its config's
+// os/architecture/variant. Each platform carries its image config's
+// "isa.request" label. Results are cached per (normalised reference,
+// credential identity) for [WithTTL] (digest-pinned references for
+// [WithDigestTTL], failures for [WithErrorTTL]); concurrent lookups of the
+// same key share one registry resolution, which runs under its own
+// [WithFetchTimeout] while each caller returns when its own context ends.
+// Every registry HTTP request goes through one bounded transport:
+// [WithMaxConcurrent] requests in flight, responses capped at
+// [WithMaxManifestBytes]. Credentials come from a [KeychainFactory], usually
+// [KubernetesKeychain] (the pod's imagePullSecrets and its ServiceAccount's,
+// then anonymous). [Metrics] counts cache hits and misses, registry requests
+// and errors by kind.
 package registry
