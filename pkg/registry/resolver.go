@@ -185,12 +185,22 @@ func (r *Resolver) identity(auth PullAuth) string {
 		sa = "default"
 	}
 	secrets := auth.ImagePullSecrets
-	if !slices.IsSorted(secrets) {
+	if !sortedUnique(secrets) {
+		// Never reorder the caller's slice.
 		secrets = slices.Clone(secrets)
 		slices.Sort(secrets)
+		secrets = slices.Compact(secrets)
 	}
-	secrets = slices.Compact(slices.Clip(secrets))
 	return auth.Namespace + "/" + sa + "/" + strings.Join(secrets, ",")
+}
+
+func sortedUnique(s []string) bool {
+	for i := 1; i < len(s); i++ {
+		if s[i-1] >= s[i] {
+			return false
+		}
+	}
+	return true
 }
 
 func (r *Resolver) lookup(key string) (cacheEntry, bool) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -391,6 +392,8 @@ func TestCacheKeyIsCredentialIdentity(t *testing.T) {
 		{name: "same identity", auths: []PullAuth{{Namespace: "a"}, {Namespace: "a", ServiceAccountName: "default"}}, want: 1},
 		{name: "secret order does not matter", auths: []PullAuth{
 			{Namespace: "a", ImagePullSecrets: []string{"x", "y"}}, {Namespace: "a", ImagePullSecrets: []string{"y", "x"}}}, want: 1},
+		{name: "duplicate secrets do not matter", auths: []PullAuth{
+			{Namespace: "a", ImagePullSecrets: []string{"x", "x", "y"}}, {Namespace: "a", ImagePullSecrets: []string{"y", "x"}}}, want: 1},
 		{name: "other namespace", auths: []PullAuth{{Namespace: "a"}, {Namespace: "b"}}, want: 2},
 		{name: "other service account", auths: []PullAuth{{Namespace: "a"}, {Namespace: "a", ServiceAccountName: "builder"}}, want: 2},
 		{name: "other secrets", auths: []PullAuth{{Namespace: "a"}, {Namespace: "a", ImagePullSecrets: []string{"x"}}}, want: 2},
@@ -405,8 +408,12 @@ func TestCacheKeyIsCredentialIdentity(t *testing.T) {
 			r := NewResolver(opts...)
 			tr.reset()
 			for _, a := range tc.auths {
+				before := slices.Clone(a.ImagePullSecrets)
 				if _, err := r.Resolve(t.Context(), tr.ref("app/x:1"), a); err != nil {
 					t.Fatalf("Resolve: %v", err)
+				}
+				if diff := cmp.Diff(before, a.ImagePullSecrets); diff != "" {
+					t.Errorf("Resolve changed the caller's ImagePullSecrets (-want +got):\n%s", diff)
 				}
 			}
 			if got := tr.count(http.MethodGet, "/manifests/"); got != tc.want {
