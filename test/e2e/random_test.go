@@ -152,9 +152,9 @@ var _ = Describe("A seeded randomized cluster beyond the paper", Ordered, func()
 		AddReportEntry("randomized run", report)
 		GinkgoWriter.Println(report)
 		if len(v.OffBestFit) > 0 {
-			GinkgoWriter.Printf("off best fit (first 20 of %d):\n  %s\n", len(v.OffBestFit), strings.Join(first(v.OffBestFit, 20), "\n  "))
+			AddReportEntry("randomized run: off best fit", fmt.Sprintf("first 20 of %d:\n  %s", len(v.OffBestFit), strings.Join(first(v.OffBestFit, 20), "\n  ")))
 		}
-		GinkgoWriter.Println(perKind(nodes, pods, placed))
+		AddReportEntry("randomized run: placements", perKind(nodes, pods, placed))
 
 		Expect(undecided).To(BeZero(), "pods without a decision annotation: the webhook did not see them")
 		Expect(v.Wrong).To(BeEmpty(), "pods on a node that cannot run them")
@@ -222,7 +222,7 @@ func watchBindOrder(ctx context.Context, c *democluster.Cluster, ns string) (sto
 		mu.Lock()
 		defer mu.Unlock()
 		if len(why) > 0 {
-			GinkgoWriter.Printf("the pod watch was ended by the server %d times, first reasons: %q\n", reopen, why)
+			AddReportEntry("pod watch", fmt.Sprintf("ended by the server %d times and re-opened; first reasons: %q", reopen, why))
 		}
 		return names, reopen
 	}
