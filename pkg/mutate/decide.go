@@ -104,6 +104,9 @@ type emuAlt struct {
 // each set of alternatives per snapshot. It is safe for concurrent use.
 type Matcher struct {
 	baseline map[isa.Arch]isa.ExtSet // FromPlatform(linux, arch, "")
+	// base is each architecture's base ISA (rv64i, x86-64, arm64): what a
+	// plain-architecture alternative is ranked with.
+	base map[isa.Arch]isa.ISA
 
 	cached       atomic.Int64 // entries in the maps below, bounded by maxCached
 	platformMemo sync.Map     // registry.Platform (ISARequest "") -> platformISA
@@ -173,13 +176,28 @@ func (m *Matcher) brief(i isa.ISA) string {
 
 // NewMatcher returns a Matcher with empty memos.
 func NewMatcher() *Matcher {
-	m := &Matcher{baseline: map[isa.Arch]isa.ExtSet{}}
+	m := &Matcher{baseline: map[isa.Arch]isa.ExtSet{}, base: map[isa.Arch]isa.ISA{}}
 	for _, a := range []isa.Arch{isa.AMD64, isa.ARM64, isa.RISCV64, isa.RISCV32} {
 		if i, err := isa.FromPlatform("linux", string(a), ""); err == nil {
 			m.baseline[a] = i.Exts
 		}
 	}
+	for a, s := range map[isa.Arch]string{isa.AMD64: "x86-64", isa.ARM64: "arm64", isa.RISCV64: "rv64i", isa.RISCV32: "rv32i"} {
+		if i, err := isa.Parse(s); err == nil {
+			m.base[a] = i
+		}
+	}
 	return m
+}
+
+// plainISA is what a plain-architecture alternative is ranked with: the
+// architecture's base ISA, so that, as in the paper's affinity, the node with
+// the fewest extensions fits a base-ISA task best.
+func (m *Matcher) plainISA(a isa.Arch) isa.ISA {
+	if b, ok := m.base[a]; ok {
+		return b
+	}
+	return isa.ISA{Arch: a}
 }
 
 // imageAlts turns an image's platforms into alternatives; unsupported lists
@@ -193,7 +211,7 @@ func (m *Matcher) imageAlts(img ImageInfo, useLabel bool) (alts []alt, unsupport
 		}
 		a := alt{isa: i}
 		if base, ok := m.baseline[i.Arch]; ok && base == i.Exts {
-			a = alt{isa: isa.ISA{Arch: i.Arch}, plain: true}
+			a = alt{isa: m.plainISA(i.Arch), plain: true}
 		}
 		if !useLabel || p.ISARequest == "" {
 			alts = append(alts, a)
@@ -612,7 +630,7 @@ type scoredGroup struct {
 }
 
 // scanGroups counts the inventory's nodes the required terms admit now and
-// returns the groups some non-plain native alternative admits, best first:
+// returns the groups some native alternative admits, best first:
 // highest affinity, then most nodes, then id.
 func scanGroups(snap *inventory.Snapshot, emu []emuAlt, native []alt) (matching int, ranked []scoredGroup) {
 	plain := plainArches(native)
@@ -621,9 +639,7 @@ func scanGroups(snap *inventory.Snapshot, emu []emuAlt, native []alt) (matching 
 	}
 	for k := range snap.Groups {
 		g := &snap.Groups[k]
-		if len(plain) > 0 && slices.Contains(plain, string(g.Native.Arch)) {
-			continue // counted by architecture
-		}
+		counted := len(plain) > 0 && slices.Contains(plain, string(g.Native.Arch)) // by architecture
 		best := 0.0
 		for _, n := range native {
 			if a := isa.Affinity(g.Native, n.isa); a > best {
@@ -631,12 +647,14 @@ func scanGroups(snap *inventory.Snapshot, emu []emuAlt, native []alt) (matching 
 			}
 		}
 		if best == 0 {
-			if emuMatches(g, emu) {
+			if !counted && emuMatches(g, emu) {
 				matching += g.Nodes
 			}
 			continue
 		}
-		matching += g.Nodes
+		if !counted {
+			matching += g.Nodes
+		}
 		// Groups sharing an ID (same native ISA, different emulation) are
 		// adjacent in the snapshot.
 		if l := len(ranked); l > 0 && ranked[l-1].g.ID == g.ID {
@@ -648,6 +666,7 @@ func scanGroups(snap *inventory.Snapshot, emu []emuAlt, native []alt) (matching 
 		}
 		ranked = append(ranked, scoredGroup{g: g, aff: best, nodes: g.Nodes})
 	}
+	normalisePerArch(ranked)
 	slices.SortFunc(ranked, func(a, b scoredGroup) int {
 		if c := cmp.Compare(b.aff, a.aff); c != 0 {
 			return c
@@ -661,6 +680,35 @@ func scanGroups(snap *inventory.Snapshot, emu []emuAlt, native []alt) (matching 
 }
 
 const affinityEpsilon = 1e-9
+
+// normalisePerArch divides each group's affinity by the best affinity of its
+// architecture. Affinities of different architectures are not comparable (an
+// arm64 base ISA has 2 features, x86-64's has 9): a pod that may run on
+// several architectures finds its best fit in each of them, and the
+// scheduler chooses among those.
+func normalisePerArch(ranked []scoredGroup) {
+	var arches [8]isa.Arch
+	var best [8]float64
+	n := 0
+	for _, g := range ranked {
+		k := slices.Index(arches[:n], g.g.Native.Arch)
+		if k < 0 {
+			if n == len(arches) {
+				return // more architectures than exist; leave as is
+			}
+			k, n = n, n+1
+			arches[k] = g.g.Native.Arch
+		}
+		best[k] = max(best[k], g.aff)
+	}
+	if n < 2 {
+		return
+	}
+	for i := range ranked {
+		k := slices.Index(arches[:n], ranked[i].g.Native.Arch)
+		ranked[i].aff /= best[k]
+	}
+}
 
 // tierRun is the groups that share one preferred-term weight.
 type tierRun struct {
@@ -695,10 +743,10 @@ func tiers(ranked []scoredGroup, weights, bonus []int32) []tierRun {
 	return runs
 }
 
-// preferredTerms implements the paper's priority order. Tiers are emitted
-// only when every native alternative names an ISA (a request or a platform
-// variant); a plain architecture leaves ranking to the scheduler, as in the
-// paper ("with neither request, the default scheduler decides").
+// preferredTerms implements the paper's priority order. A plain architecture
+// is ranked as its base ISA (rv64i, x86-64, arm64): the leanest node of the
+// architecture fits best, which keeps richer nodes free for the tasks that
+// need them (the paper's base-ISA tasks, RV64I, score |I| / |node|).
 func (m *Matcher) preferredTerms(qemu *isa.Request, emu []emuAlt, native []alt, ranked []scoredGroup) ([]corev1.PreferredSchedulingTerm, []tierRun) {
 	var out []corev1.PreferredSchedulingTerm
 	if qemu != nil {
@@ -711,7 +759,7 @@ func (m *Matcher) preferredTerms(qemu *isa.Request, emu []emuAlt, native []alt, 
 			}
 		}
 	}
-	if len(native) == 0 || len(plainArches(native)) > 0 {
+	if len(native) == 0 {
 		return out, nil
 	}
 	weights, bonus := tierWeights[:], tierBonus[:]

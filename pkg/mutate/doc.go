@@ -68,10 +68,13 @@
 // tier terms from an earlier admission are recognised by their single
 // "group In" requirement and replaced.
 //
-// Tiers are emitted only when the constraint names ISAs (a request, an image
-// label isa.request or a platform variant); for a plain architecture the
-// scheduler ranks, as in the paper ("with neither request, the default
-// scheduler decides").
+// A plain architecture (an image without a variant or label, and no
+// request) is ranked as that architecture's base ISA (rv64i, x86-64, arm64):
+// the paper's base-ISA tasks have the single module I, so the node with the
+// fewest extensions fits best and richer nodes stay free for the tasks that
+// need them. Affinities are compared within an architecture only (each is
+// divided by the best of its architecture): a pod that runs on several
+// architectures has a best fit in each, and the scheduler picks among them.
 //
 // # Failures
 //

@@ -98,23 +98,23 @@ func TestHandle(t *testing.T) {
 			wantPlacement: imfdPlacement,
 		},
 		{
-			name:          "no request, single-arch image: architecture constraint only",
+			name:          "no request, single-arch image: architecture constraint, ranked as the base ISA",
 			pod:           podSpec{images: []string{"amd64:1"}},
-			wantPlacement: map[string]int32{"node1": 0},
+			wantPlacement: map[string]int32{"node1": 100},
 			wantRequired: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{
 				{Key: "kubernetes.io/arch", Operator: "In", Values: []string{"amd64"}},
 			}}},
-			wantDecision: []string{"request=none", "required: arch amd64 (1 node now)", "tiers: none"},
+			wantDecision: []string{"request=none", "required: arch amd64 (1 node now)", "tiers: w100 x86-64-v3"},
 		},
 		{
 			name:          "plain riscv64 image admits nodes the labeler has not labelled",
 			pod:           podSpec{images: []string{"riscv:1"}},
-			wantPlacement: map[string]int32{"node3": 0, "node4": 0, "node5": 0, "node6": 0, "node7": 0},
+			wantPlacement: map[string]int32{"node3": 100, "node4": 16, "node5": 40, "node6": 40, "node7": 0},
 		},
 		{
-			name:          "multi-arch image: any of its architectures",
+			name:          "multi-arch image: any of its architectures, the leanest node of each ranked first",
 			pod:           podSpec{images: []string{"multi:1"}},
-			wantPlacement: map[string]int32{"node1": 0, "node2": 0, "node3": 0, "node4": 0, "node5": 0, "node6": 0, "node7": 0},
+			wantPlacement: map[string]int32{"node1": 100, "node2": 100, "node3": 100, "node4": 16, "node5": 40, "node6": 40, "node7": 0},
 			wantRequired: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{
 				{Key: "kubernetes.io/arch", Operator: "In", Values: []string{"amd64", "arm64", "riscv64"}},
 			}}},
@@ -122,7 +122,7 @@ func TestHandle(t *testing.T) {
 		{
 			name:          "init container images count",
 			pod:           podSpec{images: []string{"multi:1"}, initImages: []string{"arm64:1"}},
-			wantPlacement: map[string]int32{"node2": 0},
+			wantPlacement: map[string]int32{"node2": 100},
 		},
 		{
 			name:          "platform variant is a requirement",
@@ -181,14 +181,14 @@ func TestHandle(t *testing.T) {
 		{
 			name:          "registry error: proceed with what is known, warn",
 			pod:           podSpec{images: []string{"private:1", "riscv:1"}},
-			wantPlacement: map[string]int32{"node3": 0, "node4": 0, "node5": 0, "node6": 0, "node7": 0},
+			wantPlacement: map[string]int32{"node3": 100, "node4": 16, "node5": 40, "node6": 40, "node7": 0},
 			wantWarnings:  []string{`image "private:1": platforms unknown (unauthorized: 401 Unauthorized)`},
 			wantDecision:  []string{"private:1 [error unauthorized]"},
 		},
 		{
 			name:          "unsupported platforms drop out",
 			pod:           podSpec{images: []string{"mixed:1"}},
-			wantPlacement: map[string]int32{"node1": 0},
+			wantPlacement: map[string]int32{"node1": 100},
 		},
 		{
 			name:          "image with only unsupported platforms constrains nothing",
@@ -199,7 +199,7 @@ func TestHandle(t *testing.T) {
 		{
 			name:          "image label isa.request applies when the pod asks nothing",
 			pod:           podSpec{images: []string{"labelled:1"}},
-			wantPlacement: map[string]int32{"node1": 0, "node4": 0, "node5": 0, "node6": 0},
+			wantPlacement: map[string]int32{"node1": 99, "node4": 40, "node5": 100, "node6": 100},
 		},
 		{
 			name:          "image label isa.request is ignored when the pod asks",
@@ -209,7 +209,7 @@ func TestHandle(t *testing.T) {
 		{
 			name:          "malformed image label: warn, keep the platform",
 			pod:           podSpec{images: []string{"badlabel:1"}},
-			wantPlacement: map[string]int32{"node3": 0, "node4": 0, "node5": 0, "node6": 0, "node7": 0},
+			wantPlacement: map[string]int32{"node3": 100, "node4": 16, "node5": 40, "node6": 40, "node7": 0},
 			wantWarnings:  []string{`image "badlabel:1": label isa.request ignored`},
 		},
 		{
@@ -260,7 +260,7 @@ func TestHandle(t *testing.T) {
 		{
 			name:          "nodeSelector that agrees",
 			pod:           podSpec{images: []string{"multi:1"}, nodeSelector: map[string]string{"kubernetes.io/arch": "arm64"}},
-			wantPlacement: map[string]int32{"node2": 0},
+			wantPlacement: map[string]int32{"node2": 100},
 		},
 		{
 			name:       "too many terms",
@@ -429,7 +429,7 @@ func TestHandleBudget(t *testing.T) {
 			if len(resp.Warnings) != 1 || !strings.HasPrefix(resp.Warnings[0], want[0]) {
 				t.Errorf("warnings = %q, want one starting with %q", resp.Warnings, want[0])
 			}
-			if diff := cmp.Diff(map[string]int32{"node1": 0}, placement(applyPatch(t, req, resp), paperCluster(t))); diff != "" {
+			if diff := cmp.Diff(map[string]int32{"node1": 100}, placement(applyPatch(t, req, resp), paperCluster(t))); diff != "" {
 				t.Errorf("placement (-want +got):\n%s", diff)
 			}
 			if got := counter(t, metrics.ImageErrors.WithLabelValues("timeout")); got != 1 {

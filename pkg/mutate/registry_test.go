@@ -81,7 +81,7 @@ func TestHandleWithRegistry(t *testing.T) {
 		{
 			name:          "index with an image label: riscv64 needs rv64imfdv, amd64 any",
 			pod:           podSpec{images: []string{host + "/app:multi"}},
-			wantPlacement: map[string]int32{"node1": 0, "node4": 0, "node5": 0, "node6": 0, "node8": 0},
+			wantPlacement: map[string]int32{"node1": 99, "node4": 40, "node5": 100, "node6": 100, "node8": 16},
 		},
 		{
 			name:          "pod request overrides the image label",
@@ -91,7 +91,7 @@ func TestHandleWithRegistry(t *testing.T) {
 		{
 			name:          "single manifest",
 			pod:           podSpec{images: []string{host + "/app:amd64"}},
-			wantPlacement: map[string]int32{"node1": 0},
+			wantPlacement: map[string]int32{"node1": 100},
 		},
 		{
 			name:          "platform variant",
@@ -101,7 +101,7 @@ func TestHandleWithRegistry(t *testing.T) {
 		{
 			name:          "missing image: warning, the rest decides",
 			pod:           podSpec{images: []string{host + "/app:amd64", host + "/app:nope"}},
-			wantPlacement: map[string]int32{"node1": 0},
+			wantPlacement: map[string]int32{"node1": 100},
 			wantWarnings:  []string{`isamatch: image "` + host + `/app:nope": platforms unknown (notFound`},
 		},
 	}
