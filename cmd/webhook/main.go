@@ -155,29 +155,31 @@ func serve(ctx context.Context, o options) error {
 	if err != nil {
 		return fmt.Errorf("load kubeconfig: %w", err)
 	}
-	mgr, _, err := setup(cfg, o)
+	mgr, err := setup(cfg, o)
 	if err != nil {
 		return err
 	}
 	return mgr.Start(ctx)
 }
 
-// setup builds the manager with everything registered. ready is closed once
-// the serving certificate is in place (at once without rotation).
-func setup(cfg *rest.Config, o options) (mgr manager.Manager, ready <-chan struct{}, err error) {
+// setup builds the manager with everything registered: the certificate
+// rotator (with --cert-rotation), the node inventory, the resolver and the
+// mutating handler, which joins the webhook server once the serving
+// certificate is in place, and the health and readiness checks.
+func setup(cfg *rest.Config, o options) (manager.Manager, error) {
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		return nil, nil, fmt.Errorf("build scheme: %w", err)
+		return nil, fmt.Errorf("build scheme: %w", err)
 	}
 	srv := webhook.NewServer(webhook.Options{Port: o.port, CertDir: o.certDir})
-	mgr, err = ctrl.NewManager(cfg, ctrl.Options{
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 scheme,
 		Metrics:                metricsserver.Options{BindAddress: o.metricsAddr},
 		HealthProbeBindAddress: o.probeAddr,
 		WebhookServer:          srv,
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("create manager: %w", err)
+		return nil, fmt.Errorf("create manager: %w", err)
 	}
 
 	certsReady := make(chan struct{})
@@ -195,7 +197,7 @@ func setup(cfg *rest.Config, o options) (mgr manager.Manager, ready <-chan struc
 			RequireLeaderElection: false,
 		})
 		if err != nil {
-			return nil, nil, fmt.Errorf("set up certificate rotation: %w", err)
+			return nil, fmt.Errorf("set up certificate rotation: %w", err)
 		}
 	} else {
 		close(certsReady)
@@ -203,20 +205,20 @@ func setup(cfg *rest.Config, o options) (mgr manager.Manager, ready <-chan struc
 
 	inv, err := inventory.Setup(mgr)
 	if err != nil {
-		return nil, nil, fmt.Errorf("set up node inventory: %w", err)
+		return nil, fmt.Errorf("set up node inventory: %w", err)
 	}
 	clientset, err := kubernetes.NewForConfig(mgr.GetConfig())
 	if err != nil {
-		return nil, nil, fmt.Errorf("create clientset: %w", err)
+		return nil, fmt.Errorf("create clientset: %w", err)
 	}
 	regMetrics := registry.NewMetrics()
 	if err := regMetrics.Register(metrics.Registry); err != nil {
-		return nil, nil, fmt.Errorf("register registry metrics: %w", err)
+		return nil, fmt.Errorf("register registry metrics: %w", err)
 	}
 	mutMetrics := mutate.NewMetrics()
 	for _, c := range mutMetrics.Collectors() {
 		if err := metrics.Registry.Register(c); err != nil {
-			return nil, nil, fmt.Errorf("register webhook metrics: %w", err)
+			return nil, fmt.Errorf("register webhook metrics: %w", err)
 		}
 	}
 	ropts := []registry.Option{
@@ -228,7 +230,7 @@ func setup(cfg *rest.Config, o options) (mgr manager.Manager, ready <-chan struc
 	if o.registryCA != "" {
 		pem, err := registry.LoadCA(o.registryCA)
 		if err != nil {
-			return nil, nil, fmt.Errorf("--registry-ca: %w", err)
+			return nil, fmt.Errorf("--registry-ca: %w", err)
 		}
 		ropts = append(ropts, registry.WithRegistryCA(pem))
 	}
@@ -250,10 +252,10 @@ func setup(cfg *rest.Config, o options) (mgr manager.Manager, ready <-chan struc
 		mgr.GetWebhookServer().Register(MutatePath, &webhook.Admission{Handler: handler})
 		return nil
 	})); err != nil {
-		return nil, nil, fmt.Errorf("add webhook starter: %w", err)
+		return nil, fmt.Errorf("add webhook starter: %w", err)
 	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
-		return nil, nil, fmt.Errorf("add health check: %w", err)
+		return nil, fmt.Errorf("add health check: %w", err)
 	}
 	started := srv.StartedChecker()
 	if err := mgr.AddReadyzCheck("webhook", func(req *http.Request) error {
@@ -267,7 +269,7 @@ func setup(cfg *rest.Config, o options) (mgr manager.Manager, ready <-chan struc
 		}
 		return started(req)
 	}); err != nil {
-		return nil, nil, fmt.Errorf("add readiness check: %w", err)
+		return nil, fmt.Errorf("add readiness check: %w", err)
 	}
-	return mgr, certsReady, nil
+	return mgr, nil
 }
