@@ -106,6 +106,7 @@ else
 		rm -rf "$TMP"
 	}
 	trap cleanup EXIT
+	trap 'exit 130' INT TERM
 	start_all=$SECONDS
 	for bin in "${BINARIES[@]}"; do
 		case "$bin" in
@@ -126,7 +127,7 @@ else
 	printf '%s\n' "$STAMP" >"$TMP/.stamp"
 	rm -rf "$OUT"
 	mv -T "$TMP" "$OUT"
-	trap - EXIT
+	trap - EXIT INT TERM
 	log "all built in $((SECONDS - start_all))s"
 	if [[ "$HOME_OUT" != "$OUT" ]]; then
 		install_copy "$OUT" "$HOME_OUT" && log "copied to $HOME_OUT for later clones" ||
