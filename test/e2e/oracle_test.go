@@ -220,7 +220,7 @@ func (p randPod) combos() []isa.ISA {
 	for _, pn := range needs(p.image) {
 		base := pn.isa
 		if pn.plain {
-			base = isa.ISA{Arch: pn.arch}
+			base = baseISA(pn.arch)
 		}
 		alts := reqAlts
 		if alts == nil {
@@ -248,9 +248,21 @@ func (p randPod) combos() []isa.ISA {
 	return out
 }
 
+// baseISA is an architecture's base ISA (rv64i, x86-64, arm64): what an
+// image without a variant needs (isamatch's documented convention: such
+// images run on any node of the architecture), and what its fit is ranked by
+// (the paper's base-ISA tasks have the single module I).
+func baseISA(arch isa.Arch) isa.ISA {
+	s := map[isa.Arch]string{isa.RISCV64: "rv64i", isa.AMD64: "x86-64", isa.ARM64: "arm64"}[arch]
+	i, err := isa.Parse(s)
+	if err != nil {
+		panic(fmt.Sprintf("base ISA of %s: %v", arch, err))
+	}
+	return i
+}
+
 // claimsISA reports whether the pod names an ISA beyond an architecture
-// (a request, isa.qemu, a variant or a config label): only then does
-// isamatch rank nodes, and only such pods count for best fit.
+// (a request, isa.qemu, a variant or a config label).
 func (p randPod) claimsISA() bool {
 	if p.request != "" || p.qemu != "" {
 		return true
@@ -348,10 +360,12 @@ type verdict struct {
 	// user's own constraints exclude. Stranded: unscheduled although a node
 	// that can run it, within the user's constraints, has room.
 	Wrong, Widened, Stranded []string
-	// Eligible pods claim an ISA and had a feasible node with room when
-	// they were bound; BestFit of them went to a highest-fit node.
+	// Eligible pods had a feasible node with room when they were bound;
+	// BestFit of them went to a highest-fit node of their architecture.
 	Eligible, BestFit int
 	OffBestFit        []string
+	// OffBestFitPods names the pods of OffBestFit.
+	OffBestFitPods []string
 }
 
 // judge scores final placements (pod name -> node, "" if unscheduled).
@@ -399,20 +413,29 @@ func judge(nodes []simNode, pods []randPod, placed map[string]string, bindOrder 
 	seq := newRoom()
 	for _, name := range bindOrder {
 		p, node := byPod[name], placed[name]
-		if p.claimsISA() {
-			best, eligible := -1.0, false
-			for _, n := range nodes {
-				if ok, s := fit(p, n); ok && p.userAllows(n) && seq.fits(p, n) {
-					eligible, best = true, max(best, s)
-				}
+		got := byNode[node]
+		// Best is judged within the bound node's architecture: alternatives
+		// of different architectures are equally acceptable to the user, and
+		// isamatch compares affinity within an architecture. Emulating an
+		// isa.qemu need comes first on any architecture (the paper's flow).
+		best, eligible := -1.0, false
+		for _, n := range nodes {
+			ok, s := fit(p, n)
+			if !ok || !p.userAllows(n) || !seq.fits(p, n) {
+				continue
 			}
-			if eligible {
-				v.Eligible++
-				if ok, s := fit(p, byNode[node]); ok && s >= best-1e-9 {
-					v.BestFit++
-				} else {
-					v.OffBestFit = append(v.OffBestFit, fmt.Sprintf("%s(%s)->%s(%s) fit %.2f < best %.2f", p.name, p.describe(), node, byNode[node].kind, s, best))
-				}
+			eligible = true
+			if n.spec.Arch == got.spec.Arch || s >= 2 {
+				best = max(best, s)
+			}
+		}
+		if eligible {
+			v.Eligible++
+			if ok, s := fit(p, got); ok && s >= best-1e-9 {
+				v.BestFit++
+			} else {
+				v.OffBestFitPods = append(v.OffBestFitPods, p.name)
+				v.OffBestFit = append(v.OffBestFit, fmt.Sprintf("%s(%s)->%s(%s) fit %.2f < best %.2f", p.name, p.describe(), node, got.kind, s, best))
 			}
 		}
 		seq.add(p, node)

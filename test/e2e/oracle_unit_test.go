@@ -141,12 +141,9 @@ func TestFitOracle(t *testing.T) {
 	if s3 <= s5 {
 		t.Errorf("IMFD task: fit on imfd %v not above imfdv %v", s3, s5)
 	}
-	// Native scores of pods that claim an ISA are shares: in (0, 1] on
-	// every node that can run the pod.
+	// Native scores are shares: in (0, 1] on every node that can run the
+	// pod (plain images rank as their architecture's base ISA).
 	for _, img := range randomImages {
-		if !(randPod{image: img}).claimsISA() {
-			continue
-		}
 		for _, n := range nodes {
 			if ok, s := fit(randPod{image: img}, n); ok && (s <= 0 || s > 1) {
 				t.Errorf("fit(%s on %s) = %v, want a share in (0, 1]", img.Repo, n.kind, s)
@@ -182,6 +179,26 @@ func TestJudge(t *testing.T) {
 	}
 	if v.Eligible != 4 || v.BestFit != 2 {
 		t.Errorf("best fit %d of %d eligible, want 2 of 4 (a, b): off %v", v.BestFit, v.Eligible, v.OffBestFit)
+	}
+
+	// Alternatives of different architectures are equally good: best fit
+	// is judged within the architecture of the node the pod got.
+	arm, armSVE := all["arm64"], all["arm64-sve"]
+	nodes = []simNode{imfd, arm, armSVE}
+	either := randPod{name: "either", image: image("rand/multi"), request: "rv64imfd | arm64", milliCPU: 100, memMi: 10}
+	tests := []struct {
+		node        string
+		wantBestFit int
+	}{
+		{"arm64", 1},     // the closest arm64 node, though imfd fits the riscv alternative better
+		{"arm64-sve", 0}, // plain arm64 had room and fits the arm64 alternative better
+		{"imfd", 1},
+	}
+	for _, tc := range tests {
+		v := judge(nodes, []randPod{either}, map[string]string{"either": tc.node}, []string{"either"})
+		if v.Eligible != 1 || v.BestFit != tc.wantBestFit {
+			t.Errorf("either on %s: best fit %d of %d, want %d of 1 (%v)", tc.node, v.BestFit, v.Eligible, tc.wantBestFit, v.OffBestFit)
+		}
 	}
 }
 

@@ -152,7 +152,16 @@ var _ = Describe("A seeded randomized cluster beyond the paper", Ordered, func()
 		AddReportEntry("randomized run", report)
 		GinkgoWriter.Println(report)
 		if len(v.OffBestFit) > 0 {
-			AddReportEntry("randomized run: off best fit", fmt.Sprintf("first 20 of %d:\n  %s", len(v.OffBestFit), strings.Join(first(v.OffBestFit, 20), "\n  ")))
+			byName := map[string]*corev1.Pod{}
+			for _, o := range objs {
+				byName[o.Name] = o
+			}
+			var decisions []string
+			for _, name := range first(v.OffBestFitPods, 3) {
+				decisions = append(decisions, name+": "+byName[name].Annotations[democluster.DecisionAnnotation])
+			}
+			AddReportEntry("randomized run: off best fit", fmt.Sprintf("first 20 of %d:\n  %s\nthe webhook's decisions for the first:\n  %s",
+				len(v.OffBestFit), strings.Join(first(v.OffBestFit, 20), "\n  "), strings.Join(decisions, "\n  ")))
 		}
 		AddReportEntry("randomized run: placements", perKind(nodes, pods, placed))
 
