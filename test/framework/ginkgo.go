@@ -28,3 +28,12 @@ func RequireRegistry(ctx context.Context, opts RegistryOptions) *Registry {
 	ginkgo.DeferCleanup(reg.Stop)
 	return reg
 }
+
+// ReportLogsOnFailure attaches the tail of the scheduler's log to the
+// current spec's report when it failed. Call it from an AfterEach.
+func (cp *ControlPlane) ReportLogsOnFailure(lines int) {
+	if cp == nil || cp.Scheduler == nil || !ginkgo.CurrentSpecReport().Failed() {
+		return
+	}
+	ginkgo.AddReportEntry("kube-scheduler log", cp.SchedulerLogTail(lines))
+}

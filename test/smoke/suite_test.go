@@ -27,7 +27,5 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 }, NodeTimeout(3*time.Minute))
 
 var _ = AfterEach(func() {
-	if CurrentSpecReport().Failed() {
-		GinkgoWriter.Println(cp.SchedulerLogTail(60))
-	}
+	cp.ReportLogsOnFailure(60)
 })
