@@ -347,6 +347,11 @@ func (r *room) fits(p randPod, n simNode) bool {
 		r.pods[n.spec.Name]+1 <= 110
 }
 
+// usage is n's CPU and memory in use, in percent.
+func (r *room) usage(n simNode) string {
+	return fmt.Sprintf("cpu %d%% mem %d%%", 100*r.cpu[n.spec.Name]/n.spec.MilliCPU, 100*r.mem[n.spec.Name]/n.spec.MemMi)
+}
+
 func (r *room) add(p randPod, node string) {
 	r.cpu[node] += p.milliCPU
 	r.mem[node] += p.memMi
@@ -418,15 +423,15 @@ func judge(nodes []simNode, pods []randPod, placed map[string]string, bindOrder 
 		// of different architectures are equally acceptable to the user, and
 		// isamatch compares affinity within an architecture. Emulating an
 		// isa.qemu need comes first on any architecture (the paper's flow).
-		best, eligible := -1.0, false
+		best, eligible, bestNode := -1.0, false, ""
 		for _, n := range nodes {
 			ok, s := fit(p, n)
 			if !ok || !p.userAllows(n) || !seq.fits(p, n) {
 				continue
 			}
 			eligible = true
-			if n.spec.Arch == got.spec.Arch || s >= 2 {
-				best = max(best, s)
+			if (n.spec.Arch == got.spec.Arch || s >= 2) && s > best {
+				best, bestNode = s, n.spec.Name
 			}
 		}
 		if eligible {
@@ -435,7 +440,8 @@ func judge(nodes []simNode, pods []randPod, placed map[string]string, bindOrder 
 				v.BestFit++
 			} else {
 				v.OffBestFitPods = append(v.OffBestFitPods, p.name)
-				v.OffBestFit = append(v.OffBestFit, fmt.Sprintf("%s(%s)->%s(%s) fit %.2f < best %.2f", p.name, p.describe(), node, got.kind, s, best))
+				v.OffBestFit = append(v.OffBestFit, fmt.Sprintf("%s(%s)->%s(%s, %s) fit %.2f < best %.2f on %s (%s)",
+					p.name, p.describe(), node, got.kind, seq.usage(got), s, best, bestNode, seq.usage(byNode[bestNode])))
 			}
 		}
 		seq.add(p, node)
