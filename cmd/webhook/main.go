@@ -67,6 +67,7 @@ type options struct {
 	port               int
 	metricsAddr        string
 	probeAddr          string
+	pprofAddr          string
 	registryCA         string
 	insecureRegistries stringList
 	cacheTTL           time.Duration
@@ -84,6 +85,7 @@ func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
 	fs.IntVar(&o.port, "port", 9443, "HTTPS port of the webhook")
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", `Prometheus metrics address ("0" disables)`)
 	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz")
+	fs.StringVar(&o.pprofAddr, "pprof-bind-address", "", `address of net/http/pprof's /debug/pprof/ (empty or "0": off; for profiling, never expose it)`)
 	fs.StringVar(&o.registryCA, "registry-ca", "", "PEM file of extra CA certificates trusted for registries")
 	fs.Var(&o.insecureRegistries, "insecure-registry", "HOST:PORT of a registry reachable over plain HTTP (repeatable; tests and labs)")
 	fs.DurationVar(&o.cacheTTL, "cache-ttl", registry.DefaultTTL, "how long image platforms of a tag stay cached (digests: 24h)")
@@ -176,6 +178,7 @@ func setup(cfg *rest.Config, o options) (manager.Manager, error) {
 		Scheme:                 scheme,
 		Metrics:                metricsserver.Options{BindAddress: o.metricsAddr},
 		HealthProbeBindAddress: o.probeAddr,
+		PprofBindAddress:       o.pprofAddr,
 		WebhookServer:          srv,
 	})
 	if err != nil {
