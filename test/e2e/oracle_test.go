@@ -349,6 +349,9 @@ func (r *room) fits(p randPod, n simNode) bool {
 
 // usage is n's CPU and memory in use, in percent.
 func (r *room) usage(n simNode) string {
+	if n.spec.MilliCPU == 0 || n.spec.MemMi == 0 {
+		return "no node"
+	}
 	return fmt.Sprintf("cpu %d%% mem %d%%", 100*r.cpu[n.spec.Name]/n.spec.MilliCPU, 100*r.mem[n.spec.Name]/n.spec.MemMi)
 }
 
