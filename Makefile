@@ -11,7 +11,7 @@ GOTEST_TIMEOUT ?= 40m
 GOTEST_FLAGS ?=
 PKGS ?= ./...
 
-.PHONY: test controlplane vet build lint bench demo
+.PHONY: test controlplane vet build lint bench demo images
 
 ## controlplane: build (once) the pinned kube-apiserver, kube-scheduler and etcd; prints their directory
 controlplane:
@@ -50,3 +50,13 @@ demo:
 	mkdir -p bin
 	$(GO) build -o bin/demo ./cmd/demo
 	bin/demo $(DEMO_FLAGS)
+
+## images: multi-arch labeler and webhook images without a Docker daemon (hack/images, config/README.md)
+##   make images REPO=registry.example.com/isamatch TAG=v0.1.0
+##   make images REPO=... TAG=... IMAGES_FLAGS="--oci-layout _output/oci"   # no push
+REPO ?=
+TAG ?= dev
+PLATFORMS ?= linux/amd64,linux/arm64,linux/riscv64
+IMAGES_FLAGS ?= --push
+images:
+	$(GO) run ./hack/images --repo "$(REPO)" --tag "$(TAG)" --platforms "$(PLATFORMS)" $(IMAGES_FLAGS)
