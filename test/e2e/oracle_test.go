@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -374,6 +375,34 @@ type verdict struct {
 	OffBestFit        []string
 	// OffBestFitPods names the pods of OffBestFit.
 	OffBestFitPods []string
+	// InFlight of the OffBestFit pods had no room left on their best node
+	// once the pods bound to it within the next inFlightWindow bindings are
+	// counted: the scheduler may already have assumed those there when it
+	// placed this pod (binding is asynchronous, so the watch's order can
+	// trail the scheduler's by a few pods).
+	InFlight int
+}
+
+// inFlightWindow is how many later bindings may have been scheduled before
+// a pod whose binding the watch saw first.
+const inFlightWindow = 16
+
+// inFlightFill returns a description when the pods bound to best within the
+// next inFlightWindow bindings leave no room for p, "" otherwise.
+func inFlightFill(seq *room, byPod map[string]randPod, placed map[string]string, next []string, p randPod, best simNode) string {
+	r := &room{cpu: maps.Clone(seq.cpu), mem: maps.Clone(seq.mem), pods: maps.Clone(seq.pods)}
+	var names []string
+	for _, name := range first(next, inFlightWindow) {
+		if placed[name] != best.spec.Name {
+			continue
+		}
+		r.add(byPod[name], best.spec.Name)
+		names = append(names, name)
+		if !r.fits(p, best) {
+			return fmt.Sprintf("full once %s, bound just after, are counted", strings.Join(names, ", "))
+		}
+	}
+	return ""
 }
 
 // judge scores final placements (pod name -> node, "" if unscheduled).
@@ -419,7 +448,7 @@ func judge(nodes []simNode, pods []randPod, placed map[string]string, bindOrder 
 		}
 	}
 	seq := newRoom()
-	for _, name := range bindOrder {
+	for i, name := range bindOrder {
 		p, node := byPod[name], placed[name]
 		got := byNode[node]
 		// Best is judged within the bound node's architecture: alternatives
@@ -443,8 +472,13 @@ func judge(nodes []simNode, pods []randPod, placed map[string]string, bindOrder 
 				v.BestFit++
 			} else {
 				v.OffBestFitPods = append(v.OffBestFitPods, p.name)
-				v.OffBestFit = append(v.OffBestFit, fmt.Sprintf("%s(%s)->%s(%s, %s) fit %.2f < best %.2f on %s (%s)",
-					p.name, p.describe(), node, got.kind, seq.usage(got), s, best, bestNode, seq.usage(byNode[bestNode])))
+				inFlight := ""
+				if filledBy := inFlightFill(seq, byPod, placed, bindOrder[i+1:], p, byNode[bestNode]); filledBy != "" {
+					v.InFlight++
+					inFlight = "; " + filledBy
+				}
+				v.OffBestFit = append(v.OffBestFit, fmt.Sprintf("%s(%s)->%s(%s, %s) fit %.2f < best %.2f on %s (%s)%s",
+					p.name, p.describe(), node, got.kind, seq.usage(got), s, best, bestNode, seq.usage(byNode[bestNode]), inFlight))
 			}
 		}
 		seq.add(p, node)

@@ -181,6 +181,14 @@ func TestJudge(t *testing.T) {
 		t.Errorf("best fit %d of %d eligible, want 2 of 4 (a, b): off %v", v.BestFit, v.Eligible, v.OffBestFit)
 	}
 
+	// A pod the watch saw bound before one the scheduler had already put on
+	// the best node: counted off best fit, but explained as in flight.
+	first, second := pod("first", 600), pod("second", 600)
+	v = judge([]simNode{imfd, imfdv}, []randPod{first, second}, map[string]string{"first": "imfdv", "second": "imfd"}, []string{"first", "second"})
+	if v.BestFit != 1 || v.Eligible != 2 || v.InFlight != 1 {
+		t.Errorf("best fit %d of %d, in flight %d: want 1 of 2, 1 in flight (%v)", v.BestFit, v.Eligible, v.InFlight, v.OffBestFit)
+	}
+
 	// Alternatives of different architectures are equally good: best fit
 	// is judged within the architecture of the node the pod got.
 	arm, armSVE := all["arm64"], all["arm64-sve"]

@@ -146,9 +146,10 @@ var _ = Describe("A seeded randomized cluster beyond the paper", Ordered, func()
 		}
 		v := judge(nodes, pods, placed, bindOrder)
 		report := fmt.Sprintf("%d pods created in %.1fs, settled in %.1fs: %d scheduled, %d unschedulable; "+
-			"wrong %d, stranded %d, widened %d; best fit %d of %d eligible = %.1f%% (bind order from the watch, re-opened %d times, %d pods appended in name order)",
+			"wrong %d, stranded %d, widened %d; best fit %d of %d eligible = %.1f%% (bind order from the watch, re-opened %d times, %d pods appended in name order); "+
+			"%d of the %d misses had their best node filled by pods bound within the next %d bindings (likely already assumed there by the scheduler)",
 			v.Pods, created.Seconds(), settled.Seconds(), v.Scheduled, v.Unscheduled, len(v.Wrong), len(v.Stranded), len(v.Widened),
-			v.BestFit, v.Eligible, 100*v.BestFitRate(), reopened, missed)
+			v.BestFit, v.Eligible, 100*v.BestFitRate(), reopened, missed, v.InFlight, len(v.OffBestFit), inFlightWindow)
 		AddReportEntry("randomized run", report)
 		GinkgoWriter.Println(report)
 		if len(v.OffBestFit) > 0 {
