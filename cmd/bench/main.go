@@ -1,0 +1,108 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/go-logr/logr"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/isamatch/isamatch/internal/bench"
+	"github.com/isamatch/isamatch/test/framework"
+)
+
+// Exit codes: a missed goal is not a failure of the command.
+const (
+	exitOK    = 0
+	exitFail  = 1
+	exitUsage = 2
+)
+
+func parseArgs(fs *flag.FlagSet, args []string) (bench.Options, error) {
+	var o bench.Options
+	fs.IntVar(&o.Runs, "runs", 3, "repetitions of every measurement; the table shows the median (>= 3)")
+	fs.IntVar(&o.Pods, "pods", 1000, "pods per admission and scheduling load")
+	fs.IntVar(&o.Clients, "clients", 16, "concurrent clients creating pods")
+	fs.IntVar(&o.Nodes, "nodes", 500, "Ready simulated nodes the scheduler places pods on")
+	fs.IntVar(&o.NodeGroups, "node-groups", 50, "ISA groups of those nodes (20..265)")
+	fs.IntVar(&o.InventoryNodes, "inventory-nodes", 5000, "nodes in the webhook's inventory for the memory row")
+	fs.IntVar(&o.DecideGroups, "decide-groups", 200, "ISA groups of the decision and memory rows (20..265)")
+	fs.IntVar(&o.ColdImages, "cold-images", 40, "new images per run, one pod each")
+	fs.IntVar(&o.ColdShared, "cold-shared", 16, "new images per run with --cold-pods-per-image concurrent pods each")
+	fs.IntVar(&o.ColdPodsPerImage, "cold-pods-per-image", 8, "concurrent pods per shared new image")
+	fs.StringVar(&o.ProfileDir, "profile-dir", "", "write the webhook's CPU and allocation profiles under the admission load here")
+	quiet := fs.Bool("quiet", false, "no progress lines on stderr")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected arguments %q: bench takes flags only", fs.Args())
+	}
+	if o.Runs < 3 {
+		return o, fmt.Errorf("--runs=%d: want at least 3 (the table reports medians)", o.Runs)
+	}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"pods", o.Pods}, {"clients", o.Clients}, {"nodes", o.Nodes}, {"cold-images", o.ColdImages}, {"cold-shared", o.ColdShared}, {"cold-pods-per-image", o.ColdPodsPerImage}} {
+		if f.v < 1 {
+			return o, fmt.Errorf("--%s=%d: want a positive number", f.name, f.v)
+		}
+	}
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"node-groups", o.NodeGroups}, {"decide-groups", o.DecideGroups}} {
+		if f.v < 20 || f.v > 265 {
+			return o, fmt.Errorf("--%s=%d: want 20..265 (the request mix needs the first 20 groups; 265 ISAs are defined)", f.name, f.v)
+		}
+	}
+	if o.InventoryNodes < o.Nodes {
+		return o, fmt.Errorf("--inventory-nodes=%d is below --nodes=%d: the memory row adds nodes to the cluster's", o.InventoryNodes, o.Nodes)
+	}
+	if !*quiet {
+		o.Progress = os.Stderr
+	}
+	return o, nil
+}
+
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+func run(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	o, err := parseArgs(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return exitOK
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "bench: %v\n", err)
+		return exitUsage
+	}
+	if _, err := framework.AssetsDir(); err != nil {
+		fmt.Fprintf(stderr, "bench: %v\n", err)
+		return exitUsage
+	}
+	// envtest logs through controller-runtime; the table is the output.
+	ctrllog.SetLogger(logr.Discard())
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	t, err := bench.Run(ctx, o)
+	if t != nil {
+		if perr := t.Print(stdout); perr != nil {
+			fmt.Fprintf(stderr, "bench: print table: %v\n", perr)
+			return exitFail
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "bench: %v\n", err)
+		return exitFail
+	}
+	return exitOK
+}

@@ -1,0 +1,140 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// admissionPhase creates o.Pods unscheduled pods in ns and deletes them.
+func admissionPhase(ctx context.Context, e *Env, o Options, ns string, withWebhook bool, tag string) (LoadResult, error) {
+	if err := e.Namespace(ctx, ns, withWebhook); err != nil {
+		return LoadResult{}, err
+	}
+	res, err := CreatePods(ctx, e.Clientset, loadPods(ns, tag, e.Ref(WarmImage, "v1"), Unscheduled, o.Pods), o.Clients)
+	if err != nil {
+		return res, err
+	}
+	return res, DeletePods(ctx, e.Clientset, ns)
+}
+
+// admissionRows is item 1 (and the profile of item 2 when asked).
+func admissionRows(ctx context.Context, e *Env, o Options, t *Table) error {
+	// Warm-up: the image cache, the API server's and the webhook's
+	// connections, both namespaces.
+	for _, with := range []bool{true, false} {
+		ns := nsName("adm", with)
+		if err := e.Namespace(ctx, ns, with); err != nil {
+			return err
+		}
+		if _, err := CreatePods(ctx, e.Clientset, loadPods(ns, "warmup", e.Ref(WarmImage, "v1"), Unscheduled, 200), o.Clients); err != nil {
+			return fmt.Errorf("warm-up: %w", err)
+		}
+		if err := DeletePods(ctx, e.Clientset, ns); err != nil {
+			return err
+		}
+	}
+	var p50w, p99w, rw, p50b, p99b, rb, added, ratio []float64
+	for r := range o.Runs {
+		// Alternate the order so drift favours neither side.
+		order := []bool{true, false}
+		if r%2 == 1 {
+			order = []bool{false, true}
+		}
+		for _, with := range order {
+			res, err := admissionPhase(ctx, e, o, nsName("adm", with), with, fmt.Sprintf("r%d", r))
+			if err != nil {
+				return err
+			}
+			p50, p99, rate := ms(Percentile(res.Latencies, 0.5)), ms(Percentile(res.Latencies, 0.99)), res.PodsPerSecond()
+			fmt.Fprintf(e.progress, "bench:   run %d webhook=%v: p50 %.1f ms p99 %.1f ms %.0f pods/s\n", r+1, with, p50, p99, rate)
+			if with {
+				p50w, p99w, rw = append(p50w, p50), append(p99w, p99), append(rw, rate)
+			} else {
+				p50b, p99b, rb = append(p50b, p50), append(p99b, p99), append(rb, rate)
+			}
+		}
+		added = append(added, p99w[r]-p99b[r])
+		ratio = append(ratio, rw[r]/rb[r])
+	}
+	const sec = "1 admission"
+	who := fmt.Sprintf("%d pods, %d clients", o.Pods, o.Clients)
+	t.Add(Row{Section: sec, Name: "without webhook (namespace excluded by namespaceSelector): p50 / p99, " + who,
+		Figure: fmt.Sprintf("%.1f / %.1f ms", Median(p50b), Median(p99b)), Verdict: Info, Runs: "p99 " + runsText("%.1f", p99b)})
+	t.Add(Row{Section: sec, Name: "with webhook (warm image cache): p50 / p99",
+		Figure: fmt.Sprintf("%.1f / %.1f ms", Median(p50w), Median(p99w)), Verdict: Info, Runs: "p99 " + runsText("%.1f", p99w)})
+	t.Add(Row{Section: sec, Name: "pods/s without / with webhook",
+		Figure: fmt.Sprintf("%.0f / %.0f", Median(rb), Median(rw)), Verdict: Info, Runs: "with " + runsText("%.0f", rw)})
+	m := Median(added)
+	t.Add(Row{Section: sec, Name: "added p99 latency (with - without, same run)",
+		Figure: fmt.Sprintf("%.1f ms", m), Goal: "< 5 ms", Verdict: verdict(m < 5), Runs: runsText("%.1f", added)})
+	m = Median(ratio)
+	t.Add(Row{Section: sec, Name: "throughput ratio with / without",
+		Figure: fmt.Sprintf("%.2f", m), Goal: ">= 0.90", Verdict: verdict(m >= 0.9), Runs: runsText("%.2f", ratio)})
+
+	if o.ProfileDir != "" {
+		if err := profileWebhook(ctx, e, o); err != nil {
+			return fmt.Errorf("profile: %w", err)
+		}
+	}
+	return nil
+}
+
+func nsName(what string, with bool) string {
+	if with {
+		return "bench-" + what + "-with"
+	}
+	return "bench-" + what + "-without"
+}
+
+// profileWebhook takes a CPU profile of the webhook while admission
+// batches run, and an allocation profile after, into o.ProfileDir.
+func profileWebhook(ctx context.Context, e *Env, o Options) error {
+	if err := os.MkdirAll(o.ProfileDir, 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", o.ProfileDir, err)
+	}
+	const seconds = 10
+	cpu := make(chan error, 1)
+	go func() {
+		cpu <- fetch(ctx, e, fmt.Sprintf("profile?seconds=%d", seconds), filepath.Join(o.ProfileDir, "webhook-cpu.pprof"))
+	}()
+	ns := nsName("adm", true)
+	deadline := time.Now().Add(seconds * time.Second)
+	for b := 0; time.Now().Before(deadline); b++ {
+		if _, err := admissionPhase(ctx, e, o, ns, true, fmt.Sprintf("prof%d", b)); err != nil {
+			return err
+		}
+	}
+	if err := <-cpu; err != nil {
+		return err
+	}
+	return fetch(ctx, e, "allocs", filepath.Join(o.ProfileDir, "webhook-allocs.pprof"))
+}
+
+func fetch(ctx context.Context, e *Env, what, path string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+e.PprofAddr+"/debug/pprof/"+what, nil)
+	if err != nil {
+		return fmt.Errorf("build pprof request: %w", err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("fetch %s: %w", what, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("fetch %s: status %s", what, resp.Status)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("create %s: %w", path, err)
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		_ = f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return f.Close()
+}

@@ -1,0 +1,315 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/isamatch/isamatch/internal/democluster"
+	"github.com/isamatch/isamatch/test/framework"
+)
+
+// Names the benchmark cluster uses.
+const (
+	// IgnoreLabel on a namespace keeps the webhook's namespaceSelector from
+	// sending its pods to the webhook: the baseline namespaces carry it.
+	IgnoreLabel = "isa.isamatch.io/ignore"
+	// DecisionAnnotation is the webhook's record on a pod.
+	DecisionAnnotation = "isa.isamatch.io/decision"
+	// WarmImage is the multi-architecture image every warm pod runs.
+	WarmImage  = "bench/app"
+	pullSecret = "bench-registry"
+)
+
+// warmPlatforms are WarmImage's platforms.
+var warmPlatforms = []framework.Platform{{Arch: "amd64"}, {Arch: "arm64"}, {Arch: "riscv64"}}
+
+// Env is the running benchmark cluster.
+type Env struct {
+	RepoRoot string
+	CP       *framework.ControlPlane
+	// Clientset is a fast client (high QPS) for the load.
+	Clientset *kubernetes.Clientset
+	Client    client.Client
+	Registry  *framework.Registry
+	Proxy     *CountingProxy
+	Webhook   *framework.Process
+	// WebhookBin and LabelerBin are stripped builds, as in the images.
+	WebhookBin, LabelerBin string
+	// PprofAddr is the webhook's pprof address.
+	PprofAddr string
+	// NodeNames are the Ready nodes, by name.
+	NodeNames []string
+	Dir       string
+
+	progress io.Writer
+	nsMu     sync.Mutex
+	nsDone   map[string]bool
+}
+
+// step prints what starts and returns a func printing how long it took.
+func step(w io.Writer, what string) func() {
+	start := time.Now()
+	fmt.Fprintf(w, "bench: %s ...\n", what)
+	return func() { fmt.Fprintf(w, "bench:   done in %.1fs\n", time.Since(start).Seconds()) }
+}
+
+// StartEnv builds the binaries, starts the control plane with the
+// scheduler, the registry with its counting proxy, nodes Ready nodes in
+// the groups, and the webhook, and waits until the webhook's inventory
+// counts every node.
+func StartEnv(ctx context.Context, o Options, nodes map[string]map[string]string) (e *Env, err error) {
+	e = &Env{progress: o.Progress, nsDone: map[string]bool{}}
+	if e.RepoRoot, err = democluster.RepoRoot(); err != nil {
+		return nil, err
+	}
+	if e.Dir, err = os.MkdirTemp("", "isamatch-bench-"); err != nil {
+		return nil, fmt.Errorf("create bench dir: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, e.Stop())
+			e = nil
+		}
+	}()
+
+	done := step(e.progress, "build stripped cmd/webhook and cmd/labeler (-trimpath -ldflags=-s, as the images)")
+	binDir := filepath.Join(e.Dir, "bin")
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s", "-o", binDir+string(filepath.Separator), "./cmd/webhook", "./cmd/labeler")
+	cmd.Dir = e.RepoRoot
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return e, fmt.Errorf("go build ./cmd/webhook ./cmd/labeler: %w\n%s", err, out)
+	}
+	e.WebhookBin, e.LabelerBin = filepath.Join(binDir, "webhook"), filepath.Join(binDir, "labeler")
+	done()
+
+	hook, _, err := democluster.WebhookConfiguration(e.RepoRoot)
+	if err != nil {
+		return e, err
+	}
+	done = step(e.progress, "start kube-apiserver, etcd and kube-scheduler")
+	cpDir := filepath.Join(e.Dir, "controlplane")
+	if err := os.MkdirAll(cpDir, 0o755); err != nil {
+		return e, fmt.Errorf("create control plane dir: %w", err)
+	}
+	e.CP, err = framework.Start(ctx, framework.Options{
+		Scheduler: true,
+		Dir:       cpDir,
+		WebhookInstallOptions: envtest.WebhookInstallOptions{
+			LocalServingHost: "127.0.0.1",
+			MutatingWebhooks: []*admissionregistrationv1.MutatingWebhookConfiguration{hook},
+		},
+	})
+	if err != nil {
+		return e, err
+	}
+	e.Client = e.CP.Client
+	fast := rest.CopyConfig(e.CP.Config)
+	fast.QPS, fast.Burst = 5000, 10000
+	if e.Clientset, err = kubernetes.NewForConfig(fast); err != nil {
+		return e, fmt.Errorf("create clientset: %w", err)
+	}
+	done()
+
+	done = step(e.progress, "start docker-registry (TLS, basic auth), its counting proxy, and push "+WarmImage)
+	regDir := filepath.Join(e.Dir, "registry")
+	if err := os.MkdirAll(regDir, 0o755); err != nil {
+		return e, fmt.Errorf("create registry dir: %w", err)
+	}
+	if e.Registry, err = framework.StartRegistry(ctx, framework.RegistryOptions{Dir: regDir}); err != nil {
+		return e, err
+	}
+	if e.Proxy, err = StartCountingProxy(e.Registry.Host, e.Registry.Transport()); err != nil {
+		return e, err
+	}
+	if _, err := framework.PushIndex(ctx, e.Registry, WarmImage, "v1", warmPlatforms); err != nil {
+		return e, err
+	}
+	done()
+
+	done = step(e.progress, fmt.Sprintf("create %d Ready nodes labelled as the labeler would", len(nodes)))
+	if err := e.CreateNodes(ctx, nodes, true); err != nil {
+		return e, err
+	}
+	for n := range nodes {
+		e.NodeNames = append(e.NodeNames, n)
+	}
+	sort.Strings(e.NodeNames)
+	done()
+
+	done = step(e.progress, "start the webhook and wait until its inventory counts every node")
+	if err := e.startWebhook(ctx); err != nil {
+		return e, err
+	}
+	if err := e.WaitInventory(ctx, len(nodes)); err != nil {
+		return e, err
+	}
+	done()
+	return e, nil
+}
+
+// Stop stops everything StartEnv started and removes its directory
+// (kept when ISAMATCH_KEEP_TMP=true).
+func (e *Env) Stop() error {
+	if e == nil {
+		return nil
+	}
+	var errs []error
+	if e.Webhook != nil {
+		errs = append(errs, e.Webhook.Stop(10*time.Second))
+	}
+	errs = append(errs, e.Proxy.Stop())
+	if e.Registry != nil {
+		errs = append(errs, e.Registry.Stop())
+	}
+	if e.CP != nil {
+		errs = append(errs, e.CP.Stop())
+	}
+	if e.Dir != "" && os.Getenv("ISAMATCH_KEEP_TMP") != "true" {
+		errs = append(errs, os.RemoveAll(e.Dir))
+	}
+	return errors.Join(errs...)
+}
+
+// CreateNodes creates the nodes 16 at a time; ready makes each Ready and
+// untainted as framework.CreateReadyNode does (otherwise the node is only
+// created, enough for the webhook's inventory).
+func (e *Env) CreateNodes(ctx context.Context, nodes map[string]map[string]string, ready bool) error {
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(16)
+	for name, labels := range nodes {
+		g.Go(func() error {
+			n := framework.MakeNode(name).Arch(labels["kubernetes.io/arch"]).CPU("8").Memory("32Gi").Pods(110).Labels(labels).Obj()
+			if ready {
+				return framework.CreateReadyNode(ctx, e.Client, n)
+			}
+			if _, err := e.Clientset.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{}); err != nil {
+				return fmt.Errorf("create node %s: %w", name, err)
+			}
+			return nil
+		})
+	}
+	return g.Wait()
+}
+
+func (e *Env) startWebhook(ctx context.Context) error {
+	wio := e.CP.Env.WebhookInstallOptions
+	var ports [3]int
+	for i := range ports {
+		p, err := framework.FreePort()
+		if err != nil {
+			return err
+		}
+		ports[i] = p
+	}
+	health := "127.0.0.1:" + strconv.Itoa(ports[0])
+	e.PprofAddr = "127.0.0.1:" + strconv.Itoa(ports[2])
+	args := []string{
+		"--kubeconfig=" + e.CP.KubeconfigPath,
+		"--cert-dir=" + wio.LocalServingCertDir,
+		"--port=" + strconv.Itoa(wio.LocalServingPort),
+		"--cert-rotation=false",
+		"--registry-ca=" + e.Registry.CAFile,
+		"--insecure-registry=" + e.Proxy.Host,
+		"--health-probe-bind-address=" + health,
+		"--metrics-bind-address=127.0.0.1:" + strconv.Itoa(ports[1]),
+		"--pprof-bind-address=" + e.PprofAddr,
+	}
+	var err error
+	e.Webhook, err = framework.StartProcess("webhook", e.WebhookBin, args, nil, filepath.Join(e.Dir, "webhook.log"))
+	if err != nil {
+		return err
+	}
+	return e.Webhook.WaitHTTP(ctx, "http://"+health+"/readyz", nil, 60*time.Second, func(status int) bool { return status == 200 })
+}
+
+// Namespace creates namespace ns once, with the proxy's pull secret on its
+// default ServiceAccount; withWebhook false labels it so the webhook never
+// sees its pods.
+func (e *Env) Namespace(ctx context.Context, ns string, withWebhook bool) error {
+	e.nsMu.Lock()
+	defer e.nsMu.Unlock()
+	if e.nsDone[ns] {
+		return nil
+	}
+	obj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
+	if !withWebhook {
+		obj.Labels = map[string]string{IgnoreLabel: "true"}
+	}
+	if err := e.Client.Create(ctx, obj); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("create namespace %s: %w", ns, err)
+	}
+	reg := *e.Registry
+	reg.Host = e.Proxy.Host
+	secret := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: pullSecret, Namespace: ns},
+		Type:       corev1.SecretTypeDockerConfigJson,
+		Data:       map[string][]byte{corev1.DockerConfigJsonKey: reg.DockerConfigJSON()},
+	}
+	if err := e.Client.Create(ctx, secret); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("create pull secret in %s: %w", ns, err)
+	}
+	sa := &corev1.ServiceAccount{
+		ObjectMeta:       metav1.ObjectMeta{Name: "default", Namespace: ns},
+		ImagePullSecrets: []corev1.LocalObjectReference{{Name: pullSecret}},
+	}
+	if err := e.Client.Create(ctx, sa); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("create default ServiceAccount in %s: %w", ns, err)
+	}
+	e.nsDone[ns] = true
+	return nil
+}
+
+// Ref is an image reference through the counting proxy.
+func (e *Env) Ref(repo, tag string) string { return e.Proxy.Host + "/" + repo + ":" + tag }
+
+var matchingNodesRE = regexp.MustCompile(`\((\d+) nodes? now\)`)
+
+// WaitInventory admits dry-run pods of the warm image (any architecture)
+// until the webhook's decision counts want nodes.
+func (e *Env) WaitInventory(ctx context.Context, want int) error {
+	const ns = "bench-probe"
+	if err := e.Namespace(ctx, ns, true); err != nil {
+		return err
+	}
+	var last string
+	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+		pod := framework.MakePod("probe", ns).Image(e.Ref(WarmImage, "v1")).Obj()
+		got, err := e.Clientset.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		if err != nil {
+			return false, fmt.Errorf("dry-run probe pod: %w", err)
+		}
+		last = got.Annotations[DecisionAnnotation]
+		m := matchingNodesRE.FindStringSubmatch(last)
+		return m != nil && m[1] == strconv.Itoa(want), nil
+	})
+	if err != nil {
+		if last == "" {
+			last = "(no decision annotation: the webhook did not mutate the pod)"
+		}
+		return fmt.Errorf("webhook inventory never counted %d nodes: %w; last decision: %s\n%s", want, err, strings.TrimSpace(last), e.Webhook.LogTail(20))
+	}
+	return nil
+}

@@ -1,0 +1,159 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/isamatch/isamatch/test/framework"
+)
+
+// Unscheduled is a scheduler name no scheduler serves: admission pods
+// carry it so that binding adds no load while admission is measured.
+const Unscheduled = "bench-unscheduled"
+
+// requestMix is what the pods of a load ask for, in turn: nothing (the
+// image's architectures only), RISC-V ISAs, an x86-64 level, an arm64
+// feature. Every one is served by the nodes of GroupISAs(n) for n >= 20.
+var requestMix = []string{"", "rv64gc", "rv64gc_zba_zbb", "x86-64-v3", "arm64+sve"}
+
+// LoadPod is the i-th pod of a load: the warm multi-architecture image, a
+// small CPU request, and requestMix[i%len] as isa.request.
+func LoadPod(ns, name, image, scheduler string, i int) *corev1.Pod {
+	w := framework.MakePod(name, ns).Image(image).Request("10m", "16Mi")
+	if r := requestMix[i%len(requestMix)]; r != "" {
+		w = w.Annotation("isa.request", r)
+	}
+	if scheduler != "" {
+		w = w.SchedulerName(scheduler)
+	}
+	return w.Obj()
+}
+
+// LoadResult is one timed creation of pods.
+type LoadResult struct {
+	Latencies []time.Duration
+	Elapsed   time.Duration
+	Start     time.Time
+}
+
+// PodsPerSecond is the creation throughput.
+func (r LoadResult) PodsPerSecond() float64 {
+	return float64(len(r.Latencies)) / r.Elapsed.Seconds()
+}
+
+// CreatePods creates pods through the API server from clients concurrent
+// goroutines and times each create.
+func CreatePods(ctx context.Context, cs kubernetes.Interface, pods []*corev1.Pod, clients int) (LoadResult, error) {
+	work := make(chan *corev1.Pod)
+	lat := make([]time.Duration, 0, len(pods))
+	var mu sync.Mutex
+	var firstErr error
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var mine []time.Duration
+			for p := range work {
+				t := time.Now()
+				_, err := cs.CoreV1().Pods(p.Namespace).Create(ctx, p, metav1.CreateOptions{})
+				d := time.Since(t)
+				if err != nil {
+					mu.Lock()
+					if firstErr == nil {
+						firstErr = fmt.Errorf("create pod %s/%s: %w", p.Namespace, p.Name, err)
+					}
+					mu.Unlock()
+					continue
+				}
+				mine = append(mine, d)
+			}
+			mu.Lock()
+			lat = append(lat, mine...)
+			mu.Unlock()
+		}()
+	}
+feed:
+	for _, p := range pods {
+		select {
+		case work <- p:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(work)
+	wg.Wait()
+	res := LoadResult{Latencies: lat, Elapsed: time.Since(start), Start: start}
+	if firstErr != nil {
+		return res, firstErr
+	}
+	return res, ctx.Err()
+}
+
+// DeletePods force-deletes every pod of ns (grace period 0: no kubelet
+// runs) and waits until none is left.
+func DeletePods(ctx context.Context, cs kubernetes.Interface, ns string) error {
+	zero := int64(0)
+	if err := cs.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{GracePeriodSeconds: &zero}, metav1.ListOptions{}); err != nil {
+		return fmt.Errorf("delete pods of %s: %w", ns, err)
+	}
+	return wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		l, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{Limit: 1})
+		if err != nil {
+			return false, fmt.Errorf("list pods of %s: %w", ns, err)
+		}
+		return len(l.Items) == 0, nil
+	})
+}
+
+// BindWatcher counts the pods of a namespace the scheduler has bound, from
+// a watch opened before the pods are created.
+type BindWatcher struct {
+	w     watch.Interface
+	bound map[string]bool
+}
+
+// WatchBinds opens the watch.
+func WatchBinds(ctx context.Context, cs kubernetes.Interface, ns string) (*BindWatcher, error) {
+	w, err := cs.CoreV1().Pods(ns).Watch(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("watch pods of %s: %w", ns, err)
+	}
+	return &BindWatcher{w: w, bound: map[string]bool{}}, nil
+}
+
+// Wait returns when n pods are bound, with the time the last bind was
+// seen, or fails after timeout.
+func (b *BindWatcher) Wait(ctx context.Context, n int, timeout time.Duration) (time.Time, error) {
+	defer b.w.Stop()
+	deadline := time.After(timeout)
+	for {
+		select {
+		case ev, ok := <-b.w.ResultChan():
+			if !ok {
+				return time.Time{}, fmt.Errorf("pod watch closed after %d of %d binds", len(b.bound), n)
+			}
+			pod, isPod := ev.Object.(*corev1.Pod)
+			if !isPod || pod.Spec.NodeName == "" || b.bound[pod.Name] {
+				continue
+			}
+			b.bound[pod.Name] = true
+			if len(b.bound) == n {
+				return time.Now(), nil
+			}
+		case <-deadline:
+			return time.Time{}, fmt.Errorf("only %d of %d pods bound after %s", len(b.bound), n, timeout)
+		case <-ctx.Done():
+			return time.Time{}, ctx.Err()
+		}
+	}
+}

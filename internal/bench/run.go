@@ -1,0 +1,175 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// Options configures Run. The zero value of a field means its default.
+type Options struct {
+	// Runs is how many times each figure is measured (default 3); the
+	// table shows the median.
+	Runs int
+	// Pods per admission and scheduling load (default 1000).
+	Pods int
+	// Clients is the number of concurrent creators (default 16).
+	Clients int
+	// Nodes is the number of Ready simulated nodes (default 500) in
+	// NodeGroups ISA groups (default 50).
+	Nodes, NodeGroups int
+	// InventoryNodes is the node count of the memory row (default 5000).
+	InventoryNodes int
+	// DecideGroups is the ISA group count of the decision row (default 200).
+	DecideGroups int
+	// ColdImages is the number of new images per run whose pods each have
+	// one (default 40); ColdShared images get ColdPodsPerImage pods each
+	// at once (default 16 and 8).
+	ColdImages, ColdShared, ColdPodsPerImage int
+	// ProfileDir, when set, receives the webhook's CPU and allocation
+	// profiles under the admission load.
+	ProfileDir string
+	// Progress receives one line per step; nil discards them.
+	Progress io.Writer
+}
+
+func (o Options) withDefaults() Options {
+	def := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	def(&o.Runs, 3)
+	def(&o.Pods, 1000)
+	def(&o.Clients, 16)
+	def(&o.Nodes, 500)
+	def(&o.NodeGroups, 50)
+	def(&o.InventoryNodes, 5000)
+	def(&o.DecideGroups, 200)
+	def(&o.ColdImages, 40)
+	def(&o.ColdShared, 16)
+	def(&o.ColdPodsPerImage, 8)
+	if o.Progress == nil {
+		o.Progress = io.Discard
+	}
+	return o
+}
+
+// Run measures everything and returns the table. A row that cannot be
+// measured says so (verdict ERROR) and the others still run; the error is
+// non-nil only when the cluster could not be brought up.
+func Run(ctx context.Context, o Options) (*Table, error) {
+	o = o.withDefaults()
+	start := time.Now()
+	t := &Table{Header: []string{
+		"isamatch benchmark (make bench), " + start.UTC().Format("2006-01-02 15:04 MST"),
+		ReadMachine().String(),
+		fmt.Sprintf("each figure: median of %d runs; each comparison: a ratio against the baseline of the same run", o.Runs),
+	}}
+
+	done := step(o.Progress, "decision work per pod, in process")
+	decideRows(t, o)
+	done()
+
+	e, err := StartEnv(ctx, o, NodeSet("node", o.Nodes, mustGroups(o.NodeGroups)))
+	if err != nil {
+		return t, err
+	}
+	defer func() {
+		if err := e.Stop(); err != nil {
+			fmt.Fprintf(o.Progress, "bench: stop cluster: %v\n", err)
+		}
+	}()
+	t.Header = append(t.Header, fmt.Sprintf("cluster: kube-apiserver + etcd + kube-scheduler %s (test/framework), %d Ready simulated nodes in %d ISA groups, webhook binary (stripped) behind config/webhook's MutatingWebhookConfiguration, docker-registry (TLS, htpasswd) behind a counting proxy",
+		filepath.Base(e.CP.AssetsDir), o.Nodes, o.NodeGroups))
+
+	sections := []struct {
+		what string
+		fn   func(context.Context, *Env, Options, *Table) error
+		sec  string
+	}{
+		{"admission with and without the webhook", admissionRows, "1 admission"},
+		{"scheduling with and without isamatch's affinity", schedulingRows, "2 scheduling"},
+		{"cold image resolution", coldRows, "4 cold images"},
+		{"labeler probe + reconcile pass", labelerPassRows, "6 labeler pass"},
+		{"labeler daemon memory", labelerMemoryRows, "5 memory"},
+		{"webhook memory with the big inventory", webhookMemoryRows, "5 memory"},
+	}
+	for _, s := range sections {
+		done := step(o.Progress, s.what)
+		if err := s.fn(ctx, e, o, t); err != nil {
+			fmt.Fprintf(o.Progress, "bench: %s: %v\n", s.what, err)
+			t.Add(Row{Section: s.sec, Name: s.what, Figure: "not measured: " + oneLine(err), Verdict: Error})
+		}
+		done()
+		if ctx.Err() != nil {
+			return t, ctx.Err()
+		}
+	}
+	t.Notes = append(t.Notes, fmt.Sprintf("whole run: %.0fs", time.Since(start).Seconds()))
+	return t, nil
+}
+
+func mustGroups(n int) []isaT {
+	gs, err := GroupISAs(n)
+	if err != nil {
+		panic(err) // n is checked by the caller's flag parsing
+	}
+	return gs
+}
+
+// oneLine is the first line of err, at most 120 bytes, for a table cell.
+func oneLine(err error) string {
+	s, _, _ := strings.Cut(err.Error(), "\n")
+	if len(s) > 120 {
+		s = s[:117] + "..."
+	}
+	return s
+}
+
+// decideRows is item 3.
+func decideRows(t *Table, o Options) {
+	sizes := []int{1000, 5000, 20000}
+	cold := make([][]float64, len(sizes))
+	warm := make([][]float64, len(sizes))
+	for range o.Runs {
+		for k, n := range sizes {
+			c, err := MeasureDecide(n, o.DecideGroups, 300*time.Millisecond)
+			if err != nil {
+				t.Add(Row{Section: "3 decision", Name: "decision work per pod", Figure: "not measured: " + oneLine(err), Verdict: Error})
+				return
+			}
+			cold[k] = append(cold[k], float64(c.Cold)/1e3)
+			warm[k] = append(warm[k], float64(c.Warm)/1e3)
+		}
+	}
+	for k, n := range sizes {
+		t.Add(Row{Section: "3 decision", Name: fmt.Sprintf("Decide per pod, %d nodes / %d groups, cold (no memo)", n, o.DecideGroups),
+			Figure: fmt.Sprintf("%.1f µs", Median(cold[k])), Verdict: Info, Runs: runsText("%.1f", cold[k])})
+	}
+	for k, n := range sizes {
+		t.Add(Row{Section: "3 decision", Name: fmt.Sprintf("Decide per pod, %d nodes, warm (ranking memoised)", n),
+			Figure: fmt.Sprintf("%.2f µs", Median(warm[k])), Verdict: Info, Runs: runsText("%.2f", warm[k])})
+	}
+	ratios := make([]float64, o.Runs)
+	for r := range o.Runs {
+		ratios[r] = cold[2][r] / cold[0][r]
+	}
+	med := Median(ratios)
+	t.Add(Row{Section: "3 decision", Name: "cold cost 20k nodes / 1k nodes (same 200 groups): grows with groups, not nodes",
+		Figure: fmt.Sprintf("%.2f", med), Goal: "~1 (<= 1.5)", Verdict: verdict(med <= 1.5), Runs: runsText("%.2f", ratios)})
+}
+
+// loadPods builds n LoadPods named prefix-i.
+func loadPods(ns, prefix, image, scheduler string, n int) []*corev1.Pod {
+	pods := make([]*corev1.Pod, n)
+	for i := range n {
+		pods[i] = LoadPod(ns, fmt.Sprintf("%s-%04d", prefix, i), image, scheduler, i)
+	}
+	return pods
+}
