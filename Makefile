@@ -11,7 +11,7 @@ GOTEST_TIMEOUT ?= 40m
 GOTEST_FLAGS ?=
 PKGS ?= ./...
 
-.PHONY: test controlplane vet build lint bench demo images
+.PHONY: test controlplane vet build lint bench bench-go demo images
 
 ## controlplane: build (once) the pinned kube-apiserver, kube-scheduler and etcd; prints their directory
 controlplane:
@@ -38,9 +38,19 @@ lint:
 	if [[ -n "$$unformatted" ]]; then echo "gofmt -l lists files to format:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet $(PKGS)
 
-## bench: every Benchmark* function (no tests)
+## bench: the side-by-side cluster benchmark (cmd/bench, docs/benchmarks.md): one table, medians of BENCH_FLAGS' --runs
+BENCH_FLAGS ?=
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)
+	assets="$$(hack/controlplane.sh)"
+	export KUBEBUILDER_ASSETS="$$assets"
+	mkdir -p bin
+	$(GO) build -o bin/bench ./cmd/bench
+	bin/bench $(BENCH_FLAGS)
+
+## bench-go: every Go Benchmark* function (no tests); BENCH_GO_FLAGS=-count=10 for benchstat
+BENCH_GO_FLAGS ?=
+bench-go:
+	$(GO) test -run '^$$' -bench . -benchmem $(BENCH_GO_FLAGS) $(PKGS)
 
 ## demo: the paper's experiments on the embedded control plane (cmd/demo)
 DEMO_FLAGS ?=
