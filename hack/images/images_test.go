@@ -8,6 +8,8 @@ import (
 	"io"
 	"log"
 	"net/http/httptest"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -352,5 +354,101 @@ func TestBuildError(t *testing.T) {
 	_, err := buildIndex(t.Context(), cfg, App{Name: "missing", Package: "./hack/images/testdata/nosuchpackage"})
 	if err == nil || !strings.Contains(err.Error(), "go build ./hack/images/testdata/nosuchpackage for linux/amd64") {
 		t.Errorf("buildIndex of a missing package: error %v, want one naming the package and platform", err)
+	}
+}
+
+func TestBuildAndPublish(t *testing.T) {
+	dir := t.TempDir()
+	bundle := filepath.Join(dir, "bundle.crt")
+	if err := os.WriteFile(bundle, []byte(testBundle), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	base := options{
+		Repo: "registry.example.com/isamatch", Tag: "v2", Platforms: supportedPlatforms[2:],
+		Apps: []App{helloApp}, CABundle: bundle, Source: "https://example.com/i",
+		Epoch: time.Unix(0, 0).UTC(),
+	}
+	tests := []struct {
+		name    string
+		change  func(*options)
+		wantOut []string
+		wantErr string
+		check   func(t *testing.T, o options)
+	}{
+		{
+			name:   "oci layout",
+			change: func(o *options) { o.OCILayout = filepath.Join(dir, "oci") },
+			wantOut: []string{
+				"written to the OCI layout " + filepath.Join(dir, "oci") + " registry.example.com/isamatch/hello:v2@sha256:",
+				"  linux/riscv64  sha256:",
+				"  - name: ghcr.io/isamatch/hello\n    newName: registry.example.com/isamatch/hello\n    digest: sha256:",
+			},
+			check: checkRevision,
+		},
+		{
+			name:    "build only",
+			change:  func(*options) {},
+			wantOut: []string{"built (not pushed; --push or --oci-layout DIR to publish) registry.example.com/isamatch/hello:v2@sha256:"},
+		},
+		{
+			name:    "missing CA bundle",
+			change:  func(o *options) { o.CABundle = filepath.Join(dir, "missing.crt") },
+			wantErr: "or pass --ca-bundle FILE",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			o := base
+			tc.change(&o)
+			var stdout bytes.Buffer
+			err := buildAndPublish(t.Context(), o, &stdout, io.Discard)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), o.CABundle) {
+					t.Fatalf("error %v, want one naming %s and containing %q", err, o.CABundle, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range tc.wantOut {
+				if !strings.Contains(stdout.String(), s) {
+					t.Errorf("output does not contain %q:\n%s", s, stdout.String())
+				}
+			}
+			if tc.check != nil {
+				tc.check(t, o)
+			}
+		})
+	}
+}
+
+// checkRevision checks that the image index in the OCI layout carries the
+// checkout's revision.
+func checkRevision(t *testing.T, o options) {
+	t.Helper()
+	head, err := exec.CommandContext(t.Context(), "git", "rev-parse", "HEAD").Output()
+	if err != nil {
+		t.Skipf("no git checkout (%v): revision label not checked", err)
+	}
+	top, err := layout.ImageIndexFromPath(o.OCILayout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm, err := top.IndexManifest()
+	if err != nil || len(tm.Manifests) != 1 {
+		t.Fatalf("layout index: %v, %d entries, want 1", err, len(tm.Manifests))
+	}
+	child, err := top.ImageIndex(tm.Manifests[0].Digest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm, err := child.IndexManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.TrimSpace(string(head))
+	if rev := cm.Annotations[labelRevision]; rev != want && rev != want+"-dirty" {
+		t.Errorf("revision annotation %q, want %q or %q", rev, want, want+"-dirty")
 	}
 }
