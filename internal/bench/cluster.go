@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"golang.org/x/sync/errgroup"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -57,15 +58,18 @@ type Env struct {
 	Webhook   *framework.Process
 	// WebhookBin and LabelerBin are stripped builds, as in the images.
 	WebhookBin, LabelerBin string
-	// PprofAddr is the webhook's pprof address.
-	PprofAddr string
+	// PprofAddr and MetricsAddr are the webhook's pprof and metrics
+	// addresses.
+	PprofAddr, MetricsAddr string
 	// NodeNames are the Ready nodes, by name.
 	NodeNames []string
 	Dir       string
 
-	progress io.Writer
-	nsMu     sync.Mutex
-	nsDone   map[string]bool
+	progress   io.Writer
+	coldIndex  v1.ImageIndex
+	coldPushed bool
+	nsMu       sync.Mutex
+	nsDone     map[string]bool
 }
 
 // step prints what starts and returns a func printing how long it took.
@@ -226,6 +230,7 @@ func (e *Env) startWebhook(ctx context.Context) error {
 	}
 	health := "127.0.0.1:" + strconv.Itoa(ports[0])
 	e.PprofAddr = "127.0.0.1:" + strconv.Itoa(ports[2])
+	e.MetricsAddr = "127.0.0.1:" + strconv.Itoa(ports[1])
 	args := []string{
 		"--kubeconfig=" + e.CP.KubeconfigPath,
 		"--cert-dir=" + wio.LocalServingCertDir,
@@ -234,7 +239,7 @@ func (e *Env) startWebhook(ctx context.Context) error {
 		"--registry-ca=" + e.Registry.CAFile,
 		"--insecure-registry=" + e.Proxy.Host,
 		"--health-probe-bind-address=" + health,
-		"--metrics-bind-address=127.0.0.1:" + strconv.Itoa(ports[1]),
+		"--metrics-bind-address=" + e.MetricsAddr,
 		"--pprof-bind-address=" + e.PprofAddr,
 	}
 	var err error

@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
@@ -156,4 +157,48 @@ func (b *BindWatcher) Wait(ctx context.Context, n int, timeout time.Duration) (t
 			return time.Time{}, ctx.Err()
 		}
 	}
+}
+
+// HoldGate is the scheduling gate that keeps pods from the scheduler until
+// Ungate removes it.
+const HoldGate = "bench.isamatch.io/hold"
+
+// Gate adds HoldGate to every pod.
+func Gate(pods []*corev1.Pod) []*corev1.Pod {
+	for _, p := range pods {
+		p.Spec.SchedulingGates = append(p.Spec.SchedulingGates, corev1.PodSchedulingGate{Name: HoldGate})
+	}
+	return pods
+}
+
+// Ungate removes the scheduling gates of pods from clients concurrent
+// goroutines and returns when it started.
+func Ungate(ctx context.Context, cs kubernetes.Interface, pods []*corev1.Pod, clients int) (time.Time, error) {
+	patch := []byte(`{"spec":{"schedulingGates":null}}`)
+	work := make(chan *corev1.Pod)
+	var mu sync.Mutex
+	var firstErr error
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for p := range work {
+				if _, err := cs.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+					mu.Lock()
+					if firstErr == nil {
+						firstErr = fmt.Errorf("ungate pod %s/%s: %w", p.Namespace, p.Name, err)
+					}
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for _, p := range pods {
+		work <- p
+	}
+	close(work)
+	wg.Wait()
+	return start, firstErr
 }

@@ -22,9 +22,10 @@ const (
 	KindOther       = "other"
 )
 
-// RequestKey is what one registry request was about.
+// RequestKey is what one registry request was about. Tag is set for
+// KindTagManifest only.
 type RequestKey struct {
-	Repo, Kind string
+	Repo, Kind, Tag string
 }
 
 // ClassifyPath returns the repository and kind of a registry API path.
@@ -48,7 +49,7 @@ func ClassifyPath(path string) RequestKey {
 		case strings.Contains(ref, ":"):
 			return RequestKey{Repo: repo, Kind: KindDigest}
 		default:
-			return RequestKey{Repo: repo, Kind: KindTagManifest}
+			return RequestKey{Repo: repo, Kind: KindTagManifest, Tag: ref}
 		}
 	}
 	return RequestKey{Repo: rest, Kind: KindOther}

@@ -1,0 +1,149 @@
+package bench
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/isamatch/isamatch/pkg/inventory"
+	"github.com/isamatch/isamatch/pkg/isa"
+)
+
+func TestClassifyPath(t *testing.T) {
+	cases := []struct {
+		name, path string
+		want       RequestKey
+	}{
+		{"ping", "/v2/", RequestKey{Kind: KindPing}},
+		{"index by tag", "/v2/bench/cold/manifests/r0-a-001", RequestKey{Repo: "bench/cold", Kind: KindTagManifest, Tag: "r0-a-001"}},
+		{"manifest by digest", "/v2/bench/cold/manifests/sha256:abc", RequestKey{Repo: "bench/cold", Kind: KindDigest}},
+		{"blob", "/v2/a/b/c/blobs/sha256:abc", RequestKey{Repo: "a/b/c", Kind: KindBlob}},
+		{"repo named like a kind", "/v2/blobs/manifests/v1", RequestKey{Repo: "blobs", Kind: KindTagManifest, Tag: "v1"}},
+		{"not the API", "/healthz", RequestKey{Kind: KindOther}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, ClassifyPath(tc.path)); diff != "" {
+				t.Errorf("ClassifyPath(%q) (-want +got):\n%s", tc.path, diff)
+			}
+		})
+	}
+}
+
+func TestPerImage(t *testing.T) {
+	delta := map[RequestKey]int{
+		{Repo: ColdRepo, Kind: KindTagManifest, Tag: "r0-a-000"}: 1,
+		{Repo: ColdRepo, Kind: KindTagManifest, Tag: "r0-a-001"}: 2,
+		{Repo: ColdRepo, Kind: KindDigest}:                       6,
+		{Repo: ColdRepo, Kind: KindBlob}:                         6,
+		{Repo: "bench/app", Kind: KindBlob}:                      9,
+		{Kind: KindPing}:                                         4,
+	}
+	cases := []struct {
+		name           string
+		images         int
+		wantLo, wantHi int
+		wantTotal      float64
+	}{
+		{"both images", 2, 1, 2, 7.5},
+		{"an image never fetched", 3, 0, 2, 5},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			lo, hi, total := perImage(delta, "r0-a", tc.images)
+			if diff := cmp.Diff([]float64{float64(tc.wantLo), float64(tc.wantHi), tc.wantTotal}, []float64{float64(lo), float64(hi), total}); diff != "" {
+				t.Errorf("perImage (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestStats(t *testing.T) {
+	ds := make([]time.Duration, 100)
+	for i := range ds {
+		ds[i] = time.Duration(100-i) * time.Millisecond
+	}
+	cases := []struct {
+		name      string
+		got, want float64
+	}{
+		{"median odd", Median([]float64{3, 1, 2}), 2},
+		{"median even", Median([]float64{4, 1, 3, 2}), 2.5},
+		{"median empty", Median(nil), 0},
+		{"p50 nearest rank", ms(Percentile(ds, 0.5)), 50},
+		{"p99 nearest rank", ms(Percentile(ds, 0.99)), 99},
+		{"p100", ms(Percentile(ds, 1)), 100},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.got != tc.want {
+				t.Errorf("got %v, want %v", tc.got, tc.want)
+			}
+		})
+	}
+}
+
+func TestParseHistSums(t *testing.T) {
+	text := `# HELP x
+apiserver_admission_webhook_admission_duration_seconds_bucket{name="pods.isa.isamatch.io",le="0.005"} 3
+apiserver_admission_webhook_admission_duration_seconds_sum{name="pods.isa.isamatch.io",operation="CREATE"} 0.5
+apiserver_admission_webhook_admission_duration_seconds_count{name="pods.isa.isamatch.io",operation="CREATE"} 100
+apiserver_admission_webhook_admission_duration_seconds_sum{name="other",operation="CREATE"} 9
+apiserver_admission_webhook_admission_duration_seconds_count{name="other",operation="CREATE"} 9
+`
+	got, err := ParseHistSums(strings.NewReader(text), "apiserver_admission_webhook_admission_duration_seconds", `name="pods.isa.isamatch.io"`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(HistSums{Sum: 0.5, Count: 100}, got); diff != "" {
+		t.Errorf("ParseHistSums (-want +got):\n%s", diff)
+	}
+	if m := got.Sub(HistSums{Sum: 0.25, Count: 50}).Mean(); m != 0.005 {
+		t.Errorf("mean of the difference = %v, want 0.005", m)
+	}
+}
+
+// TestGroupISAs checks the node sets the rows build: distinct groups, and
+// every request of the load mix served by the first 20 groups.
+func TestGroupISAs(t *testing.T) {
+	for _, n := range []int{20, 50, 200, 265} {
+		t.Run(fmt.Sprintf("%d groups", n), func(t *testing.T) {
+			gs, err := GroupISAs(n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			inv := inventory.NewStatic(NodeSet("n", 2*n, gs))
+			if got := len(inv.Snapshot().Groups); got != n {
+				t.Errorf("inventory groups = %d, want %d", got, n)
+			}
+		})
+	}
+	if _, err := GroupISAs(266); err == nil {
+		t.Error("GroupISAs(266): want an error, there are 265 ISAs")
+	}
+	gs, err := GroupISAs(20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range requestMix {
+		if r == "" {
+			continue
+		}
+		rq, err := isa.ParseRequest(r)
+		if err != nil {
+			t.Fatalf("request %q: %v", r, err)
+		}
+		served := false
+		for _, g := range gs {
+			if _, ok := isa.SatisfiesAny(g, rq); ok {
+				served = true
+			}
+		}
+		if !served {
+			t.Errorf("request %q: no group of GroupISAs(20) serves it", r)
+		}
+	}
+}
