@@ -38,7 +38,11 @@ func admissionRows(ctx context.Context, e *Env, o Options, t *Table) error {
 			return err
 		}
 	}
-	var p50w, p99w, rw, p50b, p99b, rb, added, ratio, callMean, handlerMean []float64
+	var p50w, p99w, rw, p50b, p99b, rb, added, ratio, callMean, handlerMean, cpuPer []float64
+	pid, err := PidOf(e.WebhookBin)
+	if err != nil {
+		return err
+	}
 	for r := range o.Runs {
 		// Alternate the order so drift favours neither side.
 		order := []bool{true, false}
@@ -50,6 +54,10 @@ func admissionRows(ctx context.Context, e *Env, o Options, t *Table) error {
 			if err != nil {
 				return err
 			}
+			cpu0, err := CPUTime(pid)
+			if err != nil {
+				return err
+			}
 			res, err := admissionPhase(ctx, e, o, nsName("adm", with), with, fmt.Sprintf("r%d", r))
 			if err != nil {
 				return err
@@ -58,7 +66,12 @@ func admissionRows(ctx context.Context, e *Env, o Options, t *Table) error {
 			if err != nil {
 				return err
 			}
+			cpu1, err := CPUTime(pid)
+			if err != nil {
+				return err
+			}
 			if with {
+				cpuPer = append(cpuPer, ms(cpu1-cpu0)/float64(o.Pods))
 				callMean = append(callMean, 1e3*after.apiserver.Sub(before.apiserver).Mean())
 				handlerMean = append(handlerMean, 1e3*after.handler.Sub(before.handler).Mean())
 			}
@@ -84,6 +97,8 @@ func admissionRows(ctx context.Context, e *Env, o Options, t *Table) error {
 	t.Add(Row{Section: sec, Name: "webhook call, mean: as the API server times it / the webhook's handler (own metrics)",
 		Figure: fmt.Sprintf("%.2f / %.2f ms", Median(callMean), Median(handlerMean)), Verdict: Info,
 		Runs: "call " + runsText("%.2f", callMean) + "; handler " + runsText("%.2f", handlerMean)})
+	t.Add(Row{Section: sec, Name: "webhook process CPU time per admission (utime+stime, deletes included)",
+		Figure: fmt.Sprintf("%.2f ms", Median(cpuPer)), Verdict: Info, Runs: runsText("%.2f", cpuPer)})
 	m := Median(added)
 	t.Add(Row{Section: sec, Name: "added p99 latency (with - without, same run)",
 		Figure: fmt.Sprintf("%.1f ms", m), Goal: "< 5 ms", Verdict: verdict(m < 5), Runs: runsText("%.1f", added)})

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -145,5 +146,32 @@ func TestGroupISAs(t *testing.T) {
 		if !served {
 			t.Errorf("request %q: no group of GroupISAs(20) serves it", r)
 		}
+	}
+}
+
+func TestProcReaders(t *testing.T) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("no /proc")
+	}
+	before, err := CPUTime(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for start := time.Now(); time.Since(start) < 50*time.Millisecond; {
+		_ = fmt.Sprint(start) // burn CPU so the clock moves by more than a tick
+	}
+	after, err := CPUTime(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after <= before {
+		t.Errorf("CPU time went from %v to %v after 50ms of work", before, after)
+	}
+	m, err := ReadMemStatus(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.VmRSS <= 0 || m.RssAnon+m.RssFile > m.VmRSS+1024 {
+		t.Errorf("memory status %+v: want VmRSS > 0 and about RssAnon + RssFile", m)
 	}
 }

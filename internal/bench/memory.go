@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // MemStatus is a process's resident memory from /proc/<pid>/status, in KiB.
@@ -75,4 +76,30 @@ func PidOf(exe string) (int, error) {
 		return 0, fmt.Errorf("%d processes run %s, want 1", len(pids), exe)
 	}
 	return pids[0], nil
+}
+
+// clockTicks is USER_HZ, the unit of utime and stime in /proc/<pid>/stat
+// (100 on every Linux architecture Go supports).
+const clockTicks = 100
+
+// CPUTime is the user + system CPU time pid has used.
+func CPUTime(pid int) (time.Duration, error) {
+	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return 0, fmt.Errorf("read stat of pid %d: %w", pid, err)
+	}
+	// The command name may hold spaces: fields start after its ')'.
+	s := string(data)
+	i := strings.LastIndexByte(s, ')')
+	f := strings.Fields(s[i+1:])
+	if len(f) < 13 {
+		return 0, fmt.Errorf("stat of pid %d: %d fields after the name, want >= 13", pid, len(f))
+	}
+	// f[0] is field 3 (state); utime and stime are fields 14 and 15.
+	ut, err1 := strconv.ParseInt(f[11], 10, 64)
+	st, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("stat of pid %d: utime %q stime %q", pid, f[11], f[12])
+	}
+	return time.Duration(ut+st) * time.Second / clockTicks, nil
 }
