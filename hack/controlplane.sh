@@ -83,6 +83,19 @@ install_copy() {
 	rm -rf "$2" && mv -T "$tmp" "$2"
 }
 
+# heartbeat BIN START logs every 30s while BIN compiles; on TERM it ends at
+# once (a plain "while sleep" loop would wait for its sleep to finish).
+heartbeat() {
+	local s
+	trap 'kill "$s" 2>/dev/null; exit 0' TERM
+	while :; do
+		sleep 30 &
+		s=$!
+		wait "$s"
+		log "[$1] still compiling ($((SECONDS - $2))s)"
+	done
+}
+
 # One build at a time per cache: a second caller waits, then finds it done.
 exec 9>"$CACHE/controlplane/.lock"
 if ! flock -n 9; then
@@ -115,7 +128,7 @@ else
 		esac
 		start=$SECONDS
 		log "[$bin] go build $pkg"
-		( while sleep 30; do log "[$bin] still compiling ($((SECONDS - start))s)"; done ) &
+		heartbeat "$bin" "$start" &
 		HEARTBEAT=$!
 		(cd "$MOD_DIR" && go build -mod=mod -trimpath -ldflags "$ldflags" -o "$TMP/$bin" "$pkg") ||
 			die "go build $pkg failed (GOPROXY=$(go env GOPROXY))"
