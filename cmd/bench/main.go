@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
+	"strings"
 	"syscall"
 
 	"github.com/go-logr/logr"
@@ -38,11 +40,20 @@ func parseArgs(fs *flag.FlagSet, args []string) (bench.Options, error) {
 	fs.IntVar(&o.ColdPodsPerImage, "cold-pods-per-image", 8, "concurrent pods per shared new image")
 	fs.StringVar(&o.ProfileDir, "profile-dir", "", "write the webhook's CPU and allocation profiles under the admission load here")
 	quiet := fs.Bool("quiet", false, "no progress lines on stderr")
+	only := fs.String("only", "", "comma-separated sections to run (default all): "+strings.Join(bench.SectionNames, ","))
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected arguments %q: bench takes flags only", fs.Args())
+	}
+	if *only != "" {
+		for _, s := range strings.Split(*only, ",") {
+			if !slices.Contains(bench.SectionNames, s) {
+				return o, fmt.Errorf("--only: unknown section %q: use some of %s", s, strings.Join(bench.SectionNames, ","))
+			}
+			o.Only = append(o.Only, s)
+		}
 	}
 	if o.Runs < 3 {
 		return o, fmt.Errorf("--runs=%d: want at least 3 (the table reports medians)", o.Runs)

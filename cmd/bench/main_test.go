@@ -30,6 +30,7 @@ func TestParseArgs(t *testing.T) {
 		{name: "no pods", args: []string{"--pods=0"}, wantErr: "--pods=0"},
 		{name: "too many groups", args: []string{"--decide-groups=300"}, wantErr: "--decide-groups=300: want 20..265"},
 		{name: "inventory below the cluster", args: []string{"--inventory-nodes=100"}, wantErr: "--inventory-nodes=100 is below --nodes=500"},
+		{name: "unknown section", args: []string{"--only=admission,nope"}, wantErr: `unknown section "nope"`},
 		{name: "positional argument", args: []string{"extra"}, wantErr: "unexpected arguments"},
 	}
 	for _, tc := range cases {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -34,8 +35,18 @@ type Options struct {
 	// ProfileDir, when set, receives the webhook's CPU and allocation
 	// profiles under the admission load.
 	ProfileDir string
+	// Only, when not empty, names the sections to run (SectionNames);
+	// the others are left out of the table.
+	Only []string
 	// Progress receives one line per step; nil discards them.
 	Progress io.Writer
+}
+
+// SectionNames are the sections Options.Only may name, in run order.
+var SectionNames = []string{"decide", "admission", "scheduling", "cold", "labeler-pass", "labeler-memory", "webhook-memory"}
+
+func (o Options) runs(section string) bool {
+	return len(o.Only) == 0 || slices.Contains(o.Only, section)
 }
 
 func (o Options) withDefaults() Options {
@@ -72,9 +83,14 @@ func Run(ctx context.Context, o Options) (*Table, error) {
 		fmt.Sprintf("each figure: median of %d runs; each comparison: a ratio against the baseline of the same run", o.Runs),
 	}}
 
-	done := step(o.Progress, "decision work per pod, in process")
-	decideRows(t, o)
-	done()
+	if o.runs("decide") {
+		done := step(o.Progress, "decision work per pod, in process")
+		decideRows(t, o)
+		done()
+	}
+	if len(o.Only) == 1 && o.Only[0] == "decide" {
+		return t, nil
+	}
 
 	e, err := StartEnv(ctx, o, NodeSet("node", o.Nodes, mustGroups(o.NodeGroups)))
 	if err != nil {
@@ -89,18 +105,21 @@ func Run(ctx context.Context, o Options) (*Table, error) {
 		filepath.Base(e.CP.AssetsDir), o.Nodes, o.NodeGroups))
 
 	sections := []struct {
-		what string
-		fn   func(context.Context, *Env, Options, *Table) error
-		sec  string
+		name, what string
+		fn         func(context.Context, *Env, Options, *Table) error
+		sec        string
 	}{
-		{"admission with and without the webhook", admissionRows, "1 admission"},
-		{"scheduling with and without isamatch's affinity", schedulingRows, "2 scheduling"},
-		{"cold image resolution", coldRows, "4 cold images"},
-		{"labeler probe + reconcile pass", labelerPassRows, "6 labeler pass"},
-		{"labeler daemon memory", labelerMemoryRows, "5 memory"},
-		{"webhook memory with the big inventory", webhookMemoryRows, "5 memory"},
+		{"admission", "admission with and without the webhook", admissionRows, "1 admission"},
+		{"scheduling", "scheduling with and without isamatch's affinity", schedulingRows, "2 scheduling"},
+		{"cold", "cold image resolution", coldRows, "4 cold images"},
+		{"labeler-pass", "labeler probe + reconcile pass", labelerPassRows, "6 labeler pass"},
+		{"labeler-memory", "labeler daemon memory", labelerMemoryRows, "5 memory"},
+		{"webhook-memory", "webhook memory with the big inventory", webhookMemoryRows, "5 memory"},
 	}
 	for _, s := range sections {
+		if !o.runs(s.name) {
+			continue
+		}
 		done := step(o.Progress, s.what)
 		if err := s.fn(ctx, e, o, t); err != nil {
 			fmt.Fprintf(o.Progress, "bench: %s: %v\n", s.what, err)
