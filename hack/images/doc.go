@@ -10,6 +10,7 @@
 //	go run ./hack/images --repo ghcr.io/you --tag v0.1.0 --oci-layout _output/oci
 //	go run ./hack/images --repo 127.0.0.1:5000/isamatch --tag dev --only labeler --platforms linux/riscv64 --push
 //
-// The entry point is run; build assembles one image index (buildIndex) per
-// App and publish pushes it or writes it to an OCI image layout.
+// The entry point is run: parseArgs reads the flags, buildIndex compiles
+// and assembles one image index per App, and publisher.publish pushes it
+// (authn.DefaultKeychain) or writes it to an OCI image layout.
 package main
