@@ -35,7 +35,7 @@ func parseArgs(fs *flag.FlagSet, args []string) (bench.Options, error) {
 	fs.IntVar(&o.NodeGroups, "node-groups", 50, "ISA groups of those nodes (20..265)")
 	fs.IntVar(&o.InventoryNodes, "inventory-nodes", 5000, "nodes in the webhook's inventory for the memory row")
 	fs.IntVar(&o.DecideGroups, "decide-groups", 200, "ISA groups of the decision and memory rows (20..265)")
-	fs.IntVar(&o.ColdImages, "cold-images", 40, "new images per run, one pod each")
+	fs.IntVar(&o.ColdImages, "cold-images", 24, "new images per run, one pod each")
 	fs.IntVar(&o.ColdShared, "cold-shared", 16, "new images per run with --cold-pods-per-image concurrent pods each")
 	fs.IntVar(&o.ColdPodsPerImage, "cold-pods-per-image", 8, "concurrent pods per shared new image")
 	fs.StringVar(&o.ProfileDir, "profile-dir", "", "write the webhook's CPU and allocation profiles under the admission load here")

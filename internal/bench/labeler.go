@@ -84,8 +84,7 @@ var labelerVariants = []struct {
 	env  []string
 }{
 	{"GOMEMLIMIT=48MiB (config/daemonset)", []string{"GOMEMLIMIT=48MiB"}},
-	{"no GOMEMLIMIT, GOGC=100", []string{"GOMEMLIMIT=off", "GOGC=100"}},
-	{"GOMEMLIMIT=48MiB GOGC=50", []string{"GOMEMLIMIT=48MiB", "GOGC=50"}},
+	{"GOMEMLIMIT=16MiB GOGC=25 (aggressive GC)", []string{"GOMEMLIMIT=16MiB", "GOGC=25"}},
 }
 
 // labelerMemoryRows is item 5, second half: the stripped labeler daemon's

@@ -29,7 +29,7 @@ type Options struct {
 	// DecideGroups is the ISA group count of the decision row (default 200).
 	DecideGroups int
 	// ColdImages is the number of new images per run whose pods each have
-	// one (default 40); ColdShared images get ColdPodsPerImage pods each
+	// one (default 24); ColdShared images get ColdPodsPerImage pods each
 	// at once (default 16 and 8).
 	ColdImages, ColdShared, ColdPodsPerImage int
 	// ProfileDir, when set, receives the webhook's CPU and allocation
@@ -62,7 +62,7 @@ func (o Options) withDefaults() Options {
 	def(&o.NodeGroups, 50)
 	def(&o.InventoryNodes, 5000)
 	def(&o.DecideGroups, 200)
-	def(&o.ColdImages, 40)
+	def(&o.ColdImages, 24)
 	def(&o.ColdShared, 16)
 	def(&o.ColdPodsPerImage, 8)
 	if o.Progress == nil {
