@@ -2,12 +2,15 @@ package bench
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // admissionPhase creates o.Pods unscheduled pods in ns and deletes them.
@@ -37,6 +40,24 @@ func admissionRows(ctx context.Context, e *Env, o Options, t *Table) error {
 		if err := DeletePods(ctx, e.Clientset, ns); err != nil {
 			return err
 		}
+	}
+	var sizes [2]int
+	for k, with := range []bool{false, true} {
+		ns := nsName("adm", with)
+		var bytes []int
+		for i := range len(requestMix) {
+			got, err := e.Clientset.CoreV1().Pods(ns).Create(ctx, LoadPod(ns, fmt.Sprintf("size-%d", i), e.Ref(WarmImage, "v1"), Unscheduled, i),
+				metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+			if err != nil {
+				return fmt.Errorf("dry-run pod: %w", err)
+			}
+			raw, err := json.Marshal(got)
+			if err != nil {
+				return fmt.Errorf("marshal pod: %w", err)
+			}
+			bytes = append(bytes, len(raw))
+		}
+		sizes[k] = int(Median(intsToFloats(bytes)))
 	}
 	var p50w, p99w, rw, p50b, p99b, rb, added, ratio, callMean, handlerMean, cpuPer []float64
 	pid, err := PidOf(e.WebhookBin)
@@ -99,6 +120,8 @@ func admissionRows(ctx context.Context, e *Env, o Options, t *Table) error {
 		Runs: "call " + runsText("%.2f", callMean) + "; handler " + runsText("%.2f", handlerMean)})
 	t.Add(Row{Section: sec, Name: "webhook process CPU time per admission (utime+stime, deletes included)",
 		Figure: fmt.Sprintf("%.2f ms", Median(cpuPer)), Verdict: Info, Runs: runsText("%.2f", cpuPer)})
+	t.Add(Row{Section: sec, Name: "stored pod size without / with isamatch (JSON, median over the request mix)",
+		Figure: fmt.Sprintf("%d / %d bytes", sizes[0], sizes[1]), Verdict: Info})
 	m := Median(added)
 	t.Add(Row{Section: sec, Name: "added p99 latency (with - without, same run)",
 		Figure: fmt.Sprintf("%.1f ms", m), Goal: "< 5 ms", Verdict: verdict(m < 5), Runs: runsText("%.1f", added)})
@@ -167,4 +190,12 @@ func fetch(ctx context.Context, e *Env, what, path string) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return f.Close()
+}
+
+func intsToFloats(xs []int) []float64 {
+	out := make([]float64, len(xs))
+	for i, x := range xs {
+		out[i] = float64(x)
+	}
+	return out
 }
