@@ -365,15 +365,23 @@ func rvVersion(ext, in string, o rvOptions) (int, error) {
 	return 0, rvErr("unsupported version number %s for extension '%s'", verText, ext)
 }
 
+// checkRVChars is LLVM's first lexical check of an ISA string.
+func checkRVChars(s string) error {
+	for k := 0; k < len(s); k++ {
+		c := s[k]
+		if !(isDigit(c) || (c >= 'a' && c <= 'z') || c == '_') {
+			return rvErr("string may only contain [a-z0-9_]")
+		}
+	}
+	return nil
+}
+
 // parseRISCV is LLVM's RISCVISAInfo::parseArchString followed by
 // postProcessAndChecking. It returns the XLEN and the closed extension set.
 func parseRISCV(s string, o rvOptions) (int, ExtSet, error) {
 	var none ExtSet
-	for k := 0; k < len(s); k++ {
-		c := s[k]
-		if !(isDigit(c) || (c >= 'a' && c <= 'z') || c == '_') {
-			return 0, none, rvErr("string may only contain [a-z0-9_]")
-		}
+	if err := checkRVChars(s); err != nil {
+		return 0, none, err
 	}
 	xlen := 0
 	rest := s

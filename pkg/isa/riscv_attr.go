@@ -16,11 +16,8 @@ type extVersion struct {
 // extension carries <major>p<minor>, '_' separates all of them, unknown names
 // are accepted, duplicates rejected, nothing is implied.
 func parseNormalized(s string) (int, []extVersion, error) {
-	for k := 0; k < len(s); k++ {
-		c := s[k]
-		if !(isDigit(c) || (c >= 'a' && c <= 'z') || c == '_') {
-			return 0, nil, rvErr("string may only contain [a-z0-9_]")
-		}
+	if err := checkRVChars(s); err != nil {
+		return 0, nil, err
 	}
 	xlen := 0
 	rest := s
