@@ -75,9 +75,12 @@ type groupState struct {
 const maxParsed = 4096
 
 type parsedLabels struct {
-	key      string // "" when NodeFromLabels found nothing
-	native   isa.ISA
-	emulated []isa.ISA
+	// fingerprint is the memo's key, kept so that every node with this
+	// label set shares one copy of it (a few hundred bytes per node).
+	fingerprint string
+	key         string // "" when NodeFromLabels found nothing
+	native      isa.ISA
+	emulated    []isa.ISA
 }
 
 func newInventory() *Inventory {
@@ -187,11 +190,13 @@ func (i *Inventory) setLocked(name string, labels map[string]string) bool {
 		p, ok := i.parsed[fp]
 		if !ok {
 			p = parse(labels)
+			p.fingerprint = fp
 			if len(i.parsed) >= maxParsed {
 				clear(i.parsed)
 			}
 			i.parsed[fp] = p
 		}
+		st.fingerprint = p.fingerprint
 		if p.key != "" {
 			g := i.groups[p.key]
 			if g == nil {
