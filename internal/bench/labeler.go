@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"time"
@@ -186,6 +187,14 @@ func webhookMemoryRows(ctx context.Context, e *Env, o Options, t *Table) error {
 			return err
 		}
 		rss, anon, file = append(rss, MiB(m.VmRSS)), append(anon, MiB(m.RssAnon)), append(file, MiB(m.RssFile))
+	}
+	if o.ProfileDir != "" {
+		if err := os.MkdirAll(o.ProfileDir, 0o755); err != nil {
+			return fmt.Errorf("create %s: %w", o.ProfileDir, err)
+		}
+		if err := fetch(ctx, e, "heap", filepath.Join(o.ProfileDir, "webhook-heap.pprof")); err != nil {
+			return err
+		}
 	}
 	med := Median(rss)
 	t.Add(Row{Section: "5 memory", Name: fmt.Sprintf("webhook VmRSS, %d nodes in its inventory, after %d admissions", o.InventoryNodes, o.Pods),
