@@ -40,6 +40,12 @@ const (
 	exitUsage = 2
 )
 
+// Client-side rate limit of the pull-credential reads.
+const (
+	keychainQPS   = 100
+	keychainBurst = 200
+)
+
 // Names shared with config/webhook.
 const (
 	MutatePath        = "/mutate-v1-pod"
@@ -214,7 +220,13 @@ func setup(cfg *rest.Config, o options) (manager.Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("set up node inventory: %w", err)
 	}
-	clientset, err := kubernetes.NewForConfig(mgr.GetConfig())
+	// A cold image resolution reads the pod's pull credentials (service
+	// account and secrets) from the API server. At client-go's default of
+	// 5 requests/s (20 with the in-cluster config) the rate limiter, not the
+	// registry, capped cold admissions at about 3 per second.
+	kcfg := rest.CopyConfig(mgr.GetConfig())
+	kcfg.QPS, kcfg.Burst = max(kcfg.QPS, keychainQPS), max(kcfg.Burst, keychainBurst)
+	clientset, err := kubernetes.NewForConfig(kcfg)
 	if err != nil {
 		return nil, fmt.Errorf("create clientset: %w", err)
 	}
