@@ -117,8 +117,12 @@ func DeletePods(ctx context.Context, cs kubernetes.Interface, ns string) error {
 }
 
 // BindWatcher counts the pods of a namespace the scheduler has bound, from
-// a watch opened before the pods are created.
+// a watch opened before the pods are created. The API server may close a
+// watch at any time: Wait then lists the pods and watches again from the
+// list's resourceVersion.
 type BindWatcher struct {
+	cs    kubernetes.Interface
+	ns    string
 	w     watch.Interface
 	bound map[string]bool
 }
@@ -129,27 +133,47 @@ func WatchBinds(ctx context.Context, cs kubernetes.Interface, ns string) (*BindW
 	if err != nil {
 		return nil, fmt.Errorf("watch pods of %s: %w", ns, err)
 	}
-	return &BindWatcher{w: w, bound: map[string]bool{}}, nil
+	return &BindWatcher{cs: cs, ns: ns, w: w, bound: map[string]bool{}}, nil
+}
+
+// Stop closes the watch.
+func (b *BindWatcher) Stop() { b.w.Stop() }
+
+// rewatch lists the pods, counts the bound ones and watches again.
+func (b *BindWatcher) rewatch(ctx context.Context) error {
+	b.w.Stop()
+	list, err := b.cs.CoreV1().Pods(b.ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return fmt.Errorf("list pods of %s after the watch closed: %w", b.ns, err)
+	}
+	for _, p := range list.Items {
+		if p.Spec.NodeName != "" {
+			b.bound[p.Name] = true
+		}
+	}
+	b.w, err = b.cs.CoreV1().Pods(b.ns).Watch(ctx, metav1.ListOptions{ResourceVersion: list.ResourceVersion})
+	if err != nil {
+		return fmt.Errorf("watch pods of %s again: %w", b.ns, err)
+	}
+	return nil
 }
 
 // Wait returns when n pods are bound, with the time the last bind was
 // seen, or fails after timeout.
 func (b *BindWatcher) Wait(ctx context.Context, n int, timeout time.Duration) (time.Time, error) {
-	defer b.w.Stop()
+	defer func() { b.w.Stop() }()
 	deadline := time.After(timeout)
-	for {
+	for len(b.bound) < n {
 		select {
 		case ev, ok := <-b.w.ResultChan():
-			if !ok {
-				return time.Time{}, fmt.Errorf("pod watch closed after %d of %d binds", len(b.bound), n)
-			}
-			pod, isPod := ev.Object.(*corev1.Pod)
-			if !isPod || pod.Spec.NodeName == "" || b.bound[pod.Name] {
+			if !ok || ev.Type == watch.Error {
+				if err := b.rewatch(ctx); err != nil {
+					return time.Time{}, err
+				}
 				continue
 			}
-			b.bound[pod.Name] = true
-			if len(b.bound) == n {
-				return time.Now(), nil
+			if pod, isPod := ev.Object.(*corev1.Pod); isPod && pod.Spec.NodeName != "" {
+				b.bound[pod.Name] = true
 			}
 		case <-deadline:
 			return time.Time{}, fmt.Errorf("only %d of %d pods bound after %s", len(b.bound), n, timeout)
@@ -157,6 +181,7 @@ func (b *BindWatcher) Wait(ctx context.Context, n int, timeout time.Duration) (t
 			return time.Time{}, ctx.Err()
 		}
 	}
+	return time.Now(), nil
 }
 
 // HoldGate is the scheduling gate that keeps pods from the scheduler until

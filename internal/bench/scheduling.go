@@ -25,7 +25,7 @@ func schedulingRows(ctx context.Context, e *Env, o Options, t *Table) error {
 			}
 			res, err := CreatePods(ctx, e.Clientset, loadPods(ns, fmt.Sprintf("r%d", r), e.Ref(WarmImage, "v1"), "", o.Pods), o.Clients)
 			if err != nil {
-				w.w.Stop()
+				w.Stop()
 				return err
 			}
 			last, err := w.Wait(ctx, o.Pods, 5*time.Minute)
@@ -54,7 +54,7 @@ func schedulingRows(ctx context.Context, e *Env, o Options, t *Table) error {
 			}
 			first, err := Ungate(ctx, e.Clientset, pods, o.Clients)
 			if err != nil {
-				w.w.Stop()
+				w.Stop()
 				return err
 			}
 			if last, err = w.Wait(ctx, o.Pods, 5*time.Minute); err != nil {
