@@ -15,7 +15,7 @@
 //     "flags"; arm64 "Features". This is hardware: it decides the native ISA.
 //   - riscv_hwprobe(2), on linux/riscv64 builds only: hardware too; its
 //     extensions are added to what cpuinfo says.
-//   - the host's gcc ("gcc -c -Q --help=target", the -march= line): used for
+//   - the host's gcc ("gcc -Q --help=target", the -march= line): used for
 //     the native ISA only when cpuinfo has no RISC-V ISA at all; otherwise it
 //     is only reported. A compiler default never widens the native ISA.
 //   - the cross gcc /opt/RISCV/bin/riscv64-unknown-linux-gnu-gcc ("-v"

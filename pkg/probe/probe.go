@@ -210,10 +210,17 @@ func runHWProbe(hwprobe func() ([]HWProbePair, error), ci cpuinfoResult) (report
 	return "hwprobe: " + s, i, true
 }
 
+// helpTargetArgs ask gcc for its target defaults. The paper runs
+// "gcc -c -Q --help=target", but with -c gcc assembles a dummy into
+// help-dummy.o in its working directory: on a node that is the read-only host
+// root, and gcc exits 1 ("can't create help-dummy.o: Read-only file system").
+// Without -c it prints the same -march= line and writes nothing.
+var helpTargetArgs = []string{"-Q", "--help=target"}
+
 // runNativeGCC runs the first gcc found; report is "" when none exists.
 func runNativeGCC(ctx context.Context, runner Runner, paths []string) (march string, parsed *isa.ISA, report string) {
 	for _, p := range paths {
-		out, err := runner.Run(ctx, p, "-c", "-Q", "--help=target")
+		out, err := runner.Run(ctx, p, helpTargetArgs...)
 		if errors.Is(err, ErrNotFound) {
 			continue
 		}
@@ -341,7 +348,7 @@ func runCrossGCC(ctx context.Context, runner Runner, p string) (report string, i
 	} else {
 		said = append(said, "no --with-arch")
 	}
-	qout, qerr := runner.Run(ctx, p, "-c", "-Q", "--help=target")
+	qout, qerr := runner.Run(ctx, p, helpTargetArgs...)
 	if qerr != nil {
 		said = append(said, fmt.Sprintf("-Q --help=target failed: %v", qerr))
 	} else if m := marchFromHelpTarget(qout); m != "" {

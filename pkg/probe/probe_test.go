@@ -620,3 +620,56 @@ func TestExecRunnerRealChroot(t *testing.T) {
 		t.Errorf("output (-want +got):\n%s", diff)
 	}
 }
+
+// TestProbeGCCOnReadOnlyHostRoot runs real processes: gcc scripts that behave
+// as GCC 12 does on a read-only host root, where "-c" makes it write
+// help-dummy.o into its working directory and fail with the message it prints
+// there. The probe must still read both compilers' -march and write nothing.
+func TestProbeGCCOnReadOnlyHostRoot(t *testing.T) {
+	root := t.TempDir()
+	gccScript := func(march string) string {
+		return `#!/bin/sh
+for a in "$@"; do
+	if [ "$a" = "-c" ]; then
+		echo "Assembler messages:" >&2
+		echo "Fatal error: can't create help-dummy.o: Read-only file system" >&2
+		exit 1
+	fi
+done
+if [ "$1" = "-v" ]; then echo "Configured with: ../configure --with-arch=` + march + `" >&2; exit 0; fi
+printf 'The following options are target specific:\n  -march=                     \t\t` + march + `\n'
+`
+	}
+	files := map[string]string{
+		"proc/cpuinfo": "processor\t: 0\nhart\t\t: 0\nmmu\t\t: sv39\n",
+		"usr/bin/gcc":  gccScript("rv64imafdc_zicsr_zifencei"),
+		"opt/RISCV/bin/riscv64-unknown-linux-gnu-gcc": gccScript("rv64imfdv"),
+	}
+	for name, data := range files {
+		p := filepath.Join(root, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cwd := t.TempDir()
+	t.Chdir(cwd)
+	res, err := Probe(t.Context(), Options{HostRoot: root, Runner: &ExecRunner{Root: root}})
+	if err != nil {
+		t.Fatalf("Probe(): %v", err)
+	}
+	if !strings.Contains(res.NativeSource, "decided by gcc -march=rv64imafdc_zicsr_zifencei") {
+		t.Errorf("NativeSource = %q, want the native gcc to decide", res.NativeSource)
+	}
+	if got := res.Labels()[isa.EmuPrefix+"rv.v"]; got != "true" {
+		t.Errorf("emulated rv.v = %q, want true from the cross gcc; EmuSource = %q", got, res.EmuSource)
+	}
+	if strings.Contains(res.EmuSource, "failed") {
+		t.Errorf("EmuSource = %q, want no failed source", res.EmuSource)
+	}
+	if entries, _ := os.ReadDir(cwd); len(entries) != 0 {
+		t.Errorf("probe left files in the working directory: %v", entries)
+	}
+}
