@@ -365,6 +365,22 @@ func rvVersion(ext, in string, o rvOptions) (int, error) {
 	return 0, rvErr("unsupported version number %s for extension '%s'", verText, ext)
 }
 
+// nextRVToken splits the next '_'-separated token off a non-empty rest of an
+// ISA string.
+func nextRVToken(rest string) (tok, after string, err error) {
+	if rest[0] == '_' {
+		if len(rest) == 1 || rest[1] == '_' {
+			return "", "", rvErr("extension name missing after separator '_'")
+		}
+		rest = rest[1:]
+	}
+	tok = rest
+	if k := strings.IndexByte(rest, '_'); k >= 0 {
+		tok = rest[:k]
+	}
+	return tok, rest[len(tok):], nil
+}
+
 // checkRVChars is LLVM's first lexical check of an ISA string.
 func checkRVChars(s string) error {
 	for k := 0; k < len(s); k++ {
@@ -429,17 +445,11 @@ func parseRISCV(s string, o rvOptions) (int, ExtSet, error) {
 		return 0, none, rvErr("first letter after 'rv%d' should be 'e', 'i', 'g' or 'y'", xlen)
 	}
 	for rest != "" {
-		if rest[0] == '_' {
-			if len(rest) == 1 || rest[1] == '_' {
-				return 0, none, rvErr("extension name missing after separator '_'")
-			}
-			rest = rest[1:]
+		tok, after, err := nextRVToken(rest)
+		if err != nil {
+			return 0, none, err
 		}
-		tok := rest
-		if k := strings.IndexByte(rest, '_'); k >= 0 {
-			tok = rest[:k]
-		}
-		rest = rest[len(tok):]
+		rest = after
 		for tok != "" {
 			var name, vers, desc string
 			single := false

@@ -33,17 +33,11 @@ func parseNormalized(s string) (int, []extVersion, error) {
 	var out []extVersion
 	seen := map[string]bool{}
 	for rest != "" {
-		if rest[0] == '_' {
-			if len(rest) == 1 || rest[1] == '_' {
-				return 0, nil, rvErr("extension name missing after separator '_'")
-			}
-			rest = rest[1:]
+		ext, after, err := nextRVToken(rest)
+		if err != nil {
+			return 0, nil, err
 		}
-		ext := rest
-		if k := strings.IndexByte(rest, '_'); k >= 0 {
-			ext = rest[:k]
-		}
-		rest = rest[len(ext):]
+		rest = after
 		p := strings.LastIndexByte(ext, 'p')
 		if p < 0 || p == len(ext)-1 {
 			return 0, nil, rvErr("extension lacks version in expected format")
