@@ -19,6 +19,7 @@ controlplane:
 
 ## test: control plane, then go vet, then unit tests and the ginkgo suites (KUBEBUILDER_ASSETS exported)
 test:
+	hack/deps.sh
 	assets="$$(hack/controlplane.sh)"
 	echo "KUBEBUILDER_ASSETS=$$assets"
 	$(GO) vet $(PKGS)
@@ -41,6 +42,7 @@ lint:
 ## bench: the side-by-side cluster benchmark (cmd/bench, docs/benchmarks.md): one table, medians of BENCH_FLAGS' --runs
 BENCH_FLAGS ?=
 bench:
+	hack/deps.sh
 	assets="$$(hack/controlplane.sh)"
 	export KUBEBUILDER_ASSETS="$$assets"
 	mkdir -p bin
@@ -55,6 +57,7 @@ bench-go:
 ## demo: the paper's experiments on the embedded control plane (cmd/demo)
 DEMO_FLAGS ?=
 demo:
+	hack/deps.sh
 	assets="$$(hack/controlplane.sh)"
 	export KUBEBUILDER_ASSETS="$$assets"
 	mkdir -p bin

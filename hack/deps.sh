@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Installs the Debian packages the test suites and the demo need, when they are
+# missing. Called by `make test`, `make demo`, `make bench` and .ci/run, so a
+# newcomer on a fresh machine installs nothing by hand.
+#   docker-registry: the image registry (distribution protocol) the suites and
+#                    the demo push test images to.
+# Needs root or passwordless sudo to install; otherwise it prints the command.
+set -euo pipefail
+
+APT_PACKAGES=(docker-registry)
+
+say() { printf 'deps: %s\n' "$*" >&2; }
+
+missing=()
+for pkg in "${APT_PACKAGES[@]}"; do
+	if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed'; then
+		missing+=("$pkg")
+	fi
+done
+if ((${#missing[@]} == 0)); then
+	exit 0
+fi
+if ! command -v apt-get >/dev/null; then
+	say "missing ${missing[*]} and no apt-get here: install the equivalent package (a registry binary named docker-registry on PATH)"
+	exit 1
+fi
+sudo=()
+if [[ "$(id -u)" -ne 0 ]]; then
+	if ! sudo -n true 2>/dev/null; then
+		say "missing ${missing[*]}; run: sudo apt-get update && sudo apt-get install -y --no-install-recommends ${missing[*]}"
+		exit 1
+	fi
+	sudo=(sudo -n)
+fi
+say "apt-get install ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get update -q </dev/null >&2
+"${sudo[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}" </dev/null >&2
+# The package enables a registry service on :5000; the suites run their own
+# registries on loopback, so do not leave that one listening.
+if command -v systemctl >/dev/null && systemctl is-active --quiet docker-registry 2>/dev/null; then
+	say "stopping the docker-registry system service"
+	"${sudo[@]}" systemctl stop docker-registry || true
+fi
