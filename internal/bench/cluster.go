@@ -17,7 +17,6 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"golang.org/x/sync/errgroup"
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -25,7 +24,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/isamatch/isamatch/internal/democluster"
 	"github.com/isamatch/isamatch/test/framework"
@@ -114,19 +112,7 @@ func StartEnv(ctx context.Context, o Options, nodes map[string]map[string]string
 		return e, err
 	}
 	done = step(e.progress, "start kube-apiserver, etcd and kube-scheduler")
-	cpDir := filepath.Join(e.Dir, "controlplane")
-	if err := os.MkdirAll(cpDir, 0o755); err != nil {
-		return e, fmt.Errorf("create control plane dir: %w", err)
-	}
-	e.CP, err = framework.Start(ctx, framework.Options{
-		Scheduler: true,
-		Dir:       cpDir,
-		WebhookInstallOptions: envtest.WebhookInstallOptions{
-			LocalServingHost: "127.0.0.1",
-			MutatingWebhooks: []*admissionregistrationv1.MutatingWebhookConfiguration{hook},
-		},
-	})
-	if err != nil {
+	if e.CP, err = democluster.StartControlPlane(ctx, e.Dir, hook); err != nil {
 		return e, err
 	}
 	e.Client = e.CP.Client
@@ -138,11 +124,7 @@ func StartEnv(ctx context.Context, o Options, nodes map[string]map[string]string
 	done()
 
 	done = step(e.progress, "start docker-registry (TLS, basic auth), its counting proxy, and push "+WarmImage)
-	regDir := filepath.Join(e.Dir, "registry")
-	if err := os.MkdirAll(regDir, 0o755); err != nil {
-		return e, fmt.Errorf("create registry dir: %w", err)
-	}
-	if e.Registry, err = framework.StartRegistry(ctx, framework.RegistryOptions{Dir: regDir}); err != nil {
+	if e.Registry, err = democluster.StartRegistry(ctx, e.Dir); err != nil {
 		return e, err
 	}
 	if e.Proxy, err = StartCountingProxy(e.Registry.Host, e.Registry.Transport()); err != nil {
@@ -219,35 +201,17 @@ func (e *Env) CreateNodes(ctx context.Context, nodes map[string]map[string]strin
 }
 
 func (e *Env) startWebhook(ctx context.Context) error {
-	wio := e.CP.Env.WebhookInstallOptions
-	var ports [3]int
-	for i := range ports {
-		p, err := framework.FreePort()
-		if err != nil {
-			return err
-		}
-		ports[i] = p
-	}
-	health := "127.0.0.1:" + strconv.Itoa(ports[0])
-	e.PprofAddr = "127.0.0.1:" + strconv.Itoa(ports[2])
-	e.MetricsAddr = "127.0.0.1:" + strconv.Itoa(ports[1])
-	args := []string{
-		"--kubeconfig=" + e.CP.KubeconfigPath,
-		"--cert-dir=" + wio.LocalServingCertDir,
-		"--port=" + strconv.Itoa(wio.LocalServingPort),
-		"--cert-rotation=false",
-		"--registry-ca=" + e.Registry.CAFile,
-		"--insecure-registry=" + e.Proxy.Host,
-		"--health-probe-bind-address=" + health,
-		"--metrics-bind-address=" + e.MetricsAddr,
-		"--pprof-bind-address=" + e.PprofAddr,
-	}
-	var err error
-	e.Webhook, err = framework.StartProcess("webhook", e.WebhookBin, args, nil, filepath.Join(e.Dir, "webhook.log"))
+	pprofPort, err := framework.FreePort()
 	if err != nil {
 		return err
 	}
-	return e.Webhook.WaitHTTP(ctx, "http://"+health+"/readyz", nil, 60*time.Second, func(status int) bool { return status == 200 })
+	e.PprofAddr = "127.0.0.1:" + strconv.Itoa(pprofPort)
+	w, err := democluster.StartWebhook(ctx, democluster.WebhookOptions{
+		Bin: e.WebhookBin, CP: e.CP, RegistryCA: e.Registry.CAFile, Log: filepath.Join(e.Dir, "webhook.log"),
+		ExtraArgs: []string{"--insecure-registry=" + e.Proxy.Host, "--pprof-bind-address=" + e.PprofAddr},
+	})
+	e.Webhook, e.MetricsAddr = w.Process, w.MetricsAddr
+	return err
 }
 
 // Namespace creates namespace ns once, with the proxy's pull secret on its

@@ -15,13 +15,11 @@ import (
 	"time"
 
 	"golang.org/x/sync/errgroup"
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/isamatch/isamatch/internal/experiment"
 	"github.com/isamatch/isamatch/test/framework"
@@ -137,30 +135,14 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		return c, err
 	}
 	step = c.step("start kube-apiserver, etcd and kube-scheduler (webhook configuration from " + source + ")")
-	cpDir := filepath.Join(c.Dir, "controlplane")
-	if err := os.MkdirAll(cpDir, 0o755); err != nil {
-		return c, fmt.Errorf("create control plane dir: %w", err)
-	}
-	c.CP, err = framework.Start(ctx, framework.Options{
-		Scheduler: true,
-		Dir:       cpDir,
-		WebhookInstallOptions: envtest.WebhookInstallOptions{
-			LocalServingHost: "127.0.0.1",
-			MutatingWebhooks: []*admissionregistrationv1.MutatingWebhookConfiguration{hook},
-		},
-	})
-	if err != nil {
+	if c.CP, err = StartControlPlane(ctx, c.Dir, hook); err != nil {
 		return c, err
 	}
 	c.Client = c.CP.Client
 	step()
 
 	step = c.step("start docker-registry (TLS, basic auth) and push images")
-	regDir := filepath.Join(c.Dir, "registry")
-	if err := os.MkdirAll(regDir, 0o755); err != nil {
-		return c, fmt.Errorf("create registry dir: %w", err)
-	}
-	if c.Registry, err = framework.StartRegistry(ctx, framework.RegistryOptions{Dir: regDir}); err != nil {
+	if c.Registry, err = StartRegistry(ctx, c.Dir); err != nil {
 		return c, err
 	}
 	images := append(experiment.Images(), opts.ExtraImages...)
@@ -342,31 +324,11 @@ func (c *Cluster) NodeISA(ctx context.Context) (map[string]string, error) {
 }
 
 func (c *Cluster) startWebhook(ctx context.Context) error {
-	wio := c.CP.Env.WebhookInstallOptions
-	healthPort, err := framework.FreePort()
-	if err != nil {
-		return err
-	}
-	metricsPort, err := framework.FreePort()
-	if err != nil {
-		return err
-	}
-	c.WebhookHealthAddr = "127.0.0.1:" + strconv.Itoa(healthPort)
-	args := []string{
-		"--kubeconfig=" + c.CP.KubeconfigPath,
-		"--cert-dir=" + wio.LocalServingCertDir,
-		"--port=" + strconv.Itoa(wio.LocalServingPort),
-		"--cert-rotation=false",
-		"--registry-ca=" + c.Registry.CAFile,
-		"--health-probe-bind-address=" + c.WebhookHealthAddr,
-		"--metrics-bind-address=127.0.0.1:" + strconv.Itoa(metricsPort),
-	}
-	c.Webhook, err = framework.StartProcess("webhook", c.WebhookBin, args, nil, filepath.Join(c.Dir, "webhook.log"))
-	if err != nil {
-		return err
-	}
-	return c.Webhook.WaitHTTP(ctx, "http://"+c.WebhookHealthAddr+"/readyz", nil, 60*time.Second,
-		func(status int) bool { return status == 200 })
+	w, err := StartWebhook(ctx, WebhookOptions{
+		Bin: c.WebhookBin, CP: c.CP, RegistryCA: c.Registry.CAFile, Log: filepath.Join(c.Dir, "webhook.log"),
+	})
+	c.Webhook, c.WebhookHealthAddr = w.Process, w.HealthAddr
+	return err
 }
 
 var matchingNodesRE = regexp.MustCompile(`\((\d+) nodes? now\)`)
