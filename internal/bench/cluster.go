@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -17,10 +16,7 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"golang.org/x/sync/errgroup"
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -223,29 +219,14 @@ func (e *Env) Namespace(ctx context.Context, ns string, withWebhook bool) error 
 	if e.nsDone[ns] {
 		return nil
 	}
-	obj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
+	var labels map[string]string
 	if !withWebhook {
-		obj.Labels = map[string]string{IgnoreLabel: "true"}
-	}
-	if err := e.Client.Create(ctx, obj); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("create namespace %s: %w", ns, err)
+		labels = map[string]string{IgnoreLabel: "true"}
 	}
 	reg := *e.Registry
 	reg.Host = e.Proxy.Host
-	secret := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: pullSecret, Namespace: ns},
-		Type:       corev1.SecretTypeDockerConfigJson,
-		Data:       map[string][]byte{corev1.DockerConfigJsonKey: reg.DockerConfigJSON()},
-	}
-	if err := e.Client.Create(ctx, secret); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("create pull secret in %s: %w", ns, err)
-	}
-	sa := &corev1.ServiceAccount{
-		ObjectMeta:       metav1.ObjectMeta{Name: "default", Namespace: ns},
-		ImagePullSecrets: []corev1.LocalObjectReference{{Name: pullSecret}},
-	}
-	if err := e.Client.Create(ctx, sa); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("create default ServiceAccount in %s: %w", ns, err)
+	if err := democluster.SetUpNamespace(ctx, e.Client, ns, labels, pullSecret, reg.DockerConfigJSON()); err != nil {
+		return err
 	}
 	e.nsDone[ns] = true
 	return nil
@@ -254,8 +235,6 @@ func (e *Env) Namespace(ctx context.Context, ns string, withWebhook bool) error 
 // Ref is an image reference through the counting proxy.
 func (e *Env) Ref(repo, tag string) string { return e.Proxy.Host + "/" + repo + ":" + tag }
 
-var matchingNodesRE = regexp.MustCompile(`\((\d+) nodes? now\)`)
-
 // WaitInventory admits dry-run pods of the warm image (any architecture)
 // until the webhook's decision counts want nodes.
 func (e *Env) WaitInventory(ctx context.Context, want int) error {
@@ -263,21 +242,15 @@ func (e *Env) WaitInventory(ctx context.Context, want int) error {
 	if err := e.Namespace(ctx, ns, true); err != nil {
 		return err
 	}
-	var last string
-	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+	last, err := democluster.WaitDecisionCount(ctx, 500*time.Millisecond, 3*time.Minute, want, func(ctx context.Context) (string, error) {
 		pod := framework.MakePod("probe", ns).Image(e.Ref(WarmImage, "v1")).Obj()
 		got, err := e.Clientset.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 		if err != nil {
-			return false, fmt.Errorf("dry-run probe pod: %w", err)
+			return "", fmt.Errorf("dry-run probe pod: %w", err)
 		}
-		last = got.Annotations[DecisionAnnotation]
-		m := matchingNodesRE.FindStringSubmatch(last)
-		return m != nil && m[1] == strconv.Itoa(want), nil
+		return got.Annotations[DecisionAnnotation], nil
 	})
 	if err != nil {
-		if last == "" {
-			last = "(no decision annotation: the webhook did not mutate the pod)"
-		}
 		return fmt.Errorf("webhook inventory never counted %d nodes: %w; last decision: %s\n%s", want, err, strings.TrimSpace(last), e.Webhook.LogTail(20))
 	}
 	return nil

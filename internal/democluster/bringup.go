@@ -5,10 +5,16 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/isamatch/isamatch/test/framework"
@@ -98,4 +104,65 @@ func StartWebhook(ctx context.Context, o WebhookOptions) (Webhook, error) {
 	}
 	return w, w.Process.WaitHTTP(ctx, "http://"+w.HealthAddr+"/readyz", nil, 60*time.Second,
 		func(status int) bool { return status == 200 })
+}
+
+// SetUpNamespace creates namespace ns with labels unless it exists, the
+// kubernetes.io/dockerconfigjson Secret secretName holding dockerConfigJSON
+// in it, and a default ServiceAccount that references the secret (no
+// controller-manager runs, so nothing else creates that account); an
+// existing default ServiceAccount gets the reference instead.
+func SetUpNamespace(ctx context.Context, c client.Client, ns string, labels map[string]string, secretName string, dockerConfigJSON []byte) error {
+	err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: labels}})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("create namespace %s: %w", ns, err)
+	}
+	secret := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: secretName, Namespace: ns},
+		Type:       corev1.SecretTypeDockerConfigJson,
+		Data:       map[string][]byte{corev1.DockerConfigJsonKey: dockerConfigJSON},
+	}
+	if err := c.Create(ctx, secret); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("create pull secret in %s: %w", ns, err)
+	}
+	sa := &corev1.ServiceAccount{
+		ObjectMeta:       metav1.ObjectMeta{Name: "default", Namespace: ns},
+		ImagePullSecrets: []corev1.LocalObjectReference{{Name: secretName}},
+	}
+	if err := c.Create(ctx, sa); err != nil {
+		if !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("create default ServiceAccount in %s: %w", ns, err)
+		}
+		var cur corev1.ServiceAccount
+		if err := c.Get(ctx, client.ObjectKeyFromObject(sa), &cur); err != nil {
+			return fmt.Errorf("get default ServiceAccount in %s: %w", ns, err)
+		}
+		cur.ImagePullSecrets = sa.ImagePullSecrets
+		if err := c.Update(ctx, &cur); err != nil {
+			return fmt.Errorf("update default ServiceAccount in %s: %w", ns, err)
+		}
+	}
+	return nil
+}
+
+var matchingNodesRE = regexp.MustCompile(`\((\d+) nodes? now\)`)
+
+// WaitDecisionCount calls admit every interval, up to timeout, until the
+// decision annotation it returns (from a dry-run pod admission) says the
+// webhook's inventory matched want nodes: the webhook serves and has seen
+// every node. It returns the last decision, or a note saying there was
+// none, for the caller's error message.
+func WaitDecisionCount(ctx context.Context, interval, timeout time.Duration, want int, admit func(context.Context) (string, error)) (last string, err error) {
+	err = wait.PollUntilContextTimeout(ctx, interval, timeout, true, func(ctx context.Context) (bool, error) {
+		d, err := admit(ctx)
+		if err != nil {
+			return false, err
+		}
+		last = d
+		m := matchingNodesRE.FindStringSubmatch(last)
+		return m != nil && m[1] == strconv.Itoa(want), nil
+	})
+	if err != nil && last == "" {
+		last = "(no decision annotation: the webhook did not mutate the pod)"
+	}
+	return last, err
 }

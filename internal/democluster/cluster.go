@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,9 +15,6 @@ import (
 
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/isamatch/isamatch/internal/experiment"
@@ -331,8 +327,6 @@ func (c *Cluster) startWebhook(ctx context.Context) error {
 	return err
 }
 
-var matchingNodesRE = regexp.MustCompile(`\((\d+) nodes? now\)`)
-
 // waitInventory admits a dry-run pod asking for every node's ISA (one
 // alternative each) until the webhook's decision counts every node: the
 // webhook is serving and its inventory has seen all the labels.
@@ -352,21 +346,15 @@ func (c *Cluster) waitInventory(ctx context.Context) error {
 	}
 	slices.Sort(alts)
 	want := len(c.Nodes)
-	var last string
-	err = wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
+	last, err := WaitDecisionCount(ctx, 250*time.Millisecond, 60*time.Second, want, func(ctx context.Context) (string, error) {
 		pod := framework.MakePod("probe", probeNamespace).Image(c.Registry.Ref(ProbeImage, "v1")).
 			Annotation("isa.request", strings.Join(alts, " | ")).Obj()
 		if err := c.Client.Create(ctx, pod, client.DryRunAll); err != nil {
-			return false, fmt.Errorf("dry-run probe pod with isa.request %q: %w", strings.Join(alts, " | "), err)
+			return "", fmt.Errorf("dry-run probe pod with isa.request %q: %w", strings.Join(alts, " | "), err)
 		}
-		last = pod.Annotations[DecisionAnnotation]
-		m := matchingNodesRE.FindStringSubmatch(last)
-		return m != nil && m[1] == strconv.Itoa(want), nil
+		return pod.Annotations[DecisionAnnotation], nil
 	})
 	if err != nil {
-		if last == "" {
-			last = "(no decision annotation: the webhook did not mutate the pod)"
-		}
 		return fmt.Errorf("webhook inventory never counted all %d nodes: %w; last decision: %s\n%s", want, err, last, c.Webhook.LogTail(30))
 	}
 	return nil
@@ -376,36 +364,7 @@ func (c *Cluster) waitInventory(ctx context.Context) error {
 // secret in it and a default ServiceAccount that references the secret (no
 // controller-manager runs, so nothing else creates that account).
 func (c *Cluster) PrepareNamespace(ctx context.Context, ns string) error {
-	err := c.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
-	if err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("create namespace %s: %w", ns, err)
-	}
-	secret := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: PullSecretName, Namespace: ns},
-		Type:       corev1.SecretTypeDockerConfigJson,
-		Data:       map[string][]byte{corev1.DockerConfigJsonKey: c.Registry.DockerConfigJSON()},
-	}
-	if err := c.Client.Create(ctx, secret); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("create pull secret in %s: %w", ns, err)
-	}
-	sa := &corev1.ServiceAccount{
-		ObjectMeta:       metav1.ObjectMeta{Name: "default", Namespace: ns},
-		ImagePullSecrets: []corev1.LocalObjectReference{{Name: PullSecretName}},
-	}
-	if err := c.Client.Create(ctx, sa); err != nil {
-		if !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("create default ServiceAccount in %s: %w", ns, err)
-		}
-		var cur corev1.ServiceAccount
-		if err := c.Client.Get(ctx, client.ObjectKeyFromObject(sa), &cur); err != nil {
-			return fmt.Errorf("get default ServiceAccount in %s: %w", ns, err)
-		}
-		cur.ImagePullSecrets = sa.ImagePullSecrets
-		if err := c.Client.Update(ctx, &cur); err != nil {
-			return fmt.Errorf("update default ServiceAccount in %s: %w", ns, err)
-		}
-	}
-	return nil
+	return SetUpNamespace(ctx, c.Client, ns, nil, PullSecretName, c.Registry.DockerConfigJSON())
 }
 
 // Runner returns an experiment runner over the cluster's nodes and
