@@ -9,4 +9,9 @@
 // [Cluster.Runner] returns an experiment.Runner whose namespaces get the
 // registry's pull secret on their default ServiceAccount, as a real cluster
 // would have it.
+//
+// The steps are exported for internal/bench, which assembles its own
+// cluster (nodes labelled directly, a counting proxy before the registry):
+// [StartControlPlane], [StartRegistry], [StartWebhook], [SetUpNamespace]
+// and [WaitDecisionCount].
 package democluster
