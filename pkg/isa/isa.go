@@ -126,6 +126,18 @@ func Missing(node, req ISA) []string {
 	return f.list(observable(req).andNot(node.Exts))
 }
 
+// Beyond lists, in canonical order, what node has that req does not need,
+// leaving out extensions another listed one implies (rv64gcv beyond rv64gc
+// is just "v"), for messages saying how loosely a node fits. It is empty
+// when node has nothing more, or when the architectures differ.
+func Beyond(node, req ISA) []string {
+	f := familyOf(node.Arch)
+	if node.Arch != req.Arch || f == nil {
+		return nil
+	}
+	return f.list(f.minimal(observable(node).andNot(req.Exts)))
+}
+
 // Affinity is the paper's instruction affinity |req| / |node| over the closed
 // extension sets; 0 when node does not satisfy req. Extensions listed by
 // Unobservable are counted on neither side, so the value is in (0, 1] and is

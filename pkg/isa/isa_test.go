@@ -205,6 +205,32 @@ func TestSatisfiesAndMissing(t *testing.T) {
 	}
 }
 
+func TestBeyond(t *testing.T) {
+	tests := []struct {
+		node, req string
+		want      []string
+	}{
+		{"rv64gcv", "rv64gc", []string{"v"}},
+		{"rv64imafdcv", "rv64imfd", []string{"a", "c", "v", "zcd"}}, // zcd comes from c with d: c alone does not imply it
+		{"rv64gc_zba_zbb", "rv64gc_zba_zbb", []string{}},
+		{"rv64gc", "rv64gcv", []string{}}, // not satisfied: still only what node has more
+		{"x86-64-v4", "x86-64-v3", []string{"avx512bw", "avx512cd", "avx512dq", "avx512vl"}},
+		{"arm64+sve2", "arm64", []string{"sve2"}},
+		{"rv64gc", "x86-64", []string{}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.node+" beyond "+tc.req, func(t *testing.T) {
+			got := isa.Beyond(mustParse(t, tc.node), mustParse(t, tc.req))
+			if got == nil {
+				got = []string{}
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("Beyond (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 // TestAffinityPaperExample: a request for RV64IMFD prefers an IMFD node to an
 // IMFDV node (the paper's example), and Rank orders by it.
 func TestAffinityPaperExample(t *testing.T) {
