@@ -3,6 +3,7 @@ package mutate
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -62,26 +63,44 @@ func subset(a, b []string) bool {
 // ours that the user does not already have.
 func andTerm(u, o corev1.NodeSelectorTerm) corev1.NodeSelectorTerm {
 	t := corev1.NodeSelectorTerm{
-		MatchExpressions: slices.Clone(u.MatchExpressions),
+		MatchExpressions: make([]corev1.NodeSelectorRequirement, len(u.MatchExpressions), len(u.MatchExpressions)+len(o.MatchExpressions)),
 		MatchFields:      slices.Clone(u.MatchFields),
 	}
-	have := make(map[string]bool, len(u.MatchExpressions))
-	for _, e := range u.MatchExpressions {
-		have[exprKey(e)] = true
-	}
+	copy(t.MatchExpressions, u.MatchExpressions)
 	for _, e := range o.MatchExpressions {
-		if k := exprKey(e); !have[k] {
-			have[k] = true
+		if !slices.ContainsFunc(t.MatchExpressions, func(x corev1.NodeSelectorRequirement) bool { return sameRequirement(x, e) }) {
 			t.MatchExpressions = append(t.MatchExpressions, e)
 		}
 	}
 	return t
 }
 
+// sameRequirement reports whether a and b are the same requirement (values
+// compared as sets); exprKey(a) == exprKey(b) without building the keys.
+func sameRequirement(a, b corev1.NodeSelectorRequirement) bool {
+	if a.Key != b.Key || a.Operator != b.Operator || len(a.Values) != len(b.Values) {
+		return false
+	}
+	for _, v := range a.Values {
+		if !slices.Contains(b.Values, v) {
+			return false
+		}
+	}
+	for _, v := range b.Values {
+		if !slices.Contains(a.Values, v) {
+			return false
+		}
+	}
+	return true
+}
+
 // contradictory reports whether a term can match no node because two of
 // its requirements on one key exclude each other (In lists with no common
 // value, In or Exists together with DoesNotExist).
 func contradictory(t corev1.NodeSelectorTerm) bool {
+	if !repeatsKey(t.MatchExpressions) {
+		return false // one requirement per key: each matches some node
+	}
 	type state struct {
 		in      []string
 		hasIn   bool
@@ -110,6 +129,17 @@ func contradictory(t corev1.NodeSelectorTerm) bool {
 		}
 		if (s.hasIn && len(s.in) == 0) || (s.exists && s.missing) {
 			return true
+		}
+	}
+	return false
+}
+
+func repeatsKey(es []corev1.NodeSelectorRequirement) bool {
+	for i := range es {
+		for j := range i {
+			if es[i].Key == es[j].Key {
+				return true
+			}
 		}
 	}
 	return false
@@ -155,10 +185,17 @@ func mergeRequired(user *corev1.NodeSelector, ours []corev1.NodeSelectorTerm, ma
 			if contradictory(t) {
 				continue
 			}
-			cands = append(cands, cand{term: t, set: termSet(t)})
+			cands = append(cands, cand{term: t})
 		}
 	}
-	out := &corev1.NodeSelector{}
+	if len(cands) > 1 {
+		for k := range cands {
+			if !cands[k].empty {
+				cands[k].set = termSet(cands[k].term)
+			}
+		}
+	}
+	out := &corev1.NodeSelector{NodeSelectorTerms: make([]corev1.NodeSelectorTerm, 0, len(cands))}
 	for j, b := range cands {
 		redundant := false
 		for i, a := range cands {
@@ -194,25 +231,38 @@ func isOurPreferred(p corev1.PreferredSchedulingTerm) bool {
 
 // mergePreferred keeps the user's preferred terms, drops isamatch's tier
 // terms from an earlier admission, and appends ours unless an identical term
-// (same weight and requirements) is already there.
+// (same weight and requirements) is already there. Our tier terms are
+// appended as they are: every earlier term of that shape was dropped, and
+// they differ from each other in weight.
 func mergePreferred(existing, ours []corev1.PreferredSchedulingTerm) []corev1.PreferredSchedulingTerm {
-	var out []corev1.PreferredSchedulingTerm
-	seen := map[string]bool{}
-	key := func(p corev1.PreferredSchedulingTerm) string {
-		return fmt.Sprint(p.Weight) + "\x03" + termKey(p.Preference)
-	}
+	out := make([]corev1.PreferredSchedulingTerm, 0, len(existing)+len(ours))
 	for _, p := range existing {
-		if isOurPreferred(p) {
-			continue
+		if !isOurPreferred(p) {
+			out = append(out, p)
 		}
-		seen[key(p)] = true
-		out = append(out, p)
+	}
+	var seen map[string]bool
+	key := func(p corev1.PreferredSchedulingTerm) string {
+		return strconv.Itoa(int(p.Weight)) + "\x03" + termKey(p.Preference)
 	}
 	for _, p := range ours {
+		if isOurPreferred(p) {
+			out = append(out, p)
+			continue
+		}
+		if seen == nil {
+			seen = map[string]bool{}
+			for _, q := range out {
+				seen[key(q)] = true
+			}
+		}
 		if k := key(p); !seen[k] {
 			seen[k] = true
 			out = append(out, p)
 		}
+	}
+	if len(out) == 0 {
+		return nil
 	}
 	return out
 }

@@ -563,7 +563,7 @@ func (m *Matcher) rank(snap *inventory.Snapshot, qemu *isa.Request, emu []emuAlt
 	compute := func() ranking {
 		matching, ranked := scanGroups(snap, emu, native)
 		pref, runs := m.preferredTerms(qemu, emu, native, ranked)
-		return ranking{matching: matching, preferred: pref, tiers: tiersString(qemu != nil && len(emu) > 0, pref, runs)}
+		return ranking{matching: matching, preferred: pref, tiers: tiersString(qemu != nil && len(emu) > 0, pref, runs, native)}
 	}
 	if m.noMemo {
 		return compute()
@@ -898,9 +898,12 @@ func (m *Matcher) summary(in Input, tiers string, d Decision) string {
 	return b.String()
 }
 
-// tiersString describes the preferred terms: weight, then up to three
-// groups with their ISA, size and affinity.
-func tiersString(emulation bool, preferred []corev1.PreferredSchedulingTerm, runs []tierRun) string {
+// tiersString describes the preferred terms, one entry per weight: the
+// groups' affinity, how many groups and nodes, and what the first groups
+// have beyond what the pod needs ("exact fit" when nothing). Group ids are
+// in the preferred terms themselves; the annotation stays short because
+// every byte of it is stored with the pod.
+func tiersString(emulation bool, preferred []corev1.PreferredSchedulingTerm, runs []tierRun, native []alt) string {
 	if len(preferred) == 0 {
 		return " none (scheduler decides)"
 	}
@@ -909,24 +912,57 @@ func tiersString(emulation bool, preferred []corev1.PreferredSchedulingTerm, run
 	if emulation {
 		w(" w" + strconv.Itoa(int(EmulationWeight)) + " emulation")
 	}
-	const show = 3
+	const show = 2
 	for k, run := range runs {
 		if k > 0 || emulation {
 			w(",")
 		}
-		w(" w" + strconv.Itoa(int(run.weight)))
+		nodes := 0
+		for _, g := range run.groups {
+			nodes += g.nodes
+		}
+		w(" w" + strconv.Itoa(int(run.weight)) + " affinity " + strconv.FormatFloat(run.groups[0].aff, 'f', 2, 64) + ": ")
+		w(strconv.Itoa(len(run.groups)) + " group" + plural(len(run.groups)) + ", " + strconv.Itoa(nodes) + " node" + plural(nodes) + " (")
 		for i, g := range run.groups[:min(len(run.groups), show)] {
 			if i > 0 {
-				w(" +")
+				w(" | ")
 			}
-			w(" " + briefName(g.g.Name) + " (group " + g.g.ID + ", " + strconv.Itoa(g.nodes) + " node" + plural(g.nodes) +
-				", affinity " + strconv.FormatFloat(g.aff, 'f', 2, 64) + ")")
+			w(extra(g.g.Native, native))
 		}
 		if len(run.groups) > show {
-			w(" + " + strconv.Itoa(len(run.groups)-show) + " more groups")
+			w(" | …")
 		}
+		w(")")
 	}
 	return b.String()
+}
+
+// extra is what node has beyond the alternative it fits most closely
+// (isa.Beyond), as "+zicond_zicbom" cut at an extension boundary, or
+// "exact fit".
+func extra(node isa.ISA, native []alt) string {
+	var best []string
+	found := false
+	for _, n := range native {
+		if !isa.Satisfies(node, n.isa) {
+			continue
+		}
+		if e := isa.Beyond(node, n.isa); !found || len(e) < len(best) {
+			best, found = e, true
+		}
+	}
+	if len(best) == 0 {
+		return "exact fit"
+	}
+	const max = 32
+	s := "+" + best[0]
+	for _, e := range best[1:] {
+		if len(s)+1+len(e) > max {
+			return s + "_…"
+		}
+		s += "_" + e
+	}
+	return s
 }
 
 func plural(n int) string {

@@ -92,7 +92,17 @@
 // Every decision is recorded on the pod in the annotation
 // isa.isamatch.io/decision, one readable line: request, image platforms,
 // required alternatives with the number of matching nodes, tiers (weight,
-// group id, ISA, size, affinity) and warnings.
+// affinity, number of groups and nodes, what the first groups have beyond
+// the request) and warnings. It is kept short: it is stored with the pod.
+//
+// # The patch
+//
+// Only the fields the webhook reads are decoded, and the JSON patch
+// (admission.PatchResponseFromRaw) is the difference of a projection of the
+// pod, its decision annotation and node affinity, before and after the
+// decision. The patch therefore never touches the pod's other annotations,
+// its pod (anti-)affinity, or fields of a newer API server this webhook's
+// k8s.io/api does not know, and the whole pod is not parsed twice more.
 //
 // # Benchmarks
 //

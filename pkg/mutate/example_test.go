@@ -54,5 +54,5 @@ func ExampleNewPodMutator() {
 	}
 	// Output:
 	// allowed: true
-	// request="rv64imfd" (annotation isa.request); images: example.com/app:1 [linux/riscv64 linux/amd64]; required: rv64imfd_zicsr_zmmul (2 nodes now); tiers: w100 rv64imfd_zicsr_zmmul (group ebbef9a036, 1 node, affinity 1.00), w40 rv64imfdv_zicsr_zmmul_zve32f_zve32x_zve64d_… (group ecaf8da6f7, 1 node, affinity 0.40)
+	// request="rv64imfd" (annotation isa.request); images: example.com/app:1 [linux/riscv64 linux/amd64]; required: rv64imfd_zicsr_zmmul (2 nodes now); tiers: w100 affinity 1.00: 1 group, 1 node (exact fit), w40 affinity 0.40: 1 group, 1 node (+v)
 }

@@ -12,6 +12,7 @@ import (
 
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -37,7 +38,9 @@ const (
 const Grammar = `one or more ISAs separated by "|", each a RISC-V ISA string or profile (rv64gc, rv64imafdcv_zba, RV64IMFDV, rva23u64), ` +
 	`an x86-64 level with optional +features (x86-64-v3, x86-64-v2+avx512vnni, amd64) or arm64 with optional +features (arm64+sve2)`
 
-// ImageResolver returns the platforms an image reference is built for.
+// ImageResolver returns the platforms an image reference is built for. It
+// must return soon after ctx ends: the admission time budget is ctx's
+// deadline.
 type ImageResolver interface {
 	Resolve(ctx context.Context, ref string, auth registry.PullAuth) ([]registry.Platform, error)
 }
@@ -87,10 +90,9 @@ func (p *PodMutator) Handle(ctx context.Context, req admission.Request) admissio
 	if req.Operation != admissionv1.Create {
 		return p.skip("only pod creation is mutated")
 	}
-	// One JSON pass, the one the API machinery's deserializer makes after
-	// a first pass to sniff apiVersion and kind (req.Kind already says
-	// Pod): the same case-sensitive decoder, a sixth of the webhook's CPU.
-	pod := &corev1.Pod{}
+	// Only the fields isamatch reads are decoded; the rest of the pod is
+	// skipped, and left alone by the patch (see patchedFields).
+	pod := &podFields{}
 	if err := decodePod(req.Object.Raw, pod); err != nil {
 		p.opts.Metrics.decision("error")
 		return admission.Errored(http.StatusBadRequest, fmt.Errorf("decode pod: %w", err))
@@ -135,6 +137,11 @@ func (p *PodMutator) Handle(ctx context.Context, req admission.Request) admissio
 		p.opts.Metrics.decision("denied")
 		return admission.Denied(d.Denied)
 	}
+	before, err := json.Marshal(patchedFields(pod))
+	if err != nil {
+		p.opts.Metrics.decision("error")
+		return admission.Errored(http.StatusInternalServerError, fmt.Errorf("marshal pod: %w", err))
+	}
 	na := &corev1.NodeAffinity{}
 	if pod.Spec.Affinity != nil && pod.Spec.Affinity.NodeAffinity != nil {
 		na = pod.Spec.Affinity.NodeAffinity.DeepCopy()
@@ -169,7 +176,7 @@ func (p *PodMutator) Handle(ctx context.Context, req admission.Request) admissio
 	}
 	pod.Annotations[DecisionAnnotation] = d.Summary
 
-	raw, err := json.Marshal(pod)
+	after, err := json.Marshal(patchedFields(pod))
 	if err != nil {
 		p.opts.Metrics.decision("error")
 		return admission.Errored(http.StatusInternalServerError, fmt.Errorf("marshal pod: %w", err))
@@ -179,7 +186,7 @@ func (p *PodMutator) Handle(ctx context.Context, req admission.Request) admissio
 		p.opts.Metrics.warning(w.Reason)
 		warnings = append(warnings, truncate("isamatch: "+w.Text, maxWarning))
 	}
-	resp := admission.PatchResponseFromRaw(req.Object.Raw, raw)
+	resp := admission.PatchResponseFromRaw(before, after)
 	if len(resp.Patches) == 0 {
 		p.opts.Metrics.decision("unchanged")
 	} else {
@@ -190,13 +197,68 @@ func (p *PodMutator) Handle(ctx context.Context, req admission.Request) admissio
 	return resp.WithWarnings(warnings...)
 }
 
-// decodePod decodes an admission request's pod as the API machinery's
-// JSON serializer does (sigs.k8s.io/json, case-sensitive, integers kept).
-func decodePod(raw []byte, pod *corev1.Pod) error {
+// podFields is what the webhook reads of a pod: its metadata and the few
+// fields of its spec that decide or constrain placement.
+type podFields struct {
+	metav1.ObjectMeta `json:"metadata"`
+	Spec              struct {
+		NodeName           string                        `json:"nodeName"`
+		NodeSelector       map[string]string             `json:"nodeSelector"`
+		ServiceAccountName string                        `json:"serviceAccountName"`
+		ImagePullSecrets   []corev1.LocalObjectReference `json:"imagePullSecrets"`
+		InitContainers     []containerImage              `json:"initContainers"`
+		Containers         []containerImage              `json:"containers"`
+		Affinity           *corev1.Affinity              `json:"affinity"`
+	} `json:"spec"`
+}
+
+type containerImage struct {
+	Image string `json:"image"`
+}
+
+// decodePod decodes an admission request's pod as the API machinery's JSON
+// serializer does (sigs.k8s.io/json: case-sensitive, integers kept). The
+// fields podFields does not name, most of a real pod, are skipped.
+func decodePod(raw []byte, pod *podFields) error {
 	if len(raw) == 0 {
 		return errors.New("there is no content to decode")
 	}
 	return utiljson.Unmarshal(raw, pod)
+}
+
+// patchedFields is the part of a pod the webhook may change: the decision
+// annotation and the node affinity. The patch is the difference of this
+// projection before and after the decision, so it names only those paths:
+// the pod's other annotations, its pod (anti-)affinity and every field of
+// it this webhook does not know (a newer API server's) are never touched,
+// and no copy of the whole pod is parsed again.
+func patchedFields(pod *podFields) any {
+	type metadata struct {
+		// A pointer: the pod's annotations exist but hold no decision yet
+		// is {}, so the patch adds one key instead of replacing the map.
+		Annotations *map[string]string `json:"annotations,omitempty"`
+	}
+	type affinity struct {
+		NodeAffinity *corev1.NodeAffinity `json:"nodeAffinity,omitempty"`
+	}
+	type spec struct {
+		Affinity *affinity `json:"affinity,omitempty"`
+	}
+	var out struct {
+		Metadata metadata `json:"metadata"`
+		Spec     spec     `json:"spec"`
+	}
+	if pod.Annotations != nil {
+		ours := map[string]string{}
+		if v, ok := pod.Annotations[DecisionAnnotation]; ok {
+			ours[DecisionAnnotation] = v
+		}
+		out.Metadata.Annotations = &ours
+	}
+	if pod.Spec.Affinity != nil {
+		out.Spec.Affinity = &affinity{pod.Spec.Affinity.NodeAffinity}
+	}
+	return out
 }
 
 func (p *PodMutator) skip(reason string) admission.Response {
@@ -205,7 +267,7 @@ func (p *PodMutator) skip(reason string) admission.Response {
 }
 
 // podInput reads the pod's requests; msg is a denial for malformed ones.
-func podInput(pod *corev1.Pod) (in Input, msg string) {
+func podInput(pod *podFields) (in Input, msg string) {
 	parse := func(annotation, label string) (*isa.Request, string, string, string) {
 		from, text := "annotation "+annotation, pod.Annotations[annotation]
 		if _, ok := pod.Annotations[annotation]; !ok {
@@ -232,9 +294,9 @@ func podInput(pod *corev1.Pod) (in Input, msg string) {
 // resolve looks up every distinct image of the pod's containers and init
 // containers in parallel, within the budget; lookups still running when it
 // ends are reported as errBudget.
-func (p *PodMutator) resolve(ctx context.Context, ns string, pod *corev1.Pod) []ImageInfo {
+func (p *PodMutator) resolve(ctx context.Context, ns string, pod *podFields) []ImageInfo {
 	var refs []string
-	for _, cs := range [][]corev1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+	for _, cs := range [][]containerImage{pod.Spec.InitContainers, pod.Spec.Containers} {
 		for _, c := range cs {
 			if ref := strings.TrimSpace(c.Image); ref != "" && !slices.Contains(refs, ref) {
 				refs = append(refs, ref)
@@ -256,10 +318,10 @@ func (p *PodMutator) resolve(ctx context.Context, ns string, pod *corev1.Pod) []
 		err       error
 	}
 	done := make(chan result, len(refs)) // buffered: late lookups never block
-	for k, ref := range refs {
+	for k, ref := range refs[1:] {
 		go func() {
 			ps, err := p.res.Resolve(ctx, ref, auth)
-			done <- result{k, ps, err}
+			done <- result{k + 1, ps, err}
 		}()
 	}
 	out := make([]ImageInfo, len(refs))
@@ -272,7 +334,11 @@ func (p *PodMutator) resolve(ctx context.Context, ns string, pod *corev1.Pod) []
 			out[r.k].Err = fmt.Errorf("%w: %w", errBudget, r.err)
 		}
 	}
-	for range refs {
+	// The first image on this goroutine: a warm cache answers at once, and
+	// a pod with one image starts no goroutine at all.
+	ps, err := p.res.Resolve(ctx, refs[0], auth)
+	set(result{0, ps, err})
+	for range refs[1:] {
 		select {
 		case r := <-done:
 			set(r)

@@ -84,7 +84,7 @@ func TestHandle(t *testing.T) {
 				{Key: "isa.isamatch.io/rv.m", Operator: "Exists"},
 				{Key: "isa.isamatch.io/rv.d", Operator: "Exists"},
 			}}},
-			wantDecision: []string{`request="rv64imfd`, "(annotation isa.request)", "riscv:1 [linux/riscv64]", "(4 nodes now)", "w100 rv64imfd_zicsr_zmmul (group " + isa.GroupID(mustISA(t, "rv64imfd")) + ", 1 node, affinity 1.00)", "w40 rv64imfdv_", "2 nodes, affinity 0.40)", "w16 "},
+			wantDecision: []string{`request="rv64imfd`, "(annotation isa.request)", "riscv:1 [linux/riscv64]", "(4 nodes now)", "w100 affinity 1.00: 1 group, 1 node (exact fit)", "w40 affinity 0.40: 1 group, 2 nodes (+v)", "w16 affinity 0.29: 1 group, 1 node (+a_c_v_zcd)"},
 		},
 		{
 			name:          "paper label ARCH in upper case",
@@ -104,7 +104,7 @@ func TestHandle(t *testing.T) {
 			wantRequired: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{
 				{Key: "kubernetes.io/arch", Operator: "In", Values: []string{"amd64"}},
 			}}},
-			wantDecision: []string{"request=none", "required: arch amd64 (1 node now)", "tiers: w100 x86-64-v3"},
+			wantDecision: []string{"request=none", "required: arch amd64 (1 node now)", "tiers: w100 affinity 0.30: 1 group, 1 node (+popcnt_"},
 		},
 		{
 			name:          "plain riscv64 image admits nodes the labeler has not labelled",

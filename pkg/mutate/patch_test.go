@@ -1,0 +1,131 @@
+package mutate
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	jsonpatch "github.com/evanphx/json-patch/v5"
+	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
+
+	"github.com/isamatch/isamatch/pkg/inventory"
+)
+
+// TestPatchTouchesOnlyAffinityAndDecision admits raw pods with fields this
+// webhook does not model (a newer API server's spec field, env, probes,
+// pod anti-affinity, other annotations) and checks, on the raw JSON, that
+// the patch changes nothing but the decision annotation and the node
+// affinity, and that admitting the result again changes nothing.
+func TestPatchTouchesOnlyAffinityAndDecision(t *testing.T) {
+	tests := []struct {
+		name string
+		raw  string
+	}{
+		{
+			name: "no annotations, no affinity",
+			raw:  `{"kind":"Pod","apiVersion":"v1","metadata":{"name":"p","namespace":"default"},"spec":{"containers":[{"name":"c","image":"riscv:1"}]}}`,
+		},
+		{
+			name: "empty annotations and affinity objects",
+			raw:  `{"kind":"Pod","apiVersion":"v1","metadata":{"name":"p","namespace":"default","annotations":{}},"spec":{"containers":[{"name":"c","image":"riscv:1"}],"affinity":{}}}`,
+		},
+		{
+			name: "pod anti-affinity only",
+			raw: `{"kind":"Pod","apiVersion":"v1","metadata":{"name":"p","namespace":"default","annotations":{"other":"kept"}},"spec":{"containers":[{"name":"c","image":"riscv:1"}],
+				"affinity":{"podAntiAffinity":{"preferredDuringSchedulingIgnoredDuringExecution":[{"weight":1,"podAffinityTerm":{"topologyKey":"kubernetes.io/hostname"}}]}}}}`,
+		},
+		{
+			name: "unknown fields, other annotations, pod anti-affinity, user node affinity",
+			raw: `{"kind":"Pod","apiVersion":"v1","metadata":{"name":"p","namespace":"default","labels":{"app":"x"},
+				"annotations":{"isa.request":"rv64imfd","kubectl.kubernetes.io/last-applied-configuration":"{\"big\":\"copy\"}","a/b~c":"escaped key"}},
+				"spec":{"futureSpecField":{"nested":[1,2,3]},"restartPolicy":"Always",
+				"containers":[{"name":"c","image":"riscv:1","env":[{"name":"K","value":"v"}],"futureContainerField":true,
+					"readinessProbe":{"httpGet":{"path":"/","port":8080}}}],
+				"affinity":{"podAntiAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":[{"labelSelector":{"matchLabels":{"app":"x"}},"topologyKey":"kubernetes.io/hostname"}]},
+					"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[{"matchExpressions":[{"key":"zone","operator":"In","values":["a"]}]}]},
+					"preferredDuringSchedulingIgnoredDuringExecution":[{"weight":7,"preference":{"matchExpressions":[{"key":"disk","operator":"In","values":["ssd"]}]}}]}}},
+				"status":{"futureStatusField":"kept"}}`,
+		},
+	}
+	m := NewPodMutator(&fakeResolver{images: testImages()}, inventory.NewStatic(paperCluster(t)), Options{})
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			req := rawRequest("default", []byte(tc.raw))
+			resp := m.Handle(t.Context(), req)
+			if !resp.Allowed || len(resp.Patches) == 0 {
+				t.Fatalf("allowed=%v patches=%d result=%+v, want a mutation", resp.Allowed, len(resp.Patches), resp.Result)
+			}
+			patched := applyRaw(t, req.Object.Raw, resp)
+
+			before, after := decodeAny(t, req.Object.Raw), decodeAny(t, patched)
+			if d, _ := object(after, "metadata", "annotations")[DecisionAnnotation].(string); !strings.Contains(d, "tiers:") {
+				t.Errorf("decision annotation = %q, want a decision", d)
+			}
+			if object(after, "spec", "affinity", "nodeAffinity")["requiredDuringSchedulingIgnoredDuringExecution"] == nil {
+				t.Errorf("no required node affinity after the patch: %s", patched)
+			}
+			for _, doc := range []map[string]any{before, after} {
+				if a := object(doc, "metadata", "annotations"); a != nil {
+					delete(a, DecisionAnnotation)
+					if len(a) == 0 {
+						delete(object(doc, "metadata"), "annotations")
+					}
+				}
+				if a := object(doc, "spec", "affinity"); a != nil {
+					delete(a, "nodeAffinity")
+					if len(a) == 0 {
+						delete(object(doc, "spec"), "affinity")
+					}
+				}
+			}
+			if diff := cmp.Diff(before, after); diff != "" {
+				t.Errorf("the patch changed more than the decision and the node affinity (-before +after):\n%s", diff)
+			}
+
+			again := m.Handle(t.Context(), rawRequest("default", patched))
+			if !again.Allowed || len(again.Patches) != 0 {
+				t.Errorf("second admission: allowed=%v patches=%v, want none", again.Allowed, again.Patches)
+			}
+		})
+	}
+}
+
+func applyRaw(t *testing.T, raw []byte, resp admission.Response) []byte {
+	t.Helper()
+	ops, err := json.Marshal(resp.Patches)
+	if err != nil {
+		t.Fatal(err)
+	}
+	patch, err := jsonpatch.DecodePatch(ops)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := patch.Apply(raw)
+	if err != nil {
+		t.Fatalf("apply %s: %v", ops, err)
+	}
+	return out
+}
+
+func decodeAny(t *testing.T, raw []byte) map[string]any {
+	t.Helper()
+	var v map[string]any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		t.Fatalf("%s: %v", raw, err)
+	}
+	return v
+}
+
+// object walks nested JSON objects; nil when a key is missing or not an
+// object.
+func object(doc map[string]any, keys ...string) map[string]any {
+	for _, k := range keys {
+		next, _ := doc[k].(map[string]any)
+		if next == nil {
+			return nil
+		}
+		doc = next
+	}
+	return doc
+}
