@@ -119,13 +119,16 @@
 // # Labels
 //
 // [NodeLabels] writes, under [NativePrefix] (isa.isamatch.io/): arch, one
-// "<fam>.<ext>=true" per extension (fam is rv, x86 or arm64), x86-64-level
+// "<fam>.<ext>=true" per extension (fam is rv, x86 or arm64), one
+// "rv.<bundle>=true" per bundle the node has whole (g, rva20u64, rva22u64,
+// rva23u64, rvb23u64), x86-64-level
 // (amd64), ext-count and group ([GroupID]: the first 10 hex characters of the
 // SHA-256 of String()). Emulation/cross capabilities go under [EmuPrefix]
 // (qemu.isamatch.io/): "<arch>=true", "<fam>.<ext>=true",
 // "ext-count.<arch>", and x86-64-level for amd64. riscv32 and riscv64 share
 // the rv. keys. [Requirements] turns a request into ANDed node-selector
-// requirements (arch In, then Exists for a minimal generating set; an amd64
+// requirements (arch In, then Exists for each bundle the request contains,
+// largest first, and for a minimal generating set of the rest; an amd64
 // level becomes "x86-64-level Gt N-1") that hold exactly on nodes whose labels
 // satisfy it; [NodeFromLabels] reads labels back.
 package isa

@@ -25,12 +25,16 @@ func validArch(a Arch) bool { return slices.Contains(archs, a) }
 // node with the given native ISA and emulation/cross capabilities:
 //
 //	isa.isamatch.io/arch=<arch>              isa.isamatch.io/<fam>.<ext>=true
+//	isa.isamatch.io/rv.<bundle>=true         (RISC-V: g, rva20u64, rva22u64, rva23u64, rvb23u64)
 //	isa.isamatch.io/x86-64-level=<1..4>      (amd64 only)
 //	isa.isamatch.io/ext-count=<n>            isa.isamatch.io/group=<GroupID>
 //	qemu.isamatch.io/<arch>=true             qemu.isamatch.io/<fam>.<ext>=true
 //	qemu.isamatch.io/ext-count.<arch>=<n>    qemu.isamatch.io/x86-64-level=<n> (amd64)
 //
-// <fam> is rv (riscv32 and riscv64 share it), x86 or arm64. Emulated ISAs of
+// <fam> is rv (riscv32 and riscv64 share it), x86 or arm64. A bundle label
+// says the node has every (observable) extension of the bundle: G or a
+// user-mode profile; Requirements uses them to keep affinity short. Emulated
+// ISAs of
 // the same architecture are merged (Union). A native ISA with an unknown or
 // empty Arch gives no native labels.
 func NodeLabels(native ISA, emulated []ISA) map[string]string {
@@ -40,6 +44,9 @@ func NodeLabels(native ISA, emulated []ISA) map[string]string {
 		f := familyOf(native.Arch)
 		for _, e := range f.list(native.Exts) {
 			l[NativePrefix+f.key+"."+e] = "true"
+		}
+		for _, b := range bundlesOf(native) {
+			l[NativePrefix+f.key+"."+b.name] = "true"
 		}
 		if native.Arch == AMD64 {
 			if lvl := x86Level(native.Exts); lvl > 0 {
@@ -54,6 +61,9 @@ func NodeLabels(native ISA, emulated []ISA) map[string]string {
 		l[EmuPrefix+string(e.Arch)] = "true"
 		for _, n := range f.list(e.Exts) {
 			l[EmuPrefix+f.key+"."+n] = "true"
+		}
+		for _, b := range bundlesOf(e) {
+			l[EmuPrefix+f.key+"."+b.name] = "true"
 		}
 		if e.Arch == AMD64 {
 			if lvl := x86Level(e.Exts); lvl > 0 {
@@ -150,8 +160,60 @@ func Requirements(req ISA, emulated bool) []Requirement {
 			need = need.andNot(x86Levels[lvl])
 		}
 	}
+	// Bundles first, largest cover first, while one covers at least two
+	// extensions still needed (a bundle label holds exactly when the node
+	// has the whole bundle, and every bundle used is part of the request).
+	all := need
+	for {
+		var best *bundle
+		cover := 1
+		for k, b := range bundles {
+			if b.arch == req.Arch && b.exts.subsetOf(all) {
+				if n := b.exts.and(need).count(); n > cover {
+					best, cover = &bundles[k], n
+				}
+			}
+		}
+		if best == nil {
+			break
+		}
+		out = append(out, Requirement{Key: prefix + f.key + "." + best.name, Operator: "Exists"})
+		need = need.andNot(best.exts)
+	}
 	for _, n := range f.list(f.minimal(need)) {
 		out = append(out, Requirement{Key: prefix + f.key + "." + n, Operator: "Exists"})
+	}
+	return out
+}
+
+// bundle is a named set of extensions nodes are labelled with as a whole.
+type bundle struct {
+	name string
+	arch Arch
+	exts ExtSet // observable extensions, closed under implication
+}
+
+// bundles are G (rv32 and rv64) and the RISC-V user-mode profiles.
+var bundles = func() []bundle {
+	var out []bundle
+	for _, s := range []string{"rv32g", "rv64g", "rva20u64", "rva22u64", "rva23u64", "rvb23u64"} {
+		i, err := ParseRISCV(s)
+		if err != nil {
+			panic("isa: bundle " + s + ": " + err.Error())
+		}
+		name := strings.TrimPrefix(strings.TrimPrefix(s, "rv32"), "rv64")
+		out = append(out, bundle{name: name, arch: i.Arch, exts: observable(i)})
+	}
+	return out
+}()
+
+// bundlesOf lists the bundles i has entirely.
+func bundlesOf(i ISA) []bundle {
+	var out []bundle
+	for _, b := range bundles {
+		if b.arch == i.Arch && b.exts.subsetOf(i.Exts) {
+			out = append(out, b)
+		}
 	}
 	return out
 }

@@ -45,7 +45,7 @@ func requests(t testing.TB) []isa.ISA {
 	t.Helper()
 	var out []isa.ISA
 	for _, s := range []string{"rv64gc", "rv64gcv", "RV64IMFD", "rv64imac", "rv32imac", "rva20u64", "rva22u64", "rva23u64",
-		"rv64gc_zba_zbb", "rv64gcb", "rv64gc_xtheadvector", "rv64gcv_zvfh", "rv64gch", "rv64gc_zicbom_zicboz",
+		"rv64gc_zba_zbb", "rv64gcb", "rv64gc_xtheadvector", "rva22u64_zifencei_zvbc", "rva23u64_zvbc", "rv32gc", "rv64g", "rv64gcv_zvfh", "rv64gch", "rv64gc_zicbom_zicboz",
 		"x86-64", "x86-64-v2", "x86-64-v3", "x86-64-v4", "x86-64-v2+avx512vnni", "x86-64-v3+sha+vaes", "x86-64-v4+amx-int8",
 		"arm64", "arm64+sve", "arm64+sve2", "arm64+i8mm+bf16", "arm64+atomics+crc32"} {
 		out = append(out, mustParse(t, s))
@@ -160,13 +160,29 @@ func TestRequirements(t *testing.T) {
 		}},
 		{"rv64gcv", true, []isa.Requirement{
 			{Key: "qemu.isamatch.io/riscv64", Operator: "In", Values: []string{"true"}},
-			{Key: "qemu.isamatch.io/rv.i", Operator: "Exists"},
-			{Key: "qemu.isamatch.io/rv.m", Operator: "Exists"},
-			{Key: "qemu.isamatch.io/rv.a", Operator: "Exists"},
+			{Key: "qemu.isamatch.io/rv.g", Operator: "Exists"},
 			{Key: "qemu.isamatch.io/rv.c", Operator: "Exists"},
 			{Key: "qemu.isamatch.io/rv.v", Operator: "Exists"},
-			{Key: "qemu.isamatch.io/rv.zifencei", Operator: "Exists"},
 			{Key: "qemu.isamatch.io/rv.zcd", Operator: "Exists"},
+		}},
+		{"rv64gc_zba_zbb", false, []isa.Requirement{
+			{Key: "isa.isamatch.io/arch", Operator: "In", Values: []string{"riscv64"}},
+			{Key: "isa.isamatch.io/rv.g", Operator: "Exists"},
+			{Key: "isa.isamatch.io/rv.c", Operator: "Exists"},
+			{Key: "isa.isamatch.io/rv.zcd", Operator: "Exists"},
+			{Key: "isa.isamatch.io/rv.zba", Operator: "Exists"},
+			{Key: "isa.isamatch.io/rv.zbb", Operator: "Exists"},
+		}},
+		// A profile is one label, not its 30-odd extensions.
+		{"rva23u64", false, []isa.Requirement{
+			{Key: "isa.isamatch.io/arch", Operator: "In", Values: []string{"riscv64"}},
+			{Key: "isa.isamatch.io/rv.rva23u64", Operator: "Exists"},
+		}},
+		{"rva22u64_zifencei_zvbc", false, []isa.Requirement{
+			{Key: "isa.isamatch.io/arch", Operator: "In", Values: []string{"riscv64"}},
+			{Key: "isa.isamatch.io/rv.rva22u64", Operator: "Exists"},
+			{Key: "isa.isamatch.io/rv.zifencei", Operator: "Exists"},
+			{Key: "isa.isamatch.io/rv.zvbc", Operator: "Exists"},
 		}},
 		{"x86-64-v3", false, []isa.Requirement{
 			{Key: "isa.isamatch.io/arch", Operator: "In", Values: []string{"amd64"}},
@@ -218,7 +234,7 @@ func TestNodeLabels(t *testing.T) {
 		"qemu.isamatch.io/arm64.fp":        "true",
 		"qemu.isamatch.io/arm64.asimd":     "true",
 	}
-	for _, e := range node.Extensions() {
+	for _, e := range append(node.Extensions(), "g", "rva20u64") { // it has G, and Zicntr and Zihpm make it RVA20U64
 		want["isa.isamatch.io/rv."+e] = "true"
 	}
 	x86u, _ := isa.Union(emu[0], emu[1])
