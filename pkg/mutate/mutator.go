@@ -45,6 +45,13 @@ type ImageResolver interface {
 	Resolve(ctx context.Context, ref string, auth registry.PullAuth) ([]registry.Platform, error)
 }
 
+// cachedResolver is implemented by resolvers that can answer from memory
+// without blocking (registry.Resolver): a pod whose images are all cached
+// is then resolved without a goroutine or a timer.
+type cachedResolver interface {
+	Cached(ref string, auth registry.PullAuth) (platforms []registry.Platform, ok bool, err error)
+}
+
 // ImageResolverFunc adapts a function to ImageResolver.
 type ImageResolverFunc func(ctx context.Context, ref string, auth registry.PullAuth) ([]registry.Platform, error)
 
@@ -310,6 +317,22 @@ func (p *PodMutator) resolve(ctx context.Context, ns string, pod *podFields) []I
 	for _, s := range pod.Spec.ImagePullSecrets {
 		auth.ImagePullSecrets = append(auth.ImagePullSecrets, s.Name)
 	}
+	out := make([]ImageInfo, len(refs))
+	var pending []int
+	cr, _ := p.res.(cachedResolver)
+	for k, ref := range refs {
+		if cr != nil {
+			if ps, ok, err := cr.Cached(ref, auth); ok {
+				out[k] = ImageInfo{Ref: ref, Platforms: ps, Err: err}
+				continue
+			}
+		}
+		out[k] = ImageInfo{Ref: ref, Err: errBudget}
+		pending = append(pending, k)
+	}
+	if len(pending) == 0 {
+		return out
+	}
 	ctx, cancel := context.WithTimeout(ctx, p.opts.Budget)
 	defer cancel()
 	type result struct {
@@ -317,16 +340,12 @@ func (p *PodMutator) resolve(ctx context.Context, ns string, pod *podFields) []I
 		platforms []registry.Platform
 		err       error
 	}
-	done := make(chan result, len(refs)) // buffered: late lookups never block
-	for k, ref := range refs[1:] {
+	done := make(chan result, len(pending)) // buffered: late lookups never block
+	for _, k := range pending[1:] {
 		go func() {
-			ps, err := p.res.Resolve(ctx, ref, auth)
-			done <- result{k + 1, ps, err}
+			ps, err := p.res.Resolve(ctx, refs[k], auth)
+			done <- result{k, ps, err}
 		}()
-	}
-	out := make([]ImageInfo, len(refs))
-	for k, ref := range refs {
-		out[k] = ImageInfo{Ref: ref, Err: errBudget}
 	}
 	set := func(r result) {
 		out[r.k].Platforms, out[r.k].Err = r.platforms, r.err
@@ -334,11 +353,11 @@ func (p *PodMutator) resolve(ctx context.Context, ns string, pod *podFields) []I
 			out[r.k].Err = fmt.Errorf("%w: %w", errBudget, r.err)
 		}
 	}
-	// The first image on this goroutine: a warm cache answers at once, and
-	// a pod with one image starts no goroutine at all.
-	ps, err := p.res.Resolve(ctx, refs[0], auth)
-	set(result{0, ps, err})
-	for range refs[1:] {
+	// The first lookup on this goroutine: a pod with one image to look up
+	// starts no goroutine.
+	ps, err := p.res.Resolve(ctx, refs[pending[0]], auth)
+	set(result{pending[0], ps, err})
+	for range pending[1:] {
 		select {
 		case r := <-done:
 			set(r)

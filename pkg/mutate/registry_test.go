@@ -126,3 +126,51 @@ func TestHandleWithRegistry(t *testing.T) {
 		})
 	}
 }
+
+// cachingFake answers Cached for the references in cached and counts the
+// Resolve calls of the rest.
+type cachingFake struct {
+	*fakeResolver
+	cached map[string]bool
+}
+
+func (c cachingFake) Cached(ref string, auth registry.PullAuth) ([]registry.Platform, bool, error) {
+	if !c.cached[ref] {
+		return nil, false, nil
+	}
+	img := c.images[ref]
+	return img.platforms, true, img.err
+}
+
+// TestHandleAsksTheCacheFirst: images a cachedResolver has in memory are
+// not looked up again, the others are, and the decision uses both.
+func TestHandleAsksTheCacheFirst(t *testing.T) {
+	tests := []struct {
+		name        string
+		cached      []string
+		wantResolve int64
+	}{
+		{name: "nothing cached", wantResolve: 3},
+		{name: "some cached", cached: []string{"riscv:1", "amd64:1"}, wantResolve: 1},
+		{name: "all cached", cached: []string{"riscv:1", "multi:1", "amd64:1"}, wantResolve: 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fake := cachingFake{fakeResolver: &fakeResolver{images: testImages()}, cached: map[string]bool{}}
+			for _, r := range tc.cached {
+				fake.cached[r] = true
+			}
+			m := NewPodMutator(fake, inventory.NewStatic(paperCluster(t)), Options{})
+			pod := podSpec{images: []string{"riscv:1", "multi:1"}, initImages: []string{"amd64:1"}}.pod()
+			resp := m.Handle(t.Context(), admissionRequest(t, pod))
+			if got := fake.calls.Load(); got != tc.wantResolve {
+				t.Errorf("Resolve calls = %d, want %d", got, tc.wantResolve)
+			}
+			// amd64:1 and riscv:1 share no architecture: every image was
+			// seen, cached or not.
+			if resp.Allowed || !strings.Contains(resp.Result.Message, "no common architecture") {
+				t.Errorf("allowed=%v message=%q, want the no-common-architecture denial", resp.Allowed, resp.Result.Message)
+			}
+		})
+	}
+}

@@ -108,6 +108,26 @@ func (r *Resolver) Resolve(ctx context.Context, ref string, auth PullAuth) ([]Pl
 	return platforms, nil
 }
 
+// Cached answers from the cache alone and never blocks: ok is false when
+// ref, spelled this way, has no live entry for auth's credentials (then call
+// Resolve). A cached failure is returned as Resolve returns it.
+func (r *Resolver) Cached(ref string, auth PullAuth) (platforms []Platform, ok bool, err error) {
+	if r.cfg.configErr != nil {
+		return nil, false, nil
+	}
+	e, ok := r.lookup(ref + "\x00" + r.identity(auth))
+	if !ok {
+		return nil, false, nil
+	}
+	r.cfg.metrics.hit()
+	platforms, rerr := e.result(ref)
+	if rerr != nil {
+		r.cfg.metrics.failed(rerr.Kind)
+		return nil, true, rerr
+	}
+	return platforms, true, nil
+}
+
 func (r *Resolver) resolve(ctx context.Context, ref string, auth PullAuth) ([]Platform, *Error) {
 	if r.cfg.configErr != nil {
 		return nil, &Error{Kind: KindOther, Ref: ref, Err: r.cfg.configErr}

@@ -379,6 +379,47 @@ func TestCacheTTL(t *testing.T) {
 	}
 }
 
+// TestCached: the cache-only lookup misses before a resolution, then
+// answers what Resolve answered (platforms or the cached error) without a
+// registry request, per spelling and credentials, until the entry expires.
+func TestCached(t *testing.T) {
+	tr := newTestRegistry(t)
+	tr.pushImage(t, "app/x:1", image(t, "linux", "amd64", "", nil))
+	clock := &fakeClock{now: time.Unix(1e9, 0)}
+	r := NewResolver(WithInsecureRegistries(tr.host), WithKeychainFactory(func(context.Context, PullAuth) (authn.Keychain, error) {
+		return staticKeychain{}, nil
+	}), WithClock(clock.Now))
+	good, missing := tr.ref("app/x:1"), tr.ref("app/x:404")
+	for _, ref := range []string{good, missing} {
+		if _, ok, _ := r.Cached(ref, teamA); ok {
+			t.Errorf("Cached(%s) hit before any resolution", ref)
+		}
+	}
+	want, _ := r.Resolve(t.Context(), good, teamA)
+	_, wantErr := r.Resolve(t.Context(), missing, teamA)
+	tr.reset()
+	got, ok, err := r.Cached(good, teamA)
+	if !ok || err != nil {
+		t.Fatalf("Cached(%s) = ok %t, err %v; want a hit", good, ok, err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Cached platforms (-Resolve +Cached):\n%s", diff)
+	}
+	if _, ok, err := r.Cached(missing, teamA); !ok || err == nil || err.Error() != wantErr.Error() {
+		t.Errorf("Cached(%s) = ok %t, err %v; want the cached error %v", missing, ok, err, wantErr)
+	}
+	if _, ok, _ := r.Cached(good, PullAuth{Namespace: "other"}); ok {
+		t.Error("Cached hit for other credentials")
+	}
+	if n := tr.count(http.MethodGet, "/"); n != 0 {
+		t.Errorf("Cached made %d registry requests, want 0", n)
+	}
+	clock.Advance(5*time.Minute + time.Second)
+	if _, ok, _ := r.Cached(good, teamA); ok {
+		t.Error("Cached hit after the TTL")
+	}
+}
+
 func TestCacheKeyIsCredentialIdentity(t *testing.T) {
 	tr := newTestRegistry(t)
 	tr.pushImage(t, "app/x:1", image(t, "linux", "amd64", "", nil))
