@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -82,6 +83,7 @@ type options struct {
 	certRotation       bool
 	namespace          string
 	verbosity          int
+	enableHTTP2        bool
 }
 
 func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
@@ -100,6 +102,7 @@ func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
 	fs.BoolVar(&o.certRotation, "cert-rotation", inCluster, "generate and rotate the serving certificate in-cluster and inject the CA into the MutatingWebhookConfiguration (default true in a cluster)")
 	fs.StringVar(&o.namespace, "namespace", DefaultNamespace, "namespace of the webhook's Service and certificate Secret")
 	fs.IntVar(&o.verbosity, "v", 0, "log verbosity (0 or 1)")
+	fs.BoolVar(&o.enableHTTP2, "enable-http2", false, "serve the webhook over HTTP/2 too (off: HTTP/1.1 only, as kubebuilder scaffolds, for the HTTP/2 rapid-reset and stream-cancellation CVEs; the API server keeps a pool of keep-alive connections)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -180,7 +183,11 @@ func setup(cfg *rest.Config, o options) (manager.Manager, error) {
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		return nil, fmt.Errorf("build scheme: %w", err)
 	}
-	srv := webhook.NewServer(webhook.Options{Port: o.port, CertDir: o.certDir})
+	wo := webhook.Options{Port: o.port, CertDir: o.certDir}
+	if !o.enableHTTP2 {
+		wo.TLSOpts = append(wo.TLSOpts, func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} })
+	}
+	srv := webhook.NewServer(wo)
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 scheme,
 		Metrics:                metricsserver.Options{BindAddress: o.metricsAddr},

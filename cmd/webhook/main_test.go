@@ -34,8 +34,9 @@ func TestParseArgs(t *testing.T) {
 			"--kubeconfig", "/k/config", "--cert-dir", "/certs", "--port", "10443",
 			"--metrics-bind-address", "0", "--health-probe-bind-address", ":9000",
 			"--registry-ca", "/ca.pem", "--insecure-registry", "127.0.0.1:5000", "--insecure-registry", "lab:80",
-			"--cache-ttl", "1m", "--budget", "3s", "--cert-rotation", "--namespace", "other", "-v", "1",
+			"--cache-ttl", "1m", "--budget", "3s", "--cert-rotation", "--namespace", "other", "-v", "1", "--enable-http2",
 		}, want: func(o *options) {
+			o.enableHTTP2 = true
 			o.kubeconfig, o.certDir, o.port = "/k/config", "/certs", 10443
 			o.metricsAddr, o.probeAddr, o.registryCA = "0", ":9000", "/ca.pem"
 			o.insecureRegistries = stringList{"127.0.0.1:5000", "lab:80"}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -36,8 +37,10 @@ var (
 	// API server.
 	webhookBin  string
 	webhookProc *framework.Process
-	// metricsURL is the webhook's Prometheus endpoint.
-	metricsURL string
+	// metricsURL is the webhook's Prometheus endpoint; webhookAddr its
+	// HTTPS host:port.
+	metricsURL  string
+	webhookAddr string
 	// repoRoot is the module root.
 	repoRoot string
 )
@@ -99,6 +102,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	metricsPort, err := framework.FreePort()
 	Expect(err).NotTo(HaveOccurred())
 	metricsURL = "http://127.0.0.1:" + strconv.Itoa(metricsPort) + "/metrics"
+	webhookAddr = net.JoinHostPort(wio.LocalServingHost, strconv.Itoa(wio.LocalServingPort))
 	webhookProc, err = framework.StartProcess("webhook", webhookBin, []string{
 		"--kubeconfig=" + cp.KubeconfigPath,
 		"--cert-dir=" + wio.LocalServingCertDir,

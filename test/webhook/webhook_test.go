@@ -3,6 +3,7 @@ package webhook
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -23,6 +24,7 @@ const (
 	archKey     = "isa.isamatch.io/arch"
 	levelKey    = "isa.isamatch.io/x86-64-level"
 	vectorKey   = "isa.isamatch.io/rv.v"
+	rva23Key    = "isa.isamatch.io/rv.rva23u64"
 	decisionKey = "isa.isamatch.io/decision"
 	secretName  = "regcred"
 )
@@ -142,8 +144,8 @@ var _ = Describe("Pods created through the API server", func() {
 		for _, t := range terms {
 			Expect(t.arches).To(HaveLen(1), "every term names one architecture: %s", describe(created))
 			switch t.arches[0] {
-			case "riscv64": // variant rva23u64: vector is required
-				Expect(t.keys).To(HaveKeyWithValue(vectorKey, "Exists"), describe(created))
+			case "riscv64": // variant rva23u64: the profile's bundle label is required
+				Expect(t.keys).To(HaveKeyWithValue(rva23Key, "Exists"), describe(created))
 			case "amd64": // variant v3
 				Expect(t.keys).To(HaveKeyWithValue(levelKey, "Gt 2"), describe(created))
 			}
@@ -246,6 +248,19 @@ var _ = Describe("The webhook process", func() {
 		Expect(ok).To(BeTrue(), "no unauthorized error counter in:\n%s", text)
 		Expect(unauthorized).To(BeNumerically(">=", 1))
 		Expect(text).To(MatchRegexp(`controller_runtime_webhook_latency_seconds_count\{webhook="/mutate-v1-pod"\} [1-9]`))
+	})
+})
+
+var _ = Describe("The webhook server", func() {
+	It("speaks HTTP/1.1 only unless --enable-http2 is given", func(ctx SpecContext) {
+		d := tls.Dialer{Config: &tls.Config{
+			NextProtos:         []string{"h2", "http/1.1"},
+			InsecureSkipVerify: true, // only the negotiated protocol is checked here
+		}}
+		conn, err := d.DialContext(ctx, "tcp", webhookAddr)
+		Expect(err).NotTo(HaveOccurred())
+		defer conn.Close()
+		Expect(conn.(*tls.Conn).ConnectionState().NegotiatedProtocol).To(Equal("http/1.1"))
 	})
 })
 
