@@ -1,8 +1,10 @@
 package isa
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -229,4 +231,72 @@ func GroupID(native ISA) string {
 // IsOwnedLabel reports whether key is under one of isamatch's prefixes.
 func IsOwnedLabel(key string) bool {
 	return strings.HasPrefix(key, NativePrefix) || strings.HasPrefix(key, EmuPrefix)
+}
+
+// Compact is a short spelling of a RISC-V ISA for messages: the largest
+// profile or G it has whole, then the extensions nothing else listed implies
+// ("rv64gc_zba_zbb", "rva23u64_zvbc"). ParseRISCV reads it back to the
+// same observable extensions; when it would not, Compact is Short. Other
+// architectures: String.
+func (i ISA) Compact() string {
+	if i.Arch != RISCV64 && i.Arch != RISCV32 {
+		return i.String()
+	}
+	want := observable(i)
+	var best *bundle
+	for k, b := range bundles {
+		if b.arch == i.Arch && b.exts.subsetOf(want) && (best == nil || b.exts.count() > best.exts.count()) {
+			best = &bundles[k]
+		}
+	}
+	head, rest := "rv"+strconv.Itoa(rvXLEN(i.Arch)), want
+	if best != nil {
+		rest = want.andNot(best.exts)
+		if best.name == "g" {
+			head += "g"
+		} else {
+			head = best.name
+		}
+	}
+	var tokens []int // single letters first, as the grammar wants
+	minimal := rv.minimal(rest)
+	rest.each(func(k int) { // every single letter (rv64imfd, not rv64imd)
+		if len(rvTable[k].name) == 1 || minimal.has(k) {
+			tokens = append(tokens, k)
+		}
+	})
+	slices.SortStableFunc(tokens, func(a, b int) int { return cmp.Compare(min(len(rvTable[a].name), 2), min(len(rvTable[b].name), 2)) })
+	build := func(skip int) string {
+		var b strings.Builder
+		b.WriteString(head)
+		for _, k := range tokens {
+			if k == skip {
+				continue
+			}
+			n := rvTable[k].name
+			if len(n) != 1 || best != nil && best.name != "g" {
+				b.WriteByte('_')
+			}
+			b.WriteString(n)
+			if rvTable[k].experimental {
+				fmt.Fprintf(&b, "%dp%d", rvTable[k].major, rvTable[k].minor)
+			}
+		}
+		return b.String()
+	}
+	same := func(s string) bool {
+		p, err := ParseRISCV(s)
+		return err == nil && observable(p) == want
+	}
+	// Extensions implied only by a combination (C with D gives Zcd) are
+	// dropped when the string still reads back the same.
+	for k := len(tokens) - 1; k >= 0; k-- {
+		if s := build(tokens[k]); len(rvTable[tokens[k]].name) > 1 && same(s) {
+			tokens = slices.Delete(tokens, k, k+1)
+		}
+	}
+	if s := build(-1); same(s) {
+		return s
+	}
+	return i.Short()
 }

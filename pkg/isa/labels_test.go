@@ -333,3 +333,46 @@ func TestIsOwnedLabel(t *testing.T) {
 		}
 	}
 }
+
+func TestCompact(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"rv64gc_zba_zbb", "rv64gc_zba_zbb"},
+		{"rv64imafdc_zicsr_zifencei_zba_zbb", "rv64gc_zba_zbb"},
+		{"rv64gcv", "rv64gcv"},
+		{"RV64IMFD", "rv64imfd"},
+		{"rva23u64", "rva23u64"},
+		{"rva23u64_zvbc", "rva23u64_zvbc"},
+		{"rva22u64_v", "rva22u64_v"},
+		{"rv32imac", "rv32imac"},
+		{"x86-64-v3", mustParse(t, "x86-64-v3").String()},
+	}
+	for _, tc := range tests {
+		t.Run(tc.in, func(t *testing.T) {
+			if got := mustParse(t, tc.in).Compact(); got != tc.want {
+				t.Errorf("Compact() = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestCompactReadsBack: Compact of every corpus node and request parses
+// back to an ISA that satisfies and is satisfied by the original.
+func TestCompactReadsBack(t *testing.T) {
+	for _, i := range append(corpus(t), requests(t)...) {
+		if i.Arch != isa.RISCV64 && i.Arch != isa.RISCV32 {
+			continue
+		}
+		c := i.Compact()
+		back, err := isa.Parse(c)
+		if err != nil {
+			t.Errorf("%s: Compact %q does not parse: %v", i.Short(), c, err)
+			continue
+		}
+		if !isa.Satisfies(back, i) || !isa.Satisfies(i, back) {
+			t.Errorf("%s: Compact %q reads back as %s", i.Short(), c, back.Short())
+		}
+		if len(c) > len(i.Short()) {
+			t.Errorf("%s: Compact %q is longer", i.Short(), c)
+		}
+	}
+}

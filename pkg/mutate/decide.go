@@ -162,14 +162,14 @@ func (m *Matcher) reqs(i isa.ISA, emulated bool) []corev1.NodeSelectorRequiremen
 	return r
 }
 
-// brief is an ISA for messages: the unversioned form, cut at an extension
+// brief is an ISA for messages: its compact form (isa.ISA.Compact), cut at an extension
 // boundary when long.
 func (m *Matcher) brief(i isa.ISA) string {
 	k := isaKey{arch: i.Arch, exts: i.Exts}
 	if v, ok := m.briefMemo.Load(k); ok {
 		return v.(string)
 	}
-	b := briefName(i.Short())
+	b := briefName(i.Compact())
 	m.store(&m.briefMemo, k, b)
 	return b
 }

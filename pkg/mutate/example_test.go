@@ -54,5 +54,5 @@ func ExampleNewPodMutator() {
 	}
 	// Output:
 	// allowed: true
-	// request="rv64imfd" (annotation isa.request); images: example.com/app:1 [linux/riscv64 linux/amd64]; required: rv64imfd_zicsr_zmmul (2 nodes now); tiers: w100 affinity 1.00: 1 group, 1 node (exact fit), w40 affinity 0.40: 1 group, 1 node (+v)
+	// request="rv64imfd" (annotation isa.request); images: example.com/app:1 [linux/riscv64 linux/amd64]; required: rv64imfd (2 nodes now); tiers: w100 affinity 1.00: 1 group, 1 node (exact fit), w40 affinity 0.40: 1 group, 1 node (+v)
 }
