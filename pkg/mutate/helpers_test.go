@@ -199,23 +199,31 @@ func applyPatch(t testing.TB, req admission.Request, resp admission.Response) *c
 	t.Helper()
 	raw := req.Object.Raw
 	if len(resp.Patches) > 0 {
-		ops, err := json.Marshal(resp.Patches)
-		if err != nil {
-			t.Fatal(err)
-		}
-		patch, err := jsonpatch.DecodePatch(ops)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if raw, err = patch.Apply(raw); err != nil {
-			t.Fatalf("apply patch: %v", err)
-		}
+		raw = applyRaw(t, raw, resp)
 	}
 	pod := &corev1.Pod{}
 	if err := json.Unmarshal(raw, pod); err != nil {
 		t.Fatal(err)
 	}
 	return pod
+}
+
+// applyRaw applies the response's JSON patch to a raw object.
+func applyRaw(t testing.TB, raw []byte, resp admission.Response) []byte {
+	t.Helper()
+	ops, err := json.Marshal(resp.Patches)
+	if err != nil {
+		t.Fatal(err)
+	}
+	patch, err := jsonpatch.DecodePatch(ops)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := patch.Apply(raw)
+	if err != nil {
+		t.Fatalf("apply %s: %v", ops, err)
+	}
+	return out
 }
 
 // The node-affinity semantics of the scheduler, written out for tests.

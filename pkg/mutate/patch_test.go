@@ -5,9 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	jsonpatch "github.com/evanphx/json-patch/v5"
 	"github.com/google/go-cmp/cmp"
-	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/isamatch/isamatch/pkg/inventory"
 )
@@ -89,23 +87,6 @@ func TestPatchTouchesOnlyAffinityAndDecision(t *testing.T) {
 			}
 		})
 	}
-}
-
-func applyRaw(t *testing.T, raw []byte, resp admission.Response) []byte {
-	t.Helper()
-	ops, err := json.Marshal(resp.Patches)
-	if err != nil {
-		t.Fatal(err)
-	}
-	patch, err := jsonpatch.DecodePatch(ops)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := patch.Apply(raw)
-	if err != nil {
-		t.Fatalf("apply %s: %v", ops, err)
-	}
-	return out
 }
 
 func decodeAny(t *testing.T, raw []byte) map[string]any {
