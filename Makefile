@@ -17,13 +17,17 @@ PKGS ?= ./...
 controlplane:
 	hack/controlplane.sh
 
-## test: control plane, then go vet, then unit tests and the ginkgo suites (KUBEBUILDER_ASSETS exported)
+## test: control plane, then go vet, then unit tests and the ginkgo suites (KUBEBUILDER_ASSETS exported); output also in .cache/test.log, failures repeated at the end
 test:
 	hack/deps.sh
 	assets="$$(hack/controlplane.sh)"
 	echo "KUBEBUILDER_ASSETS=$$assets"
 	$(GO) vet $(PKGS)
-	KUBEBUILDER_ASSETS="$$assets" $(GO) test -timeout $(GOTEST_TIMEOUT) $(GOTEST_FLAGS) $(PKGS)
+	mkdir -p .cache
+	status=0
+	KUBEBUILDER_ASSETS="$$assets" $(GO) test -timeout $(GOTEST_TIMEOUT) $(GOTEST_FLAGS) $(PKGS) 2>&1 | tee .cache/test.log || status=$$?
+	if [[ $$status -ne 0 ]]; then hack/failures.sh .cache/test.log; fi
+	exit $$status
 
 vet:
 	$(GO) vet $(PKGS)
