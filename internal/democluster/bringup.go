@@ -79,31 +79,33 @@ type Webhook struct {
 // read its log.
 func StartWebhook(ctx context.Context, o WebhookOptions) (Webhook, error) {
 	var w Webhook
-	healthPort, err := framework.FreePort()
-	if err != nil {
-		return w, err
-	}
-	metricsPort, err := framework.FreePort()
-	if err != nil {
-		return w, err
-	}
-	w.HealthAddr = "127.0.0.1:" + strconv.Itoa(healthPort)
-	w.MetricsAddr = "127.0.0.1:" + strconv.Itoa(metricsPort)
 	wio := o.CP.Env.WebhookInstallOptions
-	args := append([]string{
-		"--kubeconfig=" + o.CP.KubeconfigPath,
-		"--cert-dir=" + wio.LocalServingCertDir,
-		"--port=" + strconv.Itoa(wio.LocalServingPort),
-		"--cert-rotation=false",
-		"--registry-ca=" + o.RegistryCA,
-		"--health-probe-bind-address=" + w.HealthAddr,
-		"--metrics-bind-address=" + w.MetricsAddr,
-	}, o.ExtraArgs...)
-	if w.Process, err = framework.StartProcess("webhook", o.Bin, args, nil, o.Log); err != nil {
-		return w, err
-	}
-	return w, w.Process.WaitHTTP(ctx, "http://"+w.HealthAddr+"/readyz", nil, 60*time.Second,
-		func(status int) bool { return status == 200 })
+	err := framework.StartOnFreePorts(2, func(ports []int) error {
+		w.HealthAddr = "127.0.0.1:" + strconv.Itoa(ports[0])
+		w.MetricsAddr = "127.0.0.1:" + strconv.Itoa(ports[1])
+		args := append([]string{
+			"--kubeconfig=" + o.CP.KubeconfigPath,
+			"--cert-dir=" + wio.LocalServingCertDir,
+			"--port=" + strconv.Itoa(wio.LocalServingPort),
+			"--cert-rotation=false",
+			"--registry-ca=" + o.RegistryCA,
+			"--health-probe-bind-address=" + w.HealthAddr,
+			"--metrics-bind-address=" + w.MetricsAddr,
+		}, o.ExtraArgs...)
+		p, err := framework.StartProcess("webhook", o.Bin, args, nil, o.Log)
+		if err != nil {
+			return err
+		}
+		w.Process = p
+		err = p.WaitHTTP(ctx, "http://"+w.HealthAddr+"/readyz", nil, 60*time.Second,
+			func(status int) bool { return status == 200 })
+		if framework.PortTaken(err) {
+			// Another attempt follows (or the caller stops w.Process).
+			_ = p.Stop(10 * time.Second) // err carries its log tail
+		}
+		return err
+	})
+	return w, err
 }
 
 // SetUpNamespace creates namespace ns with labels unless it exists, the

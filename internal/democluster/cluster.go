@@ -86,7 +86,7 @@ type Cluster struct {
 }
 
 // Start builds the labeler and webhook, starts the control plane, the
-// registry, the nodes and the webhook, and returns once the webhook answers
+// registry, the webhook and the nodes, and returns once the webhook answers
 // and its inventory sees every node with its labels. ctx bounds start-up;
 // the processes run until Stop.
 func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
@@ -137,10 +137,18 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	c.Client = c.CP.Client
 	step()
 
-	step = c.step("start docker-registry (TLS, basic auth) and push images")
+	step = c.step("start docker-registry (TLS, basic auth) and the webhook")
 	if c.Registry, err = StartRegistry(ctx, c.Dir); err != nil {
 		return c, err
 	}
+	// The webhook starts now, while the serving port envtest picked for it
+	// is likely still free; its inventory follows the nodes created below.
+	if err := c.startWebhook(ctx); err != nil {
+		return c, err
+	}
+	step()
+
+	step = c.step("push images")
 	images := append(experiment.Images(), opts.ExtraImages...)
 	images = append(images, experiment.Image{Repo: ProbeImage, Tag: "v1", Platforms: []experiment.Platform{
 		{OS: "linux", Architecture: "amd64"}, {OS: "linux", Architecture: "arm64"}, {OS: "linux", Architecture: "riscv64"},
@@ -159,10 +167,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	}
 	step()
 
-	step = c.step("start the webhook and wait until its inventory sees every node")
-	if err := c.startWebhook(ctx); err != nil {
-		return c, err
-	}
+	step = c.step("wait until the webhook's inventory sees every node")
 	if err := c.waitInventory(ctx); err != nil {
 		return c, err
 	}
@@ -380,8 +385,11 @@ func (c *Cluster) Runner(progress io.Writer) *experiment.Runner {
 }
 
 // LogTails returns the tails of the scheduler's and the webhook's logs, for
-// failure reports.
+// failure reports; nothing for a cluster that never started.
 func (c *Cluster) LogTails(n int) string {
+	if c == nil {
+		return ""
+	}
 	var b strings.Builder
 	if c.CP != nil {
 		b.WriteString(c.CP.SchedulerLogTail(n))

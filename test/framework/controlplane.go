@@ -200,26 +200,29 @@ func (cp *ControlPlane) startScheduler(ctx context.Context, config string) error
 	if err := os.MkdirAll(certDir, 0o700); err != nil {
 		return fmt.Errorf("create scheduler cert dir: %w", err)
 	}
-	port, err := FreePort()
-	if err != nil {
-		return err
-	}
-	args := []string{
-		"--config=" + configPath,
-		"--bind-address=127.0.0.1",
-		"--secure-port=" + strconv.Itoa(port),
-		"--cert-dir=" + certDir,
-		"--authentication-kubeconfig=" + cp.KubeconfigPath,
-		"--authorization-kubeconfig=" + cp.KubeconfigPath,
-		"--v=2",
-	}
-	cp.Scheduler, err = StartProcess("kube-scheduler", filepath.Join(cp.AssetsDir, "kube-scheduler"), args, nil,
-		filepath.Join(cp.Dir, "kube-scheduler.log"))
-	if err != nil {
-		return err
-	}
-	url := fmt.Sprintf("https://127.0.0.1:%d/healthz", port)
-	return cp.Scheduler.WaitHTTP(ctx, url, nil, 60*time.Second, func(status int) bool { return status == 200 })
+	return StartOnFreePorts(1, func(ports []int) error {
+		args := []string{
+			"--config=" + configPath,
+			"--bind-address=127.0.0.1",
+			"--secure-port=" + strconv.Itoa(ports[0]),
+			"--cert-dir=" + certDir,
+			"--authentication-kubeconfig=" + cp.KubeconfigPath,
+			"--authorization-kubeconfig=" + cp.KubeconfigPath,
+			"--v=2",
+		}
+		p, err := StartProcess("kube-scheduler", filepath.Join(cp.AssetsDir, "kube-scheduler"), args, nil,
+			filepath.Join(cp.Dir, "kube-scheduler.log"))
+		if err != nil {
+			return err
+		}
+		url := fmt.Sprintf("https://127.0.0.1:%d/healthz", ports[0])
+		if err := p.WaitHTTP(ctx, url, nil, 60*time.Second, func(status int) bool { return status == 200 }); err != nil {
+			_ = p.Stop(10 * time.Second) // err carries its log tail
+			return err
+		}
+		cp.Scheduler = p
+		return nil
+	})
 }
 
 // SchedulerLogTail returns the last n lines of the scheduler's log, or "" if

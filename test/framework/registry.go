@@ -127,31 +127,35 @@ func StartRegistry(ctx context.Context, opts RegistryOptions) (r *Registry, err 
 	if err != nil {
 		return r, err
 	}
-	port, err := FreePort()
-	if err != nil {
-		return r, err
-	}
-	r.Host = "127.0.0.1:" + strconv.Itoa(port)
-	files := map[string][]byte{
-		"ca.crt":     caPEM,
-		"tls.crt":    certPEM,
-		"tls.key":    keyPEM,
-		"htpasswd":   htpasswd,
-		"config.yml": []byte(registryConfig(r.Dir, r.Host)),
-	}
-	for name, data := range files {
-		if err := os.WriteFile(filepath.Join(r.Dir, name), data, 0o600); err != nil {
-			return r, fmt.Errorf("write registry %s: %w", name, err)
+	err = StartOnFreePorts(1, func(ports []int) error {
+		r.Host = "127.0.0.1:" + strconv.Itoa(ports[0])
+		files := map[string][]byte{
+			"ca.crt":     caPEM,
+			"tls.crt":    certPEM,
+			"tls.key":    keyPEM,
+			"htpasswd":   htpasswd,
+			"config.yml": []byte(registryConfig(r.Dir, r.Host)),
 		}
-	}
-	r.Process, err = StartProcess("docker-registry", bin, []string{"serve", filepath.Join(r.Dir, "config.yml")}, nil,
-		filepath.Join(r.Dir, "registry.log"))
-	if err != nil {
-		return r, err
-	}
-	// Without credentials /v2/ answers 401: the server is up and auth is on.
-	err = r.Process.WaitHTTP(ctx, "https://"+r.Host+"/v2/", r.TLSConfig(), 30*time.Second,
-		func(status int) bool { return status == http.StatusUnauthorized })
+		for name, data := range files {
+			if err := os.WriteFile(filepath.Join(r.Dir, name), data, 0o600); err != nil {
+				return fmt.Errorf("write registry %s: %w", name, err)
+			}
+		}
+		p, err := StartProcess("docker-registry", bin, []string{"serve", filepath.Join(r.Dir, "config.yml")}, nil,
+			filepath.Join(r.Dir, "registry.log"))
+		if err != nil {
+			return err
+		}
+		// Without credentials /v2/ answers 401: the server is up and auth is on.
+		err = p.WaitHTTP(ctx, "https://"+r.Host+"/v2/", r.TLSConfig(), 30*time.Second,
+			func(status int) bool { return status == http.StatusUnauthorized })
+		if err != nil {
+			_ = p.Stop(10 * time.Second) // err carries its log tail
+			return err
+		}
+		r.Process = p
+		return nil
+	})
 	return r, err
 }
 

@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
 
+	"github.com/isamatch/isamatch/internal/democluster"
 	"github.com/isamatch/isamatch/pkg/isa"
 	"github.com/isamatch/isamatch/test/framework"
 )
@@ -97,32 +98,22 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 
 	By("starting the webhook binary")
 	wio := cp.Env.WebhookInstallOptions
-	healthPort, err := framework.FreePort()
-	Expect(err).NotTo(HaveOccurred())
-	metricsPort, err := framework.FreePort()
-	Expect(err).NotTo(HaveOccurred())
-	metricsURL = "http://127.0.0.1:" + strconv.Itoa(metricsPort) + "/metrics"
 	webhookAddr = net.JoinHostPort(wio.LocalServingHost, strconv.Itoa(wio.LocalServingPort))
-	webhookProc, err = framework.StartProcess("webhook", webhookBin, []string{
-		"--kubeconfig=" + cp.KubeconfigPath,
-		"--cert-dir=" + wio.LocalServingCertDir,
-		"--port=" + strconv.Itoa(wio.LocalServingPort),
-		"--cert-rotation=false",
-		"--registry-ca=" + reg.CAFile,
-		"--health-probe-bind-address=127.0.0.1:" + strconv.Itoa(healthPort),
-		"--metrics-bind-address=127.0.0.1:" + strconv.Itoa(metricsPort),
-		"--budget=5s",
-		"-v=1",
-	}, nil, filepath.Join(work, "webhook.log"))
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(func() {
-		if CurrentSpecReport().Failed() {
-			AddReportEntry("webhook log", webhookProc.LogTail(60))
-		}
-		Expect(webhookProc.Stop(10 * time.Second)).To(Succeed())
+	w, err := democluster.StartWebhook(ctx, democluster.WebhookOptions{
+		Bin: webhookBin, CP: cp, RegistryCA: reg.CAFile, Log: filepath.Join(work, "webhook.log"),
+		ExtraArgs: []string{"--budget=5s", "-v=1"},
 	})
-	Expect(webhookProc.WaitHTTP(ctx, "http://127.0.0.1:"+strconv.Itoa(healthPort)+"/readyz", nil, 60*time.Second,
-		func(status int) bool { return status == http.StatusOK })).To(Succeed(), "webhook never became ready:\n%s", webhookProc.LogTail(40))
+	webhookProc = w.Process
+	if webhookProc != nil {
+		DeferCleanup(func() {
+			if CurrentSpecReport().Failed() {
+				AddReportEntry("webhook log", webhookProc.LogTail(60))
+			}
+			Expect(webhookProc.Stop(10 * time.Second)).To(Succeed())
+		})
+	}
+	Expect(err).NotTo(HaveOccurred(), "the webhook never became ready")
+	metricsURL = "http://" + w.MetricsAddr + "/metrics"
 }, NodeTimeout(5*time.Minute))
 
 // readShippedWebhookConfiguration reads config/webhook's

@@ -1,0 +1,69 @@
+package framework
+
+import (
+	"errors"
+	"net"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestStartOnFreePorts takes the port it was handed before the "process"
+// (here a listener) binds it, as another process may, and checks that the
+// start is tried again on fresh ports.
+func TestStartOnFreePorts(t *testing.T) {
+	listen := func(port int) (net.Listener, error) {
+		return net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
+	}
+	t.Run("a taken port is retried", func(t *testing.T) {
+		attempts := 0
+		var got net.Listener
+		err := StartOnFreePorts(2, func(ports []int) error {
+			attempts++
+			if attempts == 1 {
+				thief, err := listen(ports[1])
+				if err != nil {
+					t.Fatalf("take port %d: %v", ports[1], err)
+				}
+				defer thief.Close()
+			}
+			l, err := listen(ports[1])
+			if err != nil {
+				return err
+			}
+			got = l
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("StartOnFreePorts: %v", err)
+		}
+		defer got.Close()
+		if attempts != 2 {
+			t.Errorf("attempts = %d, want 2", attempts)
+		}
+	})
+	t.Run("other errors are not retried", func(t *testing.T) {
+		attempts := 0
+		want := errors.New("bad flag")
+		err := StartOnFreePorts(1, func([]int) error { attempts++; return want })
+		if !errors.Is(err, want) || attempts != 1 {
+			t.Errorf("err = %v after %d attempts, want %v after 1", err, attempts, want)
+		}
+	})
+	t.Run("gives up after three taken ports", func(t *testing.T) {
+		attempts := 0
+		err := StartOnFreePorts(1, func(ports []int) error {
+			attempts++
+			thief, err := listen(ports[0])
+			if err != nil {
+				t.Fatalf("take port %d: %v", ports[0], err)
+			}
+			defer thief.Close()
+			_, err = listen(ports[0])
+			return err
+		})
+		if attempts != 3 || !PortTaken(err) || !strings.Contains(err.Error(), "3 times") {
+			t.Errorf("err = %v after %d attempts, want a port-taken error after 3", err, attempts)
+		}
+	})
+}
