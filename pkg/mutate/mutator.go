@@ -71,6 +71,8 @@ type PodMutator struct {
 	inv  Inventory
 	opts Options
 	m    *Matcher
+	// patches remembers the patch of recent projection pairs.
+	patches *patchMemo
 }
 
 var _ admission.Handler = (*PodMutator)(nil)
@@ -82,10 +84,11 @@ var errBudget = errors.New("registry lookup exceeded the admission time budget")
 // nodes from inv.
 func NewPodMutator(res ImageResolver, inv Inventory, opts Options) *PodMutator {
 	return &PodMutator{
-		res:  res,
-		inv:  inv,
-		opts: opts.withDefaults(),
-		m:    NewMatcher(),
+		res:     res,
+		inv:     inv,
+		opts:    opts.withDefaults(),
+		m:       NewMatcher(),
+		patches: newPatchMemo(),
 	}
 }
 
@@ -193,7 +196,11 @@ func (p *PodMutator) Handle(ctx context.Context, req admission.Request) admissio
 		p.opts.Metrics.warning(w.Reason)
 		warnings = append(warnings, truncate("isamatch: "+w.Text, maxWarning))
 	}
-	resp := admission.PatchResponseFromRaw(before, after)
+	resp := p.patches.response(before, after)
+	if resp.Result != nil {
+		p.opts.Metrics.decision("error")
+		return resp
+	}
 	if len(resp.Patches) == 0 {
 		p.opts.Metrics.decision("unchanged")
 	} else {
