@@ -198,7 +198,7 @@ func rawRequest(ns string, raw []byte) admission.Request {
 func applyPatch(t testing.TB, req admission.Request, resp admission.Response) *corev1.Pod {
 	t.Helper()
 	raw := req.Object.Raw
-	if len(resp.Patches) > 0 {
+	if len(resp.Patch) > 0 {
 		raw = applyRaw(t, raw, resp)
 	}
 	pod := &corev1.Pod{}
@@ -211,10 +211,7 @@ func applyPatch(t testing.TB, req admission.Request, resp admission.Response) *c
 // applyRaw applies the response's JSON patch to a raw object.
 func applyRaw(t testing.TB, raw []byte, resp admission.Response) []byte {
 	t.Helper()
-	ops, err := json.Marshal(resp.Patches)
-	if err != nil {
-		t.Fatal(err)
-	}
+	ops := resp.Patch
 	patch, err := jsonpatch.DecodePatch(ops)
 	if err != nil {
 		t.Fatal(err)

@@ -92,7 +92,10 @@ func NewPodMutator(res ImageResolver, inv Inventory, opts Options) *PodMutator {
 	}
 }
 
-// Handle implements admission.Handler.
+// Handle implements admission.Handler. A mutation's JSON patch comes
+// encoded, in the response's Patch (PatchType JSONPatch), not as Patches:
+// the encoding is remembered with the patch, so a workload's replicas share
+// it. Decode Patch with jsonpatch.DecodePatch to read or apply it.
 func (p *PodMutator) Handle(ctx context.Context, req admission.Request) admission.Response {
 	if req.Kind.Group != "" || req.Kind.Kind != "Pod" {
 		return p.skip("not a pod")
@@ -201,7 +204,7 @@ func (p *PodMutator) Handle(ctx context.Context, req admission.Request) admissio
 		p.opts.Metrics.decision("error")
 		return resp
 	}
-	if len(resp.Patches) == 0 {
+	if len(resp.Patch) == 0 {
 		p.opts.Metrics.decision("unchanged")
 	} else {
 		p.opts.Metrics.decision("mutated")

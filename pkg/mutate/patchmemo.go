@@ -2,7 +2,10 @@ package mutate
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
 	"hash/maphash"
+	"net/http"
 	"sync"
 
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
@@ -35,8 +38,10 @@ func newPatchMemo() *patchMemo {
 
 // response returns the patch response from before to after, computing it
 // with admission.PatchResponseFromRaw unless this pair was seen recently.
-// The returned response's Patches are shared: callers may add warnings (a
-// fresh slice) but must not change the operations.
+// The operations come already encoded, in Patch with PatchType set (as
+// Response.Complete would encode Patches), so replicas share one encoding
+// too. Patch is shared: callers may add warnings (a fresh slice) but must
+// not change its bytes.
 func (m *patchMemo) response(before, after []byte) admission.Response {
 	var h maphash.Hash
 	h.SetSeed(m.seed)
@@ -55,6 +60,13 @@ func (m *patchMemo) response(before, after []byte) admission.Response {
 	if resp.Result != nil {
 		// An error response is not remembered.
 		return resp
+	}
+	if len(resp.Patches) > 0 {
+		patch, err := json.Marshal(resp.Patches)
+		if err != nil {
+			return admission.Errored(http.StatusInternalServerError, fmt.Errorf("encode patch: %w", err))
+		}
+		resp.Patch, resp.Patches = patch, nil
 	}
 	m.mu.Lock()
 	if len(m.entries) >= maxPatchMemo {

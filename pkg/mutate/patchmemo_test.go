@@ -1,13 +1,24 @@
 package mutate
 
 import (
+	"encoding/json"
 	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"gomodules.xyz/jsonpatch/v2"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 )
+
+// encodedPatch is what Response.Complete would send for
+// admission.PatchResponseFromRaw(before, after).
+func encodedPatch(t *testing.T, before, after []byte) string {
+	t.Helper()
+	b, err := json.Marshal(admission.PatchResponseFromRaw(before, after).Patches)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
 
 func TestPatchMemo(t *testing.T) {
 	a0, a1 := []byte(`{"metadata":{}}`), []byte(`{"metadata":{"annotations":{"a":"1"}}}`)
@@ -15,12 +26,15 @@ func TestPatchMemo(t *testing.T) {
 	m := newPatchMemo()
 
 	first := m.response(a0, a1)
-	want := admission.PatchResponseFromRaw(a0, a1)
-	if diff := cmp.Diff(want.Patches, first.Patches); diff != "" {
+	want := encodedPatch(t, a0, a1)
+	if diff := cmp.Diff(want, string(first.Patch)); diff != "" {
 		t.Fatalf("first answer differs from PatchResponseFromRaw (-want +got):\n%s", diff)
 	}
+	if first.PatchType == nil || *first.PatchType != "JSONPatch" || len(first.Patches) != 0 {
+		t.Errorf("patch type %v, %d unencoded operations; want JSONPatch and all encoded", first.PatchType, len(first.Patches))
+	}
 	again := m.response(a0, a1)
-	if &again.Patches[0] != &first.Patches[0] {
+	if &again.Patch[0] != &first.Patch[0] {
 		t.Errorf("the same pair was diffed again instead of answered from the memo")
 	}
 	// Warnings added by a caller stay with that caller's copy.
@@ -30,7 +44,7 @@ func TestPatchMemo(t *testing.T) {
 	}
 
 	other := m.response(b0, b1)
-	if diff := cmp.Diff(admission.PatchResponseFromRaw(b0, b1).Patches, other.Patches); diff != "" {
+	if diff := cmp.Diff(encodedPatch(t, b0, b1), string(other.Patch)); diff != "" {
 		t.Errorf("a second pair got a wrong patch (-want +got):\n%s", diff)
 	}
 
@@ -41,8 +55,13 @@ func TestPatchMemo(t *testing.T) {
 			m.entries[k] = patchEntry{before: b0, after: b1, resp: other}
 		}
 	}
-	if diff := cmp.Diff(want.Patches, m.response(a0, a1).Patches); diff != "" {
+	if diff := cmp.Diff(want, string(m.response(a0, a1).Patch)); diff != "" {
 		t.Errorf("a colliding entry was returned (-want +got):\n%s", diff)
+	}
+
+	// No change: no patch and no patch type.
+	if same := m.response(a0, a0); len(same.Patch) != 0 || same.PatchType != nil || !same.Allowed {
+		t.Errorf("identical projections: %+v, want allowed without a patch", same.AdmissionResponse)
 	}
 }
 
@@ -51,8 +70,8 @@ func TestPatchMemoIsBounded(t *testing.T) {
 	for i := range 3 * maxPatchMemo {
 		after := fmt.Appendf(nil, `{"metadata":{"annotations":{"n":"%d"}}}`, i)
 		got := m.response([]byte(`{"metadata":{}}`), after)
-		want := []jsonpatch.Operation{{Operation: "add", Path: "/metadata/annotations", Value: map[string]any{"n": fmt.Sprint(i)}}}
-		if diff := cmp.Diff(want, got.Patches); diff != "" {
+		want := fmt.Sprintf(`[{"op":"add","path":"/metadata/annotations","value":{"n":"%d"}}]`, i)
+		if diff := cmp.Diff(want, string(got.Patch)); diff != "" {
 			t.Fatalf("pair %d (-want +got):\n%s", i, diff)
 		}
 	}
