@@ -66,6 +66,9 @@ func StartProcess(name, path string, args []string, env []string, logPath string
 	return p, nil
 }
 
+// Pid is the process's ID.
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
 // Exited reports whether the process has ended, and how.
 func (p *Process) Exited() (bool, error) {
 	select {

@@ -4,11 +4,9 @@ import (
 	"bufio"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -173,35 +171,32 @@ var _ = Describe("labeler daemon", func() {
 		other := framework.MakeNode("daemon-other").Arch("riscv64").Obj()
 		Expect(framework.CreateReadyNode(ctx, cp.Client, other)).To(Succeed())
 
-		metricsPort, err := framework.FreePort()
+		var daemon *framework.Process
+		err := framework.StartOnFreePorts(2, func(ports []int) error {
+			p, err := framework.StartProcess("labeler daemon", labelerBin, []string{
+				"--node-name=daemon-node", "--host-root=" + fixture("spacemit-k1"), "--exec=direct",
+				"--hwprobe=false", "--interval=1h", "--kubeconfig=" + saKubeconfig("daemon-node"),
+				fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", ports[0]),
+				fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", ports[1]),
+			}, []string{"GOMEMLIMIT=48MiB"}, filepath.Join(workDir, "daemon.log"))
+			if err != nil {
+				return err
+			}
+			err = p.WaitHTTP(ctx, fmt.Sprintf("http://127.0.0.1:%d/healthz", ports[1]), nil, 30*time.Second,
+				func(status int) bool { return status == 200 })
+			if err != nil {
+				_ = p.Stop(10 * time.Second) // err carries its log tail
+				return err
+			}
+			daemon = p
+			return nil
+		})
 		Expect(err).NotTo(HaveOccurred())
-		healthPort, err := framework.FreePort()
-		Expect(err).NotTo(HaveOccurred())
-		logPath := filepath.Join(workDir, "daemon.log")
-		logFile, err := os.Create(logPath)
-		Expect(err).NotTo(HaveOccurred())
-		cmd := exec.Command(labelerBin, "--node-name=daemon-node", "--host-root="+fixture("spacemit-k1"), "--exec=direct",
-			"--hwprobe=false", "--interval=1h", "--kubeconfig="+saKubeconfig("daemon-node"),
-			fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", metricsPort),
-			fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", healthPort))
-		cmd.Env = append(os.Environ(), "GOMEMLIMIT=48MiB")
-		cmd.Stdout, cmd.Stderr = logFile, logFile
-		Expect(cmd.Start()).To(Succeed())
 		DeferCleanup(func() {
-			_ = cmd.Process.Signal(syscall.SIGTERM)
-			done := make(chan error, 1)
-			go func() { done <- cmd.Wait() }()
-			select {
-			case <-done:
-			case <-time.After(10 * time.Second):
-				_ = cmd.Process.Kill()
-				<-done
-			}
-			_ = logFile.Close()
 			if CurrentSpecReport().Failed() {
-				log, _ := os.ReadFile(logPath)
-				GinkgoWriter.Printf("--- labeler daemon log ---\n%s\n", log)
+				GinkgoWriter.Println(daemon.LogTail(60))
 			}
+			Expect(daemon.Stop(10 * time.Second)).To(Succeed())
 		})
 
 		By("labelling its node")
@@ -226,7 +221,7 @@ var _ = Describe("labeler daemon", func() {
 
 		By("measuring its steady-state resident memory")
 		time.Sleep(3 * time.Second)
-		mem := memStatusKiB(cmd.Process.Pid)
+		mem := memStatusKiB(daemon.Pid())
 		line := fmt.Sprintf("labeler steady-state RSS: %.1f MiB (anonymous %.1f MiB, file-backed %.1f MiB; goal < 30 MiB)",
 			float64(mem["VmRSS"])/1024, float64(mem["RssAnon"])/1024, float64(mem["RssFile"])/1024)
 		AddReportEntry(line)
