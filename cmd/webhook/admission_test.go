@@ -123,7 +123,7 @@ func (rig *admissionRig) admitConcurrently(tb testing.TB, n int, image string) i
 		wg.Go(func() {
 			<-gate
 			resp := rig.handler.Handle(tb.Context(), req)
-			if resp.Allowed && len(resp.Patch) > 0 && len(resp.Warnings) == 0 {
+			if resp.Allowed && (len(resp.Patch) > 0 || len(resp.Patches) > 0) && len(resp.Warnings) == 0 {
 				patched.Add(1)
 			}
 		})

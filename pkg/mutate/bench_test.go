@@ -109,8 +109,8 @@ func benchHandle(b *testing.B, m *PodMutator, pods ...*corev1.Pod) {
 	reqs := make([]admission.Request, len(pods))
 	for i, pod := range pods {
 		reqs[i] = admissionRequest(b, pod)
-		if resp := m.Handle(ctx, reqs[i]); !resp.Allowed || len(resp.Patch) == 0 {
-			b.Fatalf("allowed=%v patches=%d", resp.Allowed, len(resp.Patch))
+		if resp := m.Handle(ctx, reqs[i]); !resp.Allowed || len(patchJSON(b, resp)) == 0 {
+			b.Fatalf("allowed=%v patches=%d", resp.Allowed, len(patchJSON(b, resp)))
 		}
 	}
 	var d []time.Duration

@@ -104,10 +104,10 @@
 // its pod (anti-)affinity, or fields of a newer API server this webhook's
 // k8s.io/api does not know, and the whole pod is not parsed twice more.
 // Diffing the two projections is most of an admission's CPU and garbage, so
-// the last 128 projection pairs and their patches, already encoded as the
-// response's Patch bytes, are remembered: replicas of one template carry
-// the same affinity and get the same decision, and all but the first are
-// answered from the memo without diffing or encoding anything.
+// the last 128 projection pairs and their patches are remembered: replicas
+// of one template carry the same affinity and get the same decision, and
+// all but the first are answered from the memo, with the patch encoded
+// once (the response's Patch bytes) instead of diffed and encoded again.
 //
 // # Benchmarks
 //

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"gomodules.xyz/jsonpatch/v2"
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -48,11 +47,7 @@ func ExampleNewPodMutator() {
 		Object:    runtime.RawExtension{Raw: raw},
 	}})
 	fmt.Println("allowed:", resp.Allowed)
-	var ops []jsonpatch.Operation
-	if err := json.Unmarshal(resp.Patch, &ops); err != nil {
-		panic(err)
-	}
-	for _, p := range ops {
+	for _, p := range resp.Patches {
 		if p.Path == "/metadata/annotations/isa.isamatch.io~1decision" {
 			fmt.Println(p.Value)
 		}

@@ -198,7 +198,7 @@ func rawRequest(ns string, raw []byte) admission.Request {
 func applyPatch(t testing.TB, req admission.Request, resp admission.Response) *corev1.Pod {
 	t.Helper()
 	raw := req.Object.Raw
-	if len(resp.Patch) > 0 {
+	if len(patchJSON(t, resp)) > 0 {
 		raw = applyRaw(t, raw, resp)
 	}
 	pod := &corev1.Pod{}
@@ -208,10 +208,27 @@ func applyPatch(t testing.TB, req admission.Request, resp admission.Response) *c
 	return pod
 }
 
+// patchJSON is the response's JSON patch as the API server receives it:
+// Patch, or Patches encoded as Response.Complete encodes them.
+func patchJSON(t testing.TB, resp admission.Response) []byte {
+	t.Helper()
+	if len(resp.Patches) == 0 {
+		return resp.Patch
+	}
+	if len(resp.Patch) > 0 {
+		t.Fatalf("response has both Patch and Patches")
+	}
+	b, err := json.Marshal(resp.Patches)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 // applyRaw applies the response's JSON patch to a raw object.
 func applyRaw(t testing.TB, raw []byte, resp admission.Response) []byte {
 	t.Helper()
-	ops := resp.Patch
+	ops := patchJSON(t, resp)
 	patch, err := jsonpatch.DecodePatch(ops)
 	if err != nil {
 		t.Fatal(err)

@@ -92,10 +92,10 @@ func NewPodMutator(res ImageResolver, inv Inventory, opts Options) *PodMutator {
 	}
 }
 
-// Handle implements admission.Handler. A mutation's JSON patch comes
-// encoded, in the response's Patch (PatchType JSONPatch), not as Patches:
-// the encoding is remembered with the patch, so a workload's replicas share
-// it. Decode Patch with jsonpatch.DecodePatch to read or apply it.
+// Handle implements admission.Handler. A mutation's JSON patch is in the
+// response's Patches, or, when the same patch was made recently (a
+// workload's replicas), already encoded in Patch with PatchType set;
+// Response.Complete accepts both.
 func (p *PodMutator) Handle(ctx context.Context, req admission.Request) admission.Response {
 	if req.Kind.Group != "" || req.Kind.Kind != "Pod" {
 		return p.skip("not a pod")
@@ -204,7 +204,7 @@ func (p *PodMutator) Handle(ctx context.Context, req admission.Request) admissio
 		p.opts.Metrics.decision("error")
 		return resp
 	}
-	if len(resp.Patch) == 0 {
+	if len(resp.Patch) == 0 && len(resp.Patches) == 0 {
 		p.opts.Metrics.decision("unchanged")
 	} else {
 		p.opts.Metrics.decision("mutated")

@@ -331,8 +331,8 @@ func TestHandle(t *testing.T) {
 
 			// Admitting the mutated pod again changes nothing.
 			again := m.Handle(t.Context(), admissionRequest(t, pod))
-			if !again.Allowed || len(again.Patch) != 0 {
-				t.Errorf("second admission: allowed=%v patches=%v, want allowed with no patch", again.Allowed, string(again.Patch))
+			if !again.Allowed || len(patchJSON(t, again)) != 0 {
+				t.Errorf("second admission: allowed=%v patches=%v, want allowed with no patch", again.Allowed, patchJSON(t, again))
 			}
 		})
 	}
@@ -376,8 +376,8 @@ func TestHandleSkips(t *testing.T) {
 			metrics := NewMetrics()
 			m := NewPodMutator(res, inventory.NewStatic(paperCluster(t)), Options{Metrics: metrics})
 			resp := m.Handle(t.Context(), tc.req(t))
-			if !resp.Allowed || len(resp.Patch) != 0 || !strings.Contains(resp.Result.Message, tc.wantReason) {
-				t.Errorf("got allowed=%v patches=%d reason=%q, want allowed unchanged with %q", resp.Allowed, len(resp.Patch), resp.Result.Message, tc.wantReason)
+			if !resp.Allowed || len(patchJSON(t, resp)) != 0 || !strings.Contains(resp.Result.Message, tc.wantReason) {
+				t.Errorf("got allowed=%v patches=%d reason=%q, want allowed unchanged with %q", resp.Allowed, len(patchJSON(t, resp)), resp.Result.Message, tc.wantReason)
 			}
 			if n := res.calls.Load(); n != 0 {
 				t.Errorf("resolver called %d times for a skipped pod", n)

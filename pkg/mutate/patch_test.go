@@ -51,8 +51,8 @@ func TestPatchTouchesOnlyAffinityAndDecision(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			req := rawRequest("default", []byte(tc.raw))
 			resp := m.Handle(t.Context(), req)
-			if !resp.Allowed || len(resp.Patch) == 0 {
-				t.Fatalf("allowed=%v patches=%d result=%+v, want a mutation", resp.Allowed, len(resp.Patch), resp.Result)
+			if !resp.Allowed || len(patchJSON(t, resp)) == 0 {
+				t.Fatalf("allowed=%v patches=%d result=%+v, want a mutation", resp.Allowed, len(patchJSON(t, resp)), resp.Result)
 			}
 			patched := applyRaw(t, req.Object.Raw, resp)
 
@@ -82,8 +82,8 @@ func TestPatchTouchesOnlyAffinityAndDecision(t *testing.T) {
 			}
 
 			again := m.Handle(t.Context(), rawRequest("default", patched))
-			if !again.Allowed || len(again.Patch) != 0 {
-				t.Errorf("second admission: allowed=%v patches=%v, want none", again.Allowed, string(again.Patch))
+			if !again.Allowed || len(patchJSON(t, again)) != 0 {
+				t.Errorf("second admission: allowed=%v patches=%v, want none", again.Allowed, patchJSON(t, again))
 			}
 		})
 	}

@@ -3,11 +3,10 @@ package mutate
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"hash/maphash"
-	"net/http"
 	"sync"
 
+	admissionv1 "k8s.io/api/admission/v1"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 )
 
@@ -24,24 +23,29 @@ const maxPatchMemo = 128
 type patchMemo struct {
 	seed    maphash.Seed
 	mu      sync.Mutex
-	entries map[uint64]patchEntry
+	entries map[uint64]*patchEntry
 }
 
 type patchEntry struct {
 	before, after []byte
 	resp          admission.Response
+	// encoded is resp.Patches as Response.Complete would encode them,
+	// filled at the first hit; guarded by patchMemo.mu.
+	encoded []byte
 }
 
 func newPatchMemo() *patchMemo {
-	return &patchMemo{seed: maphash.MakeSeed(), entries: map[uint64]patchEntry{}}
+	return &patchMemo{seed: maphash.MakeSeed(), entries: map[uint64]*patchEntry{}}
 }
 
 // response returns the patch response from before to after, computing it
 // with admission.PatchResponseFromRaw unless this pair was seen recently.
-// The operations come already encoded, in Patch with PatchType set (as
-// Response.Complete would encode Patches), so replicas share one encoding
-// too. Patch is shared: callers may add warnings (a fresh slice) but must
-// not change its bytes.
+// A computed response carries its operations in Patches, as
+// PatchResponseFromRaw returns them; a remembered one carries them already
+// encoded in Patch (PatchType set), so replicas share one encoding and
+// Response.Complete has nothing left to do. Either way the response is
+// shared: callers may add warnings (a fresh slice) but must not change the
+// operations or the bytes.
 func (m *patchMemo) response(before, after []byte) admission.Response {
 	var h maphash.Hash
 	h.SetSeed(m.seed)
@@ -52,21 +56,34 @@ func (m *patchMemo) response(before, after []byte) admission.Response {
 
 	m.mu.Lock()
 	e, ok := m.entries[key]
+	var encoded []byte
+	if ok {
+		encoded = e.encoded
+	}
 	m.mu.Unlock()
 	if ok && bytes.Equal(e.before, before) && bytes.Equal(e.after, after) {
-		return e.resp
+		if len(e.resp.Patches) == 0 {
+			return e.resp
+		}
+		if encoded == nil {
+			var err error
+			if encoded, err = json.Marshal(e.resp.Patches); err != nil {
+				// Response.Complete will report it.
+				return e.resp
+			}
+			m.mu.Lock()
+			e.encoded = encoded
+			m.mu.Unlock()
+		}
+		resp := e.resp
+		pt := admissionv1.PatchTypeJSONPatch
+		resp.Patches, resp.Patch, resp.PatchType = nil, encoded, &pt
+		return resp
 	}
 	resp := admission.PatchResponseFromRaw(before, after)
 	if resp.Result != nil {
 		// An error response is not remembered.
 		return resp
-	}
-	if len(resp.Patches) > 0 {
-		patch, err := json.Marshal(resp.Patches)
-		if err != nil {
-			return admission.Errored(http.StatusInternalServerError, fmt.Errorf("encode patch: %w", err))
-		}
-		resp.Patch, resp.Patches = patch, nil
 	}
 	m.mu.Lock()
 	if len(m.entries) >= maxPatchMemo {
@@ -76,7 +93,7 @@ func (m *patchMemo) response(before, after []byte) admission.Response {
 			break
 		}
 	}
-	m.entries[key] = patchEntry{before: before, after: after, resp: resp}
+	m.entries[key] = &patchEntry{before: before, after: after, resp: resp}
 	m.mu.Unlock()
 	return resp
 }

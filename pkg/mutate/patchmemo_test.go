@@ -24,27 +24,36 @@ func TestPatchMemo(t *testing.T) {
 	a0, a1 := []byte(`{"metadata":{}}`), []byte(`{"metadata":{"annotations":{"a":"1"}}}`)
 	b0, b1 := []byte(`{"spec":{}}`), []byte(`{"spec":{"affinity":{}}}`)
 	m := newPatchMemo()
-
-	first := m.response(a0, a1)
 	want := encodedPatch(t, a0, a1)
-	if diff := cmp.Diff(want, string(first.Patch)); diff != "" {
+
+	// A miss answers as PatchResponseFromRaw does: operations, unencoded.
+	first := m.response(a0, a1)
+	if diff := cmp.Diff(want, string(patchJSON(t, first))); diff != "" {
 		t.Fatalf("first answer differs from PatchResponseFromRaw (-want +got):\n%s", diff)
 	}
-	if first.PatchType == nil || *first.PatchType != "JSONPatch" || len(first.Patches) != 0 {
-		t.Errorf("patch type %v, %d unencoded operations; want JSONPatch and all encoded", first.PatchType, len(first.Patches))
+	if len(first.Patches) == 0 || len(first.Patch) != 0 {
+		t.Errorf("first answer: %d operations, %d encoded bytes; want operations only", len(first.Patches), len(first.Patch))
 	}
-	again := m.response(a0, a1)
-	if &again.Patch[0] != &first.Patch[0] {
-		t.Errorf("the same pair was diffed again instead of answered from the memo")
+	// A hit answers with the operations encoded once, shared by later hits.
+	second := m.response(a0, a1)
+	if diff := cmp.Diff(want, string(second.Patch)); diff != "" {
+		t.Fatalf("remembered answer (-want +got):\n%s", diff)
+	}
+	if second.PatchType == nil || *second.PatchType != "JSONPatch" || len(second.Patches) != 0 {
+		t.Errorf("remembered answer: patch type %v, %d operations; want JSONPatch and no operations", second.PatchType, len(second.Patches))
+	}
+	third := m.response(a0, a1)
+	if len(third.Patch) == 0 || &third.Patch[0] != &second.Patch[0] {
+		t.Errorf("the same pair was encoded again instead of answered from the memo")
 	}
 	// Warnings added by a caller stay with that caller's copy.
-	_ = again.WithWarnings("only for this pod")
+	_ = third.WithWarnings("only for this pod")
 	if w := m.response(a0, a1).Warnings; len(w) != 0 {
 		t.Errorf("warnings leaked into the memo: %q", w)
 	}
 
 	other := m.response(b0, b1)
-	if diff := cmp.Diff(encodedPatch(t, b0, b1), string(other.Patch)); diff != "" {
+	if diff := cmp.Diff(encodedPatch(t, b0, b1), string(patchJSON(t, other))); diff != "" {
 		t.Errorf("a second pair got a wrong patch (-want +got):\n%s", diff)
 	}
 
@@ -52,16 +61,18 @@ func TestPatchMemo(t *testing.T) {
 	// pair's bytes and answer. It must not be returned for (a0, a1).
 	for k, e := range m.entries {
 		if string(e.before) == string(a0) {
-			m.entries[k] = patchEntry{before: b0, after: b1, resp: other}
+			m.entries[k] = &patchEntry{before: b0, after: b1, resp: other}
 		}
 	}
-	if diff := cmp.Diff(want, string(m.response(a0, a1).Patch)); diff != "" {
+	if diff := cmp.Diff(want, string(patchJSON(t, m.response(a0, a1)))); diff != "" {
 		t.Errorf("a colliding entry was returned (-want +got):\n%s", diff)
 	}
 
-	// No change: no patch and no patch type.
-	if same := m.response(a0, a0); len(same.Patch) != 0 || same.PatchType != nil || !same.Allowed {
-		t.Errorf("identical projections: %+v, want allowed without a patch", same.AdmissionResponse)
+	// No change: no patch and no patch type, missed or remembered.
+	for range 2 {
+		if same := m.response(a0, a0); len(same.Patch) != 0 || len(same.Patches) != 0 || same.PatchType != nil || !same.Allowed {
+			t.Errorf("identical projections: %+v, want allowed without a patch", same.AdmissionResponse)
+		}
 	}
 }
 
@@ -71,7 +82,7 @@ func TestPatchMemoIsBounded(t *testing.T) {
 		after := fmt.Appendf(nil, `{"metadata":{"annotations":{"n":"%d"}}}`, i)
 		got := m.response([]byte(`{"metadata":{}}`), after)
 		want := fmt.Sprintf(`[{"op":"add","path":"/metadata/annotations","value":{"n":"%d"}}]`, i)
-		if diff := cmp.Diff(want, string(got.Patch)); diff != "" {
+		if diff := cmp.Diff(want, string(patchJSON(t, got))); diff != "" {
 			t.Fatalf("pair %d (-want +got):\n%s", i, diff)
 		}
 	}
