@@ -1,0 +1,59 @@
+package isa
+
+// Every label, annotation, gate and image-label key isamatch reads or writes,
+// defined once. Other packages import these; none spells a key itself.
+
+// Node label keys with a fixed name. Per-extension labels are
+// NativePrefix/EmuPrefix + "<family>.<ext>" (see NodeLabels).
+const (
+	// ArchLabel is the native architecture (riscv64, riscv32, amd64, arm64).
+	ArchLabel = NativePrefix + keyArch
+	// GroupLabel is the ISA group: nodes with the same native ISA share it.
+	GroupLabel = NativePrefix + keyGroup
+	// ExtCountLabel is the number of native extensions.
+	ExtCountLabel = NativePrefix + keyExtCount
+	// X86LevelLabel is the x86-64 psABI level, numeric so Gt works.
+	X86LevelLabel = NativePrefix + keyX86Level
+	// KubeArchLabel is the kubelet's own architecture label
+	// (corev1.LabelArchStable; pkg/isa imports no Kubernetes package).
+	KubeArchLabel = "kubernetes.io/arch"
+)
+
+// Node annotation keys: what the labeler found and why.
+const (
+	NativeISAAnnotation    = NativePrefix + "isa"
+	NativeSourceAnnotation = NativePrefix + "source"
+	EmuISAAnnotation       = EmuPrefix + "isa"
+	EmuSourceAnnotation    = EmuPrefix + "source"
+)
+
+// Pod keys. The prefixed annotations are the documented spelling; the bare
+// ones are the paper's and stay accepted.
+const (
+	// RequestAnnotation is the ISA the pod needs natively.
+	RequestAnnotation = NativePrefix + "request"
+	// QEMUAnnotation is the ISA the pod emulates or cross-compiles.
+	QEMUAnnotation = NativePrefix + "qemu"
+	// BareRequestAnnotation and BareQEMUAnnotation are the paper's spellings.
+	BareRequestAnnotation = "isa.request"
+	BareQEMUAnnotation    = "isa.qemu"
+	// RequestLabel and QEMULabel are the paper's pod labels.
+	RequestLabel = "ARCH"
+	QEMULabel    = "QEMU"
+	// DecisionAnnotation is the webhook's one-line decision, for people.
+	DecisionAnnotation = NativePrefix + "decision"
+	// IgnoreLabel=true on a pod or namespace makes isamatch leave it alone.
+	IgnoreLabel = NativePrefix + "ignore"
+	// EnabledLabel=true on a namespace opts it in when the webhook runs in
+	// opt-in mode.
+	EnabledLabel = NativePrefix + "enabled"
+	// ResolveGate is the scheduling gate held while images are resolved.
+	ResolveGate = NativePrefix + "resolve"
+)
+
+// Image config label keys. The reverse-DNS form is the documented one; the
+// bare one is the paper's.
+const (
+	ImageRequestLabel     = "io.isamatch.isa.request"
+	BareImageRequestLabel = "isa.request"
+)
