@@ -546,3 +546,42 @@ func TestRISCVTableOrder(t *testing.T) {
 		t.Errorf("implied.tsv rows = %d, want 285", rows)
 	}
 }
+
+// llvmRank is the rank of RISCVISAUtils::compareExtension for any name;
+// multi-letter names with an unknown prefix sort last.
+func llvmRank(s string) int {
+	single := func(c byte) int {
+		switch c {
+		case 'i':
+			return 0
+		case 'e':
+			return 1
+		}
+		if p := strings.IndexByte(allStdExts, c); p >= 0 {
+			return p + 2
+		}
+		return 2 + len(allStdExts) + int(c) - 'a'
+	}
+	switch {
+	case s == "":
+		return 1 << 10
+	case len(s) == 1:
+		return single(s[0])
+	case s[0] == 's':
+		return 1 << 7
+	case s[0] == 'x':
+		return 1 << 8
+	case s[0] == 'z':
+		return 1<<6 | single(s[1])
+	}
+	return 1 << 9
+}
+
+// llvmLess is LLVM's canonical extension order; the tests check the
+// generated table and the closures against it.
+func llvmLess(a, b string) bool {
+	if ra, rb := llvmRank(a), llvmRank(b); ra != rb {
+		return ra < rb
+	}
+	return a < b
+}
