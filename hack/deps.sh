@@ -4,10 +4,23 @@
 # newcomer on a fresh machine installs nothing by hand.
 #   docker-registry: the image registry (distribution protocol) the suites and
 #                    the demo push test images to.
+# `hack/deps.sh node` (make test-node) also installs what the real node of
+# test/node needs beside the binaries hack/controlplane.sh builds:
+#   runc:                        the OCI runtime containerd's shim runs
+#   containernetworking-plugins: bridge, host-local, loopback, portmap in /usr/lib/cni
+#   iptables, conntrack:         kube-proxy (iptables mode) and the bridge plugin's masquerade
 # Needs root or passwordless sudo to install; otherwise it prints the command.
 set -euo pipefail
 
 APT_PACKAGES=(docker-registry)
+case "${1:-}" in
+"") ;;
+node) APT_PACKAGES+=(runc containernetworking-plugins iptables conntrack) ;;
+*)
+	printf 'usage: %s [node]\n' "$0" >&2
+	exit 2
+	;;
+esac
 
 say() { printf 'deps: %s\n' "$*" >&2; }
 
