@@ -127,25 +127,18 @@ func ParseARM64Features(features []string) ISA {
 const arm64Hint = "accepted: arm64 or aarch64, optionally followed by +feature using /proc/cpuinfo Features names (e.g. arm64+sve2+i8mm)"
 
 func parseARM64(in, s string) (ISA, error) {
-	base, feats, _ := strings.Cut(s, "+")
+	base, feats, hasFeats := strings.Cut(s, "+")
 	if base != "arm64" && base != "aarch64" {
 		return ISA{}, &ParseError{Input: in, Err: fmt.Errorf("unknown arm64 base %q", base), Hint: arm64Hint}
 	}
 	set := arm64Versions["8"]
-	if s != base {
-		for _, f := range strings.Split(feats, "+") {
-			i, ok := arm64.lookup(f)
-			if !ok {
-				hint := "accepted features: " + arm64.accepted(200)
-				if sg := suggest(f, arm64Names); f != "" && len(sg) > 0 {
-					hint = "did you mean " + strings.Join(sg, " or ") + "? " + hint
-				}
-				return ISA{}, &ParseError{Input: in, Err: fmt.Errorf("unknown arm64 feature %q", f), Hint: hint}
-			}
-			set.set(i)
+	if hasFeats {
+		var err error
+		if set, err = arm64.addFeatures(in, "arm64", set, feats); err != nil {
+			return ISA{}, err
 		}
 	}
-	return ISA{Arch: ARM64, Exts: arm64.close(set)}, nil
+	return ISA{Arch: ARM64, Exts: set}, nil
 }
 
 func arm64String(s ExtSet) string {

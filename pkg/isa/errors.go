@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // ParseError is returned by every strict parser: it names the input, the
@@ -27,6 +28,14 @@ func (e *ParseError) Error() string {
 func (e *ParseError) Unwrap() error { return e.Err }
 
 var errEmpty = errors.New("empty ISA string")
+
+// didYouMean puts the suggestions, if any, in front of hint.
+func didYouMean(suggestions []string, hint string) string {
+	if len(suggestions) == 0 {
+		return hint
+	}
+	return "did you mean " + strings.Join(suggestions, " or ") + "? " + hint
+}
 
 // suggest returns up to three known names within edit distance 2 of name,
 // closest first.

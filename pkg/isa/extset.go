@@ -1,6 +1,7 @@
 package isa
 
 import (
+	"fmt"
 	"math/bits"
 	"slices"
 	"sort"
@@ -177,4 +178,19 @@ func (f *family) accepted(max int) string {
 		return strings.Join(names[:max], " ") + " ..."
 	}
 	return strings.Join(names, " ")
+}
+
+// addFeatures adds the '+'-separated features of a request ("avx2+aes") to
+// set and closes it. An unknown name is a ParseError of in that names it, with
+// suggestions; what names the family in the message ("x86-64", "arm64").
+func (f *family) addFeatures(in, what string, set ExtSet, feats string) (ExtSet, error) {
+	for _, name := range strings.Split(feats, "+") {
+		i, ok := f.lookup(name)
+		if !ok {
+			return ExtSet{}, &ParseError{Input: in, Err: fmt.Errorf("unknown %s feature %q", what, name),
+				Hint: didYouMean(suggest(name, f.names), "accepted features: "+f.accepted(200))}
+		}
+		set.set(i)
+	}
+	return f.close(set), nil
 }

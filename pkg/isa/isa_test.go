@@ -96,6 +96,8 @@ func TestParseErrors(t *testing.T) {
 		{"x86-64-v3+", `""`},
 		{"amd64+sse4_3", `"sse4_3"`},
 		{"arm64+sve3", `"sve3"`},
+		{"aarch64+", `""`},
+		{"arm64+crc+", `""`},
 		{"arm64v8", `"arm64v8"`},
 		{"mips64", `"mips64"`},
 		{"", "empty"},

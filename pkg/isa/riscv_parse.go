@@ -92,10 +92,7 @@ func rvHintFor(err error) string {
 	if !errors.As(err, &e) || len(e.name) < 2 {
 		return rvHint
 	}
-	if s := suggest(e.name, rv.names); len(s) > 0 {
-		return "did you mean " + strings.Join(s, " or ") + "? " + rvHint
-	}
-	return rvHint
+	return didYouMean(suggest(e.name, rv.names), rvHint)
 }
 
 // rvVersion is LLVM's getExtensionVersion: it validates the version that

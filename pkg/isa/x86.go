@@ -124,7 +124,7 @@ const x86Hint = "accepted: x86-64, x86-64-v2, x86-64-v3, x86-64-v4, amd64 or x86
 
 // parseX86 parses "x86-64[-vN][+feature...]".
 func parseX86(in, s string) (ISA, error) {
-	base, feats, _ := strings.Cut(s, "+")
+	base, feats, hasFeats := strings.Cut(s, "+")
 	level := 0
 	switch base {
 	case "x86-64", "amd64", "x86_64", "x86-64-v1", "amd64-v1":
@@ -142,20 +142,13 @@ func parseX86(in, s string) (ISA, error) {
 		return ISA{}, &ParseError{Input: in, Err: fmt.Errorf("unknown x86-64 level %q", base), Hint: x86Hint}
 	}
 	set := x86Levels[level]
-	if s != base {
-		for _, f := range strings.Split(feats, "+") {
-			i, ok := x86.lookup(f)
-			if !ok {
-				hint := "accepted features: " + x86.accepted(200)
-				if sg := suggest(f, x86Names); f != "" && len(sg) > 0 {
-					hint = "did you mean " + strings.Join(sg, " or ") + "? " + hint
-				}
-				return ISA{}, &ParseError{Input: in, Err: fmt.Errorf("unknown x86-64 feature %q", f), Hint: hint}
-			}
-			set.set(i)
+	if hasFeats {
+		var err error
+		if set, err = x86.addFeatures(in, "x86-64", set, feats); err != nil {
+			return ISA{}, err
 		}
 	}
-	return ISA{Arch: AMD64, Exts: x86.close(set)}, nil
+	return ISA{Arch: AMD64, Exts: set}, nil
 }
 
 func x86String(s ExtSet) string {
