@@ -93,16 +93,6 @@ var arm64Versions = func() map[string]ExtSet {
 	return m
 }()
 
-// ARM64Variants lists the OCI arm64 variants FromPlatform understands.
-func ARM64Variants() []string {
-	out := make([]string, 0, len(arm64Versions))
-	for k := range arm64Versions {
-		out = append(out, "v"+k)
-	}
-	slices.Sort(out)
-	return out
-}
-
 // ParseARM64Features builds an arm64 ISA from /proc/cpuinfo "Features"
 // tokens. fp and asimd are always present (the Linux arm64 user ABI needs
 // them); evtstrm and cpuid are ignored; unknown tokens are kept in Unknown.

@@ -53,8 +53,7 @@
 // zicclsm za64rs za128rs zic64b ziccamoc zama16b supm (memory-system
 // guarantees with no user-visible trace). [Satisfies], [Missing], [Affinity]
 // and [Requirements] ignore them in the request (they stay in the ISA's
-// extension list for display), so a real RVA23 board matches rva23u64. The
-// list is [Unobservable].
+// extension list for display), so a real RVA23 board matches rva23u64.
 //
 // Node side, [ParseCPUInfoRISCV] tolerates what kernels print: 's'/'u' misa
 // letters are dropped, letters and multi-letter extensions come in any order,
@@ -114,7 +113,7 @@
 // instruction affinity |req| / |node| over the closed sets (unobservable
 // extensions counted on neither side), 0 when the node does not satisfy the
 // request: a request for RV64IMFD scores 1 on an IMFD node and less on an
-// IMFDV node. [Rank] sorts nodes by it.
+// IMFDV node.
 //
 // # Labels
 //

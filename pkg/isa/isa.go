@@ -1,7 +1,6 @@
 package isa
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -103,16 +102,6 @@ func Satisfies(node, req ISA) bool {
 
 var noExts ExtSet
 
-// SatisfiesAny returns the index of the first alternative of r node satisfies.
-func SatisfiesAny(node ISA, r Request) (int, bool) {
-	for k, a := range r.Alternatives {
-		if Satisfies(node, a) {
-			return k, true
-		}
-	}
-	return -1, false
-}
-
 // Missing lists, in canonical order, the extensions req needs and node lacks
 // (or the architecture, as "arch:<name>", when they differ).
 func Missing(node, req ISA) []string {
@@ -151,27 +140,6 @@ func Affinity(node, req ISA) float64 {
 		return 1
 	}
 	return float64(observable(req).count()) / float64(n)
-}
-
-// Rank returns the indices of the nodes that satisfy req, best fit first
-// (highest Affinity; ties keep input order).
-func Rank(nodes []ISA, req ISA) []int {
-	type scored struct {
-		i int
-		a float64
-	}
-	var s []scored
-	for k, n := range nodes {
-		if a := Affinity(n, req); a > 0 {
-			s = append(s, scored{k, a})
-		}
-	}
-	slices.SortStableFunc(s, func(x, y scored) int { return cmp.Compare(y.a, x.a) })
-	out := make([]int, len(s))
-	for k, x := range s {
-		out[k] = x.i
-	}
-	return out
 }
 
 var errArchMismatch = errors.New("architectures differ")
@@ -251,17 +219,6 @@ func (i ISA) Extensions() []string {
 
 // Len is the number of extensions (the paper's "modules").
 func (i ISA) Len() int { return i.Exts.count() }
-
-// Has reports whether the named extension/feature is in the set (aliases
-// such as the kernel's "pni" are accepted).
-func (i ISA) Has(ext string) bool {
-	f := familyOf(i.Arch)
-	if f == nil {
-		return false
-	}
-	k, ok := f.lookup(strings.ToLower(ext))
-	return ok && i.Exts.has(k)
-}
 
 // XLEN is 32 or 64 for RISC-V and 64 for amd64/arm64, 0 otherwise.
 func (i ISA) XLEN() int {

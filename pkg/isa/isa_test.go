@@ -2,7 +2,6 @@ package isa_test
 
 import (
 	"errors"
-	"slices"
 	"strings"
 	"testing"
 
@@ -132,10 +131,10 @@ func TestParseRISCVIsLLVMExact(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Has("b") {
+	if has(got, "b") {
 		t.Error("ParseRISCV combined zba+zbb+zbs into b; LLVM does not")
 	}
-	if p := mustParse(t, "rv64i_zba_zbb_zbs"); !p.Has("b") {
+	if p := mustParse(t, "rv64i_zba_zbb_zbs"); !has(p, "b") {
 		t.Error("Parse did not combine zba+zbb+zbs into b")
 	}
 }
@@ -155,13 +154,6 @@ func TestParseRequest(t *testing.T) {
 	}
 	if r.String() != "rv64imafdcv_zicsr_zifencei_zmmul_zaamo_zalrsc_zca_zcd_zve32f_zve32x_zve64d_zve64f_zve64x_zvl128b_zvl32b_zvl64b | x86-64-v3 | arm64+sve" {
 		t.Errorf("String = %q", r.String())
-	}
-	node := isa.ParseX86Flags(strings.Fields(readNamedLines(t, "testdata/x86_flags.txt")["epyc-7763"]))
-	if k, ok := isa.SatisfiesAny(node, r); !ok || k != 1 {
-		t.Errorf("SatisfiesAny = %d, %t; want 1, true", k, ok)
-	}
-	if k, ok := isa.SatisfiesAny(mustParse(t, "rv64gc"), r); ok || k != -1 {
-		t.Errorf("SatisfiesAny(rv64gc) = %d, %t; want -1, false", k, ok)
 	}
 	for _, bad := range []string{"", "rv64gc |", "| x86-64", "rv64gc || arm64", "rv64gc | arm65"} {
 		if _, err := isa.ParseRequest(bad); err == nil {
@@ -234,7 +226,7 @@ func TestBeyond(t *testing.T) {
 }
 
 // TestAffinityPaperExample: a request for RV64IMFD prefers an IMFD node to an
-// IMFDV node (the paper's example), and Rank orders by it.
+// IMFDV node (the paper's example).
 func TestAffinityPaperExample(t *testing.T) {
 	req := mustParse(t, "RV64IMFD")
 	imfd, imfdv, gc := mustParse(t, "RV64IMFD"), mustParse(t, "RV64IMFDV"), mustParse(t, "rv64gc")
@@ -251,9 +243,8 @@ func TestAffinityPaperExample(t *testing.T) {
 	if a := isa.Affinity(mustParse(t, "rv64imafd"), mustParse(t, "rv64imafdv")); a != 0 {
 		t.Errorf("Affinity of a node that does not satisfy = %v, want 0", a)
 	}
-	nodes := []isa.ISA{imfdv, mustParse(t, "x86-64-v3"), imfd, gc, mustParse(t, "rv64if")}
-	if diff := cmp.Diff([]int{2, 3, 0}, isa.Rank(nodes, req)); diff != "" {
-		t.Errorf("Rank (-want +got):\n%s", diff)
+	if a, b := isa.Affinity(gc, req), isa.Affinity(imfdv, req); a <= 0 || a >= 1 || a <= b {
+		t.Errorf("Affinity(rv64gc) = %v, want in (Affinity(IMFDV) = %v, 1)", a, b)
 	}
 	// Unobservable extensions count on neither side: a real RVA23 board is a
 	// perfect fit for rva23u64 minus what it adds.
@@ -300,21 +291,13 @@ func TestAccessors(t *testing.T) {
 	if diff := cmp.Diff([]string{"i", "m", "a", "c", "zmmul", "zaamo", "zalrsc", "zca"}, i.Extensions()); diff != "" {
 		t.Errorf("Extensions (-want +got):\n%s", diff)
 	}
-	if i.Len() != 8 || i.XLEN() != 64 || !i.Has("C") || i.Has("f") || i.Has("nonsense") {
-		t.Errorf("Len %d XLEN %d Has(C) %t Has(f) %t", i.Len(), i.XLEN(), i.Has("C"), i.Has("f"))
+	if i.Len() != 8 || i.XLEN() != 64 {
+		t.Errorf("Len %d XLEN %d, want 8 64", i.Len(), i.XLEN())
 	}
-	if (isa.ISA{}).String() != "" || (isa.ISA{}).Extensions() != nil || (isa.ISA{}).Has("i") {
+	if (isa.ISA{}).String() != "" || (isa.ISA{}).Extensions() != nil || (isa.ISA{}).Len() != 0 {
 		t.Error("zero ISA is not empty")
 	}
 	if got := mustParse(t, "rv32gc").XLEN(); got != 32 {
 		t.Errorf("XLEN(rv32gc) = %d", got)
-	}
-	if !slices.Contains(isa.Profiles(), "rva23u64") || !slices.Contains(isa.ARM64Variants(), "v8.2") {
-		t.Errorf("Profiles %v / ARM64Variants %v incomplete", isa.Profiles(), isa.ARM64Variants())
-	}
-	for _, p := range isa.Profiles() {
-		if _, err := isa.Parse(p); err != nil {
-			t.Errorf("profile %s: %v", p, err)
-		}
 	}
 }

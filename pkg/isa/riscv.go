@@ -84,16 +84,6 @@ var unobservableNames = []string{
 	"zic64b", "ziccamoc", "zama16b", "supm",
 }
 
-// Unobservable lists the RISC-V extensions that Satisfies and Requirements
-// ignore in a request because Linux never reports them (memory-system
-// guarantees of the profiles with no user-visible trace). They stay in an
-// ISA's extension list for display.
-func Unobservable() []string {
-	out := make([]string, len(unobservableNames))
-	copy(out, unobservableNames)
-	return out
-}
-
 func rvArch(xlen int) Arch {
 	if xlen == 32 {
 		return RISCV32

@@ -40,15 +40,6 @@ var profiles = []profile{
 	{name: "rvb23p1s64", march: rvb23s64, experimental: true},
 }
 
-// Profiles lists the RISC-V profile names Parse and ParseRISCV accept.
-func Profiles() []string {
-	out := make([]string, len(profiles))
-	for k, p := range profiles {
-		out[k] = p.name
-	}
-	return out
-}
-
 func findProfile(s string) (profile, bool) {
 	for _, p := range profiles {
 		if strings.HasPrefix(s, p.name) {
