@@ -27,4 +27,12 @@
 // [Result] records which source decided and what every source said, and
 // turns the outcome into node labels ([Result.Labels]) and annotations
 // ([Result.Annotations]).
+//
+// Host binaries are untrusted input too: an [ExecRunner] refuses a binary
+// that it, or a directory above it, lets a non-root user replace
+// ([ErrUntrusted]), runs it chrooted into the host root as nobody (65534)
+// when the labeler is root, bounds its output and time, and kills and reaps
+// its whole process group. [PrepareHostRoot] turns the labeler's /host
+// emptyDir, in which only the paths the probes read are mounted, into a
+// root gcc can run in; a [Reaper] reaps orphans when the labeler is PID 1.
 package probe
