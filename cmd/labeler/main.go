@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"sort"
 	"strings"
@@ -48,6 +49,9 @@ type options struct {
 	healthAddr     string
 	execMode       string
 	commandTimeout time.Duration
+	execUID        uint
+	execGID        uint
+	maxOutput      int
 	hwprobe        bool
 	verbosity      int
 }
@@ -63,7 +67,10 @@ func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", `metrics endpoint address ("0" disables)`)
 	fs.StringVar(&o.healthAddr, "health-probe-bind-address", ":8081", `healthz/readyz address ("0" disables)`)
 	fs.StringVar(&o.execMode, "exec", "auto", "how host binaries run: chroot (into --host-root, needs CAP_SYS_CHROOT), direct (<host-root>/<path> as is), auto (chroot unless --host-root is /)")
-	fs.DurationVar(&o.commandTimeout, "command-timeout", 10*time.Second, "timeout of each host command (gcc)")
+	fs.DurationVar(&o.commandTimeout, "command-timeout", probe.DefaultCommandTimeout, "timeout of each host command (gcc); its whole process group is killed then")
+	fs.UintVar(&o.execUID, "exec-uid", probe.NobodyID, "UID host commands run as when the labeler runs as root (needs CAP_SETUID); never 0")
+	fs.UintVar(&o.execGID, "exec-gid", probe.NobodyID, "GID host commands run as when the labeler runs as root (needs CAP_SETGID); never 0")
+	fs.IntVar(&o.maxOutput, "command-max-output", probe.DefaultMaxOutput, "bytes a host command may print before it is killed")
 	fs.BoolVar(&o.hwprobe, "hwprobe", true, "ask the running kernel's riscv_hwprobe (linux/riscv64 builds only)")
 	fs.IntVar(&o.verbosity, "v", 0, "log verbosity (0 or 1)")
 	if err := fs.Parse(args); err != nil {
@@ -89,6 +96,17 @@ func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
 	if o.commandTimeout <= 0 {
 		return options{}, fmt.Errorf("--command-timeout=%s must be positive", o.commandTimeout)
 	}
+	for _, id := range []struct {
+		flag  string
+		value uint
+	}{{"exec-uid", o.execUID}, {"exec-gid", o.execGID}} {
+		if id.value == 0 || id.value > math.MaxUint32-1 {
+			return options{}, fmt.Errorf("--%s=%d: host commands never run as root; pass an unprivileged ID below 4294967295 (default %d, nobody)", id.flag, id.value, probe.NobodyID)
+		}
+	}
+	if o.maxOutput <= 0 {
+		return options{}, fmt.Errorf("--command-max-output=%d must be positive", o.maxOutput)
+	}
 	return o, nil
 }
 
@@ -113,7 +131,21 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	ctrl.SetLogger(log)
 	ctx = logr.NewContext(ctx, log)
 
-	probeFn := func(ctx context.Context) (probe.Result, error) { return probe.Probe(ctx, o.probeOptions()) }
+	var reaper *probe.Reaper
+	if os.Getpid() == 1 {
+		// PID 1 of the container: orphans of host commands are ours to reap.
+		reaper = probe.NewReaper()
+		reapCtx, stop := context.WithCancel(ctx)
+		defer stop()
+		go reaper.Run(reapCtx)
+	}
+	popts := o.probeOptions(reaper)
+	if r, ok := popts.Runner.(*probe.ExecRunner); ok && r.Chroot {
+		if err := probe.PrepareHostRoot(r.Root); err != nil {
+			log.Info("host root not prepared: host compilers may fail to run", "hostRoot", r.Root, "err", err.Error())
+		}
+	}
+	probeFn := func(ctx context.Context) (probe.Result, error) { return probe.Probe(ctx, popts) }
 
 	switch {
 	case o.print:
@@ -139,7 +171,7 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 }
 
-func (o options) probeOptions() probe.Options {
+func (o options) probeOptions(reaper *probe.Reaper) probe.Options {
 	r := probe.NewRunner(o.hostRoot, o.commandTimeout)
 	switch o.execMode {
 	case "chroot":
@@ -147,6 +179,11 @@ func (o options) probeOptions() probe.Options {
 	case "direct":
 		r.Chroot = false
 	}
+	if r.Credential != nil {
+		r.Credential = &probe.Credential{UID: uint32(o.execUID), GID: uint32(o.execGID)}
+	}
+	r.MaxOutput = o.maxOutput
+	r.Reaper = reaper
 	po := probe.Options{HostRoot: o.hostRoot, Runner: r, CommandTimeout: o.commandTimeout}
 	if o.hwprobe && probe.HWProbeAvailable {
 		po.HWProbe = probe.SystemHWProbe

@@ -4,16 +4,20 @@ import (
 	"bytes"
 	"flag"
 	"io"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/isamatch/isamatch/pkg/probe"
 )
 
 func TestParseArgs(t *testing.T) {
 	defaults := options{hostRoot: "/host", interval: 10 * time.Minute, metricsAddr: ":8080", healthAddr: ":8081",
-		execMode: "auto", commandTimeout: 10 * time.Second, hwprobe: true}
+		execMode: "auto", commandTimeout: 10 * time.Second, execUID: 65534, execGID: 65534, maxOutput: 1 << 20, hwprobe: true}
 	with := func(f func(*options)) options { o := defaults; f(&o); return o }
 	tests := []struct {
 		name    string
@@ -31,6 +35,11 @@ func TestParseArgs(t *testing.T) {
 			want: with(func(o *options) {
 				o.nodeName, o.interval, o.metricsAddr, o.healthAddr, o.hwprobe, o.verbosity = "n1", 30*time.Second, "0", ":9000", false, 1
 			})},
+		{name: "exec user and output cap", env: "n1", args: []string{"--exec-uid=1000", "--exec-gid=2000", "--command-max-output=4096"},
+			want: with(func(o *options) { o.nodeName, o.execUID, o.execGID, o.maxOutput = "n1", 1000, 2000, 4096 })},
+		{name: "exec uid 0", env: "n1", args: []string{"--exec-uid=0"}, wantErr: "--exec-uid=0: host commands never run as root"},
+		{name: "exec gid 0", env: "n1", args: []string{"--exec-gid=0"}, wantErr: "--exec-gid=0: host commands never run as root"},
+		{name: "zero output cap", env: "n1", args: []string{"--command-max-output=0"}, wantErr: "--command-max-output=0 must be positive"},
 		{name: "no node name", wantErr: "no node name: pass --node-name or set NODE_NAME"},
 		{name: "print and once", args: []string{"--print", "--once"}, wantErr: "exclude each other"},
 		{name: "bad exec mode", env: "n1", args: []string{"--exec=ssh"}, wantErr: `--exec="ssh" is not a mode`},
@@ -151,4 +160,21 @@ func indexFrom(lines []string, want string, from int) int {
 		}
 	}
 	return -1
+}
+
+func TestProbeOptionsRunner(t *testing.T) {
+	o := options{hostRoot: "/host", execMode: "auto", commandTimeout: time.Second, execUID: 1000, execGID: 2000, maxOutput: 4096}
+	reaper := probe.NewReaper()
+	r, ok := o.probeOptions(reaper).Runner.(*probe.ExecRunner)
+	if !ok {
+		t.Fatalf("runner is not an *ExecRunner")
+	}
+	var wantCred *probe.Credential
+	if os.Geteuid() == 0 {
+		wantCred = &probe.Credential{UID: 1000, GID: 2000}
+	}
+	want := &probe.ExecRunner{Root: "/host", Chroot: true, Credential: wantCred, Timeout: time.Second, MaxOutput: 4096, Reaper: reaper}
+	if diff := cmp.Diff(want, r, cmpopts.IgnoreUnexported(probe.Reaper{})); diff != "" {
+		t.Errorf("runner (-want +got):\n%s", diff)
+	}
 }
