@@ -16,7 +16,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/isamatch/isamatch/internal/bench"
-	"github.com/isamatch/isamatch/test/framework"
+	"github.com/isamatch/isamatch/internal/testbed"
 )
 
 // Exit codes: a missed goal is not a failure of the command.
@@ -96,7 +96,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "bench: %v\n", err)
 		return exitUsage
 	}
-	if _, err := framework.AssetsDir(); err != nil {
+	if _, err := testbed.AssetsDir(); err != nil {
 		fmt.Fprintf(stderr, "bench: %v\n", err)
 		return exitUsage
 	}

@@ -22,7 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/isamatch/isamatch/internal/democluster"
-	"github.com/isamatch/isamatch/test/framework"
+	"github.com/isamatch/isamatch/internal/testbed"
 )
 
 // Names the benchmark cluster uses.
@@ -38,18 +38,18 @@ const (
 )
 
 // warmPlatforms are WarmImage's platforms.
-var warmPlatforms = []framework.Platform{{Arch: "amd64"}, {Arch: "arm64"}, {Arch: "riscv64"}}
+var warmPlatforms = []testbed.Platform{{Arch: "amd64"}, {Arch: "arm64"}, {Arch: "riscv64"}}
 
 // Env is the running benchmark cluster.
 type Env struct {
 	RepoRoot string
-	CP       *framework.ControlPlane
+	CP       *testbed.ControlPlane
 	// Clientset is a fast client (high QPS) for the load.
 	Clientset *kubernetes.Clientset
 	Client    client.Client
-	Registry  *framework.Registry
+	Registry  *testbed.Registry
 	Proxy     *CountingProxy
-	Webhook   *framework.Process
+	Webhook   *testbed.Process
 	// WebhookBin and LabelerBin are stripped builds, as in the images.
 	WebhookBin, LabelerBin string
 	// PprofAddr and MetricsAddr are the webhook's pprof and metrics
@@ -126,7 +126,7 @@ func StartEnv(ctx context.Context, o Options, nodes map[string]map[string]string
 	if e.Proxy, err = StartCountingProxy(e.Registry.Host, e.Registry.Transport()); err != nil {
 		return e, err
 	}
-	if _, err := framework.PushIndex(ctx, e.Registry, WarmImage, "v1", warmPlatforms); err != nil {
+	if _, err := testbed.PushIndex(ctx, e.Registry, WarmImage, "v1", warmPlatforms); err != nil {
 		return e, err
 	}
 	done()
@@ -176,16 +176,16 @@ func (e *Env) Stop() error {
 }
 
 // CreateNodes creates the nodes 16 at a time; ready makes each Ready and
-// untainted as framework.CreateReadyNode does (otherwise the node is only
+// untainted as testbed.CreateReadyNode does (otherwise the node is only
 // created, enough for the webhook's inventory).
 func (e *Env) CreateNodes(ctx context.Context, nodes map[string]map[string]string, ready bool) error {
 	g, ctx := errgroup.WithContext(ctx)
 	g.SetLimit(16)
 	for name, labels := range nodes {
 		g.Go(func() error {
-			n := framework.MakeNode(name).Arch(labels["kubernetes.io/arch"]).CPU("8").Memory("32Gi").Pods(110).Labels(labels).Obj()
+			n := testbed.MakeNode(name).Arch(labels["kubernetes.io/arch"]).CPU("8").Memory("32Gi").Pods(110).Labels(labels).Obj()
 			if ready {
-				return framework.CreateReadyNode(ctx, e.Client, n)
+				return testbed.CreateReadyNode(ctx, e.Client, n)
 			}
 			if _, err := e.Clientset.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{}); err != nil {
 				return fmt.Errorf("create node %s: %w", name, err)
@@ -197,7 +197,7 @@ func (e *Env) CreateNodes(ctx context.Context, nodes map[string]map[string]strin
 }
 
 func (e *Env) startWebhook(ctx context.Context) error {
-	pprofPort, err := framework.FreePort()
+	pprofPort, err := testbed.FreePort()
 	if err != nil {
 		return err
 	}
@@ -243,7 +243,7 @@ func (e *Env) WaitInventory(ctx context.Context, want int) error {
 		return err
 	}
 	last, err := democluster.WaitDecisionCount(ctx, 500*time.Millisecond, 3*time.Minute, want, func(ctx context.Context) (string, error) {
-		pod := framework.MakePod("probe", ns).Image(e.Ref(WarmImage, "v1")).Obj()
+		pod := testbed.MakePod("probe", ns).Image(e.Ref(WarmImage, "v1")).Obj()
 		got, err := e.Clientset.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 		if err != nil {
 			return "", fmt.Errorf("dry-run probe pod: %w", err)

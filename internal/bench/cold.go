@@ -14,7 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/isamatch/isamatch/test/framework"
+	"github.com/isamatch/isamatch/internal/testbed"
 )
 
 // ColdRepo holds the cold images: one index (the warm image's platforms,
@@ -26,7 +26,7 @@ const ColdRepo = "bench/cold"
 
 // pushColdTags pushes the cold index once and tags it with every tag.
 func (e *Env) pushColdTags(ctx context.Context, tags []string) error {
-	idx, err := framework.Index(warmPlatforms)
+	idx, err := testbed.Index(warmPlatforms)
 	if err != nil {
 		return err
 	}

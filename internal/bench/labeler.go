@@ -12,9 +12,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/isamatch/isamatch/internal/testbed"
 	"github.com/isamatch/isamatch/pkg/labeler"
 	"github.com/isamatch/isamatch/pkg/probe"
-	"github.com/isamatch/isamatch/test/framework"
 )
 
 // labelerFixtures are host roots (pkg/probe/testdata) the labeler probes in
@@ -118,7 +118,7 @@ func labelerDaemonRSS(ctx context.Context, e *Env, node, root string, env []stri
 	}
 	var ports [2]int
 	for i := range ports {
-		if ports[i], err = framework.FreePort(); err != nil {
+		if ports[i], err = testbed.FreePort(); err != nil {
 			return MemStatus{}, err
 		}
 	}
@@ -126,7 +126,7 @@ func labelerDaemonRSS(ctx context.Context, e *Env, node, root string, env []stri
 		"--kubeconfig=" + e.CP.KubeconfigPath,
 		"--metrics-bind-address=127.0.0.1:" + strconv.Itoa(ports[0]),
 		"--health-probe-bind-address=127.0.0.1:" + strconv.Itoa(ports[1])}
-	p, err := framework.StartProcess("labeler", e.LabelerBin, args, env, filepath.Join(e.Dir, "labeler-daemon.log"))
+	p, err := testbed.StartProcess("labeler", e.LabelerBin, args, env, filepath.Join(e.Dir, "labeler-daemon.log"))
 	if err != nil {
 		return MemStatus{}, err
 	}

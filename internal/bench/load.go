@@ -13,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/isamatch/isamatch/test/framework"
+	"github.com/isamatch/isamatch/internal/testbed"
 )
 
 // Unscheduled is a scheduler name no scheduler serves: admission pods
@@ -28,7 +28,7 @@ var requestMix = []string{"", "rv64gc", "rv64gc_zba_zbb", "x86-64-v3", "arm64+sv
 // LoadPod is the i-th pod of a load: the warm multi-architecture image, a
 // small CPU request, and requestMix[i%len] as isa.request.
 func LoadPod(ns, name, image, scheduler string, i int) *corev1.Pod {
-	w := framework.MakePod(name, ns).Image(image).Request("10m", "16Mi")
+	w := testbed.MakePod(name, ns).Image(image).Request("10m", "16Mi")
 	if r := requestMix[i%len(requestMix)]; r != "" {
 		w = w.Annotation("isa.request", r)
 	}

@@ -17,19 +17,19 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	"github.com/isamatch/isamatch/test/framework"
+	"github.com/isamatch/isamatch/internal/testbed"
 )
 
 // StartControlPlane starts kube-apiserver, etcd and kube-scheduler with
 // their files in dir/controlplane, and hook installed through envtest's
 // WebhookInstallOptions: envtest picks the loopback port and writes the
 // serving certificates the webhook process then uses (see StartWebhook).
-func StartControlPlane(ctx context.Context, dir string, hook *admissionregistrationv1.MutatingWebhookConfiguration) (*framework.ControlPlane, error) {
+func StartControlPlane(ctx context.Context, dir string, hook *admissionregistrationv1.MutatingWebhookConfiguration) (*testbed.ControlPlane, error) {
 	cpDir := filepath.Join(dir, "controlplane")
 	if err := os.MkdirAll(cpDir, 0o755); err != nil {
 		return nil, fmt.Errorf("create control plane dir: %w", err)
 	}
-	return framework.Start(ctx, framework.Options{
+	return testbed.Start(ctx, testbed.Options{
 		Scheduler: true,
 		Dir:       cpDir,
 		WebhookInstallOptions: envtest.WebhookInstallOptions{
@@ -41,12 +41,12 @@ func StartControlPlane(ctx context.Context, dir string, hook *admissionregistrat
 
 // StartRegistry starts Debian's docker-registry (TLS, basic auth) with its
 // storage in dir/registry.
-func StartRegistry(ctx context.Context, dir string) (*framework.Registry, error) {
+func StartRegistry(ctx context.Context, dir string) (*testbed.Registry, error) {
 	regDir := filepath.Join(dir, "registry")
 	if err := os.MkdirAll(regDir, 0o755); err != nil {
 		return nil, fmt.Errorf("create registry dir: %w", err)
 	}
-	return framework.StartRegistry(ctx, framework.RegistryOptions{Dir: regDir})
+	return testbed.StartRegistry(ctx, testbed.RegistryOptions{Dir: regDir})
 }
 
 // WebhookOptions configures StartWebhook.
@@ -55,7 +55,7 @@ type WebhookOptions struct {
 	Bin string
 	// CP is the control plane from StartControlPlane: the webhook serves on
 	// its envtest webhook port with its envtest certificates.
-	CP *framework.ControlPlane
+	CP *testbed.ControlPlane
 	// RegistryCA is the CA file the webhook trusts for the registry.
 	RegistryCA string
 	// Log is the file the webhook's output goes to.
@@ -67,7 +67,7 @@ type WebhookOptions struct {
 // Webhook is a webhook process started by StartWebhook.
 type Webhook struct {
 	// Process is the running binary.
-	Process *framework.Process
+	Process *testbed.Process
 	// HealthAddr and MetricsAddr are its healthz/readyz and metrics
 	// addresses, on free loopback ports.
 	HealthAddr, MetricsAddr string
@@ -80,7 +80,7 @@ type Webhook struct {
 func StartWebhook(ctx context.Context, o WebhookOptions) (Webhook, error) {
 	var w Webhook
 	wio := o.CP.Env.WebhookInstallOptions
-	err := framework.StartOnFreePorts(2, func(ports []int) error {
+	err := testbed.StartOnFreePorts(2, func(ports []int) error {
 		w.HealthAddr = "127.0.0.1:" + strconv.Itoa(ports[0])
 		w.MetricsAddr = "127.0.0.1:" + strconv.Itoa(ports[1])
 		args := append([]string{
@@ -92,14 +92,14 @@ func StartWebhook(ctx context.Context, o WebhookOptions) (Webhook, error) {
 			"--health-probe-bind-address=" + w.HealthAddr,
 			"--metrics-bind-address=" + w.MetricsAddr,
 		}, o.ExtraArgs...)
-		p, err := framework.StartProcess("webhook", o.Bin, args, nil, o.Log)
+		p, err := testbed.StartProcess("webhook", o.Bin, args, nil, o.Log)
 		if err != nil {
 			return err
 		}
 		w.Process = p
 		err = p.WaitHTTP(ctx, "http://"+w.HealthAddr+"/readyz", nil, 60*time.Second,
 			func(status int) bool { return status == 200 })
-		if framework.PortTaken(err) {
+		if testbed.PortTaken(err) {
 			// Another attempt follows (or the caller stops w.Process).
 			_ = p.Stop(10 * time.Second) // err carries its log tail
 		}

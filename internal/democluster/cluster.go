@@ -18,7 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/isamatch/isamatch/internal/experiment"
-	"github.com/isamatch/isamatch/test/framework"
+	"github.com/isamatch/isamatch/internal/testbed"
 )
 
 // Label, annotation and object names democluster relies on.
@@ -65,13 +65,13 @@ type Cluster struct {
 	// RepoRoot is the module root the binaries and fixtures came from.
 	RepoRoot string
 	// CP is the control plane (kube-apiserver, etcd, kube-scheduler).
-	CP *framework.ControlPlane
+	CP *testbed.ControlPlane
 	// Client is an admin client.
 	Client client.Client
 	// Registry holds the images; pods reference Registry.Host.
-	Registry *framework.Registry
+	Registry *testbed.Registry
 	// Webhook is the webhook process.
-	Webhook *framework.Process
+	Webhook *testbed.Process
 	// Nodes are the simulated nodes, in Options order.
 	Nodes []experiment.NodeSpec
 	// LabelerBin and WebhookBin are the binaries that run.
@@ -249,11 +249,11 @@ func (c *Cluster) push(ctx context.Context, images []experiment.Image, parallel 
 	g.SetLimit(parallel)
 	for _, img := range images {
 		g.Go(func() error {
-			ps := make([]framework.Platform, 0, len(img.Platforms))
+			ps := make([]testbed.Platform, 0, len(img.Platforms))
 			for _, p := range img.Platforms {
-				ps = append(ps, framework.Platform{OS: p.OS, Arch: p.Architecture, Variant: p.Variant, Labels: p.Labels})
+				ps = append(ps, testbed.Platform{OS: p.OS, Arch: p.Architecture, Variant: p.Variant, Labels: p.Labels})
 			}
-			_, err := framework.PushIndex(ctx, c.Registry, img.Repo, img.Tag, ps)
+			_, err := testbed.PushIndex(ctx, c.Registry, img.Repo, img.Tag, ps)
 			return err
 		})
 	}
@@ -268,12 +268,12 @@ func (c *Cluster) createNodes(ctx context.Context, extra func(experiment.NodeSpe
 		if _, err := os.Stat(filepath.Join(c.HostRoot(n), "proc", "cpuinfo")); err != nil {
 			return fmt.Errorf("node %s: host root %s has no proc/cpuinfo: %w", n.Name, c.HostRoot(n), err)
 		}
-		w := framework.MakeNode(n.Name).Arch(n.Arch).
+		w := testbed.MakeNode(n.Name).Arch(n.Arch).
 			CPU(strconv.FormatInt(n.MilliCPU, 10) + "m").Memory(strconv.FormatInt(n.MemMi, 10) + "Mi")
 		if extra != nil {
 			w = w.Labels(extra(n))
 		}
-		if err := framework.CreateReadyNode(ctx, c.Client, w.Obj()); err != nil {
+		if err := testbed.CreateReadyNode(ctx, c.Client, w.Obj()); err != nil {
 			return err
 		}
 	}
@@ -352,7 +352,7 @@ func (c *Cluster) waitInventory(ctx context.Context) error {
 	slices.Sort(alts)
 	want := len(c.Nodes)
 	last, err := WaitDecisionCount(ctx, 250*time.Millisecond, 60*time.Second, want, func(ctx context.Context) (string, error) {
-		pod := framework.MakePod("probe", probeNamespace).Image(c.Registry.Ref(ProbeImage, "v1")).
+		pod := testbed.MakePod("probe", probeNamespace).Image(c.Registry.Ref(ProbeImage, "v1")).
 			Annotation("isa.request", strings.Join(alts, " | ")).Obj()
 		if err := c.Client.Create(ctx, pod, client.DryRunAll); err != nil {
 			return "", fmt.Errorf("dry-run probe pod with isa.request %q: %w", strings.Join(alts, " | "), err)

@@ -10,8 +10,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/isamatch/isamatch/internal/experiment"
+	"github.com/isamatch/isamatch/internal/testbed"
 	"github.com/isamatch/isamatch/pkg/isa"
-	"github.com/isamatch/isamatch/test/framework"
 )
 
 // randomImages are the multi-arch images the randomized pods use.
@@ -140,7 +140,7 @@ func randomPods(r *rand.Rand, n int, nodes []simNode) []randPod {
 
 // Pod builds the pod the user submits.
 func (p randPod) Pod(namespace, registry string) *corev1.Pod {
-	w := framework.MakePod(p.name, namespace).Image(registry+"/"+p.image.Repo+":"+p.image.Tag).
+	w := testbed.MakePod(p.name, namespace).Image(registry+"/"+p.image.Repo+":"+p.image.Tag).
 		Request(fmt.Sprintf("%dm", p.milliCPU), fmt.Sprintf("%dMi", p.memMi))
 	if p.request != "" {
 		w = w.Annotation("isa.request", p.request)

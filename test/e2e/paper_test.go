@@ -14,7 +14,7 @@ import (
 
 	"github.com/isamatch/isamatch/internal/democluster"
 	"github.com/isamatch/isamatch/internal/experiment"
-	"github.com/isamatch/isamatch/test/framework"
+	"github.com/isamatch/isamatch/internal/testbed"
 )
 
 // paperSeed is the workload seed of the paper's experiment.
@@ -109,7 +109,7 @@ var _ = Describe("The paper's cluster (Table 1)", Ordered, ContinueOnFailure, fu
 			pod.Namespace = ns.Name
 			Expect(pod.Annotations).To(HaveKeyWithValue("isa.qemu", "rv64imfdv"))
 			Expect(c.Client.Create(ctx, pod)).To(Succeed())
-			Expect(framework.WaitScheduled(ctx, c.Client, []*corev1.Pod{pod})).To(Succeed())
+			Expect(testbed.WaitScheduled(ctx, c.Client, []*corev1.Pod{pod})).To(Succeed())
 			order = append(order, pod.Spec.NodeName)
 		}
 		AddReportEntry("qemu flow", strings.Join(order, " "))

@@ -19,7 +19,7 @@ import (
 
 	"github.com/isamatch/isamatch/internal/democluster"
 	"github.com/isamatch/isamatch/internal/experiment"
-	"github.com/isamatch/isamatch/test/framework"
+	"github.com/isamatch/isamatch/internal/testbed"
 )
 
 // The randomized cluster's size and seed.
@@ -118,7 +118,7 @@ var _ = Describe("A seeded randomized cluster beyond the paper", Ordered, func()
 		created := time.Since(start)
 		waitCtx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 		defer cancel()
-		Expect(framework.WaitSettled(waitCtx, c.Client, objs)).To(Succeed())
+		Expect(testbed.WaitSettled(waitCtx, c.Client, objs)).To(Succeed())
 		settled := time.Since(start)
 		// Give the watch a moment to deliver the last bindings.
 		time.Sleep(time.Second)

@@ -10,6 +10,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/isamatch/isamatch/internal/democluster"
+	"github.com/isamatch/isamatch/internal/testbed"
 	"github.com/isamatch/isamatch/test/framework"
 )
 
@@ -23,13 +24,13 @@ func TestE2E(t *testing.T) {
 // it down after. Without docker-registry it skips (fails in CI).
 func startCluster(ctx context.Context, opts democluster.Options) *democluster.Cluster {
 	GinkgoHelper()
-	if _, err := framework.AssetsDir(); err != nil {
+	if _, err := testbed.AssetsDir(); err != nil {
 		Fail(err.Error())
 	}
 	opts.Progress = GinkgoWriter
 	c, err := democluster.Start(ctx, opts)
-	if errors.Is(err, framework.ErrRegistryBinaryMissing) && !framework.InCI() {
-		Skip("needs Debian's docker-registry: apt-get install " + framework.RegistryPackage + " (CI=true makes this a failure)")
+	if errors.Is(err, testbed.ErrRegistryBinaryMissing) && !framework.InCI() {
+		Skip("needs Debian's docker-registry: apt-get install " + testbed.RegistryPackage + " (CI=true makes this a failure)")
 	}
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(func() { Expect(c.Stop()).To(Succeed()) })

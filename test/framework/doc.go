@@ -1,11 +1,9 @@
-// Package framework is the shared harness of the isamatch integration and
-// end-to-end suites: a real kube-apiserver and etcd (envtest) and, on request,
-// a real kube-scheduler process (Start), simulated Ready nodes (MakeNode,
-// CreateReadyNode), pod builders and waits (MakePod, WaitScheduled,
-// WaitSettled), and Debian's docker-registry on loopback with TLS and basic
-// auth (StartRegistry) that multi-platform test images are pushed to
-// (PushIndex, PushImage).
+// Package framework is the ginkgo glue of the isamatch integration and
+// end-to-end suites over internal/testbed, which starts the control plane,
+// scheduler, registry and simulated nodes: RequireRegistry starts a registry
+// for a suite or skips when docker-registry is not installed, and
+// ReportLogsOnFailure attaches the scheduler's log to a failed spec.
 //
-// The control-plane binaries come from KUBEBUILDER_ASSETS, which `make test`
-// exports after building them with hack/controlplane.sh.
+// Only suites import it: binaries use internal/testbed directly and so never
+// link ginkgo or gomega.
 package framework

@@ -6,6 +6,8 @@ import (
 	"os"
 
 	"github.com/onsi/ginkgo/v2"
+
+	"github.com/isamatch/isamatch/internal/testbed"
 )
 
 // InCI reports whether the run is CI's (CI=true), where a missing tool is a
@@ -16,11 +18,11 @@ func InCI() bool { return os.Getenv("CI") == "true" }
 // Stop with DeferCleanup. When docker-registry is not installed it skips
 // the calling node with a message naming the apt package, except in CI
 // (CI=true), where it fails.
-func RequireRegistry(ctx context.Context, opts RegistryOptions) *Registry {
+func RequireRegistry(ctx context.Context, opts testbed.RegistryOptions) *testbed.Registry {
 	ginkgo.GinkgoHelper()
-	reg, err := StartRegistry(ctx, opts)
-	if errors.Is(err, ErrRegistryBinaryMissing) && !InCI() {
-		ginkgo.Skip("needs Debian's docker-registry: apt-get install " + RegistryPackage + " (CI=true makes this a failure)")
+	reg, err := testbed.StartRegistry(ctx, opts)
+	if errors.Is(err, testbed.ErrRegistryBinaryMissing) && !InCI() {
+		ginkgo.Skip("needs Debian's docker-registry: apt-get install " + testbed.RegistryPackage + " (CI=true makes this a failure)")
 	}
 	if err != nil {
 		ginkgo.Fail("start docker-registry: " + err.Error())
@@ -31,7 +33,7 @@ func RequireRegistry(ctx context.Context, opts RegistryOptions) *Registry {
 
 // ReportLogsOnFailure attaches the tail of the scheduler's log to the
 // current spec's report when it failed. Call it from an AfterEach.
-func (cp *ControlPlane) ReportLogsOnFailure(lines int) {
+func ReportLogsOnFailure(cp *testbed.ControlPlane, lines int) {
 	if cp == nil || cp.Scheduler == nil || !ginkgo.CurrentSpecReport().Failed() {
 		return
 	}

@@ -16,7 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/isamatch/isamatch/test/framework"
+	"github.com/isamatch/isamatch/internal/testbed"
 )
 
 const (
@@ -35,8 +35,8 @@ func getNode(ctx SpecContext, name string) *corev1.Node {
 
 var _ = Describe("labeler --once", func() {
 	It("labels a Node from a fixture, keeping foreign labels, and explains the decision", func(ctx SpecContext) {
-		node := framework.MakeNode("vf2").Arch("riscv64").Label("team", "a").Annotation("note", "keep").Obj()
-		Expect(framework.CreateReadyNode(ctx, cp.Client, node)).To(Succeed())
+		node := testbed.MakeNode("vf2").Arch("riscv64").Label("team", "a").Annotation("note", "keep").Obj()
+		Expect(testbed.CreateReadyNode(ctx, cp.Client, node)).To(Succeed())
 
 		code, out := runOnce(ctx, "vf2", fixture("visionfive2"))
 		Expect(code).To(Equal(0), out)
@@ -56,8 +56,8 @@ var _ = Describe("labeler --once", func() {
 	})
 
 	It("updates and removes labels when the host changes, and a second pass writes nothing", func(ctx SpecContext) {
-		node := framework.MakeNode("switch").Arch("riscv64").Label("team", "b").Obj()
-		Expect(framework.CreateReadyNode(ctx, cp.Client, node)).To(Succeed())
+		node := testbed.MakeNode("switch").Arch("riscv64").Label("team", "b").Obj()
+		Expect(testbed.CreateReadyNode(ctx, cp.Client, node)).To(Succeed())
 
 		steps := []struct {
 			machine string
@@ -103,8 +103,8 @@ var _ = Describe("labeler --once", func() {
 		Expect(code).To(Equal(1))
 		Expect(out).To(ContainSubstring(`node "no-such-node" does not exist`))
 
-		node := framework.MakeNode("broken-host").Obj()
-		Expect(framework.CreateReadyNode(ctx, cp.Client, node)).To(Succeed())
+		node := testbed.MakeNode("broken-host").Obj()
+		Expect(testbed.CreateReadyNode(ctx, cp.Client, node)).To(Succeed())
 		code, out = runOnce(ctx, "broken-host", filepath.Join(workDir, "empty-host-root"))
 		Expect(code).To(Equal(1))
 		Expect(out).To(ContainSubstring("read /proc/cpuinfo of the host root"))
@@ -115,8 +115,8 @@ var _ = Describe("labeler --once", func() {
 var _ = Describe("ValidatingAdmissionPolicy isamatch-labeler", func() {
 	BeforeEach(func(ctx SpecContext) {
 		for _, name := range []string{"vap-a", "vap-b"} {
-			node := framework.MakeNode(name).Obj()
-			err := framework.CreateReadyNode(ctx, cp.Client, node)
+			node := testbed.MakeNode(name).Obj()
+			err := testbed.CreateReadyNode(ctx, cp.Client, node)
 			if !apierrors.IsAlreadyExists(err) {
 				Expect(err).NotTo(HaveOccurred())
 			}
@@ -166,14 +166,14 @@ var _ = Describe("ValidatingAdmissionPolicy isamatch-labeler", func() {
 
 var _ = Describe("labeler daemon", func() {
 	It("labels its node, puts back a removed label, and stays small", func(ctx SpecContext) {
-		node := framework.MakeNode("daemon-node").Arch("riscv64").Obj()
-		Expect(framework.CreateReadyNode(ctx, cp.Client, node)).To(Succeed())
-		other := framework.MakeNode("daemon-other").Arch("riscv64").Obj()
-		Expect(framework.CreateReadyNode(ctx, cp.Client, other)).To(Succeed())
+		node := testbed.MakeNode("daemon-node").Arch("riscv64").Obj()
+		Expect(testbed.CreateReadyNode(ctx, cp.Client, node)).To(Succeed())
+		other := testbed.MakeNode("daemon-other").Arch("riscv64").Obj()
+		Expect(testbed.CreateReadyNode(ctx, cp.Client, other)).To(Succeed())
 
-		var daemon *framework.Process
-		err := framework.StartOnFreePorts(2, func(ports []int) error {
-			p, err := framework.StartProcess("labeler daemon", labelerBin, []string{
+		var daemon *testbed.Process
+		err := testbed.StartOnFreePorts(2, func(ports []int) error {
+			p, err := testbed.StartProcess("labeler daemon", labelerBin, []string{
 				"--node-name=daemon-node", "--host-root=" + fixture("spacemit-k1"), "--exec=direct",
 				"--hwprobe=false", "--interval=1h", "--kubeconfig=" + saKubeconfig("daemon-node"),
 				fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", ports[0]),

@@ -21,7 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/isamatch/isamatch/test/framework"
+	"github.com/isamatch/isamatch/internal/testbed"
 )
 
 func TestLabeler(t *testing.T) {
@@ -37,7 +37,7 @@ const (
 )
 
 var (
-	cp *framework.ControlPlane
+	cp *testbed.ControlPlane
 	// labelerBin is the cmd/labeler binary built for this suite.
 	labelerBin string
 	// repoRoot is the module root (config/, pkg/probe/testdata).
@@ -60,7 +60,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	out, err := build.CombinedOutput()
 	Expect(err).NotTo(HaveOccurred(), "go build ./cmd/labeler:\n%s", out)
 
-	cp, err = framework.Start(ctx, framework.Options{})
+	cp, err = testbed.Start(ctx, testbed.Options{})
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(func() { Expect(cp.Stop()).To(Succeed()) })
 
@@ -177,7 +177,7 @@ func runOnce(ctx SpecContext, node, hostRoot string, extra ...string) (int, stri
 // informers pick new policies up asynchronously).
 func waitForPolicy(ctx SpecContext) {
 	GinkgoHelper()
-	probe := framework.MakeNode("policy-probe").Obj()
+	probe := testbed.MakeNode("policy-probe").Obj()
 	Expect(cp.Client.Create(ctx, probe)).To(Succeed())
 	c := saClient("some-other-node")
 	Eventually(func() error {

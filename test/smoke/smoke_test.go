@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/isamatch/isamatch/internal/testbed"
 	"github.com/isamatch/isamatch/test/framework"
 )
 
@@ -44,16 +45,16 @@ var _ = Describe("control plane", func() {
 
 var _ = Describe("simulated nodes and the real kube-scheduler", Ordered, func() {
 	var ns string
-	riscv := framework.MakeNode("smoke-riscv").Arch("riscv64").CPU("8").Memory("32Gi").Pods(10).
+	riscv := testbed.MakeNode("smoke-riscv").Arch("riscv64").CPU("8").Memory("32Gi").Pods(10).
 		Label("isa.isamatch.io/arch", "riscv64").Obj()
-	amd := framework.MakeNode("smoke-amd64").Arch("amd64").CPU("4").Memory("16Gi").Pods(10).
+	amd := testbed.MakeNode("smoke-amd64").Arch("amd64").CPU("4").Memory("16Gi").Pods(10).
 		Label("isa.isamatch.io/arch", "amd64").Obj()
 
 	BeforeAll(func(ctx SpecContext) {
 		nsObj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "smoke-"}}
 		Expect(cp.Client.Create(ctx, nsObj)).To(Succeed())
 		ns = nsObj.Name
-		Expect(framework.CreateReadyNodes(ctx, cp.Client, riscv, amd)).To(Succeed())
+		Expect(testbed.CreateReadyNodes(ctx, cp.Client, riscv, amd)).To(Succeed())
 		DeferCleanup(func(ctx SpecContext) {
 			for _, n := range []*corev1.Node{riscv, amd} {
 				Expect(client.IgnoreNotFound(cp.Client.Delete(ctx, n))).To(Succeed())
@@ -66,22 +67,22 @@ var _ = Describe("simulated nodes and the real kube-scheduler", Ordered, func() 
 		for _, want := range []*corev1.Node{riscv, amd} {
 			var got corev1.Node
 			Expect(cp.Client.Get(ctx, client.ObjectKeyFromObject(want), &got)).To(Succeed())
-			Expect(framework.NodeIsReady(&got)).To(BeTrue(), "node %s: taints %v, conditions %v", got.Name, got.Spec.Taints, got.Status.Conditions)
+			Expect(testbed.NodeIsReady(&got)).To(BeTrue(), "node %s: taints %v, conditions %v", got.Name, got.Spec.Taints, got.Status.Conditions)
 			Expect(got.Status.Allocatable.Cpu().Equal(*want.Status.Capacity.Cpu())).To(BeTrue())
 		}
 	})
 
 	It("places each pod on the node its nodeSelector names", func(ctx SpecContext) {
 		pods := []*corev1.Pod{
-			framework.MakePod("wants-riscv", ns).Request("1", "1Gi").NodeSelector("isa.isamatch.io/arch", "riscv64").Obj(),
-			framework.MakePod("wants-amd64", ns).Request("1", "1Gi").NodeSelector("isa.isamatch.io/arch", "amd64").Obj(),
-			framework.MakePod("wants-riscv-affinity", ns).Request("1", "1Gi").
+			testbed.MakePod("wants-riscv", ns).Request("1", "1Gi").NodeSelector("isa.isamatch.io/arch", "riscv64").Obj(),
+			testbed.MakePod("wants-amd64", ns).Request("1", "1Gi").NodeSelector("isa.isamatch.io/arch", "amd64").Obj(),
+			testbed.MakePod("wants-riscv-affinity", ns).Request("1", "1Gi").
 				NodeAffinity(corev1.LabelArchStable, corev1.NodeSelectorOpIn, "riscv64").Obj(),
 		}
 		for _, p := range pods {
 			Expect(cp.Client.Create(ctx, p)).To(Succeed())
 		}
-		Expect(framework.WaitScheduled(ctx, cp.Client, pods)).To(Succeed())
+		Expect(testbed.WaitScheduled(ctx, cp.Client, pods)).To(Succeed())
 		got := map[string]string{}
 		for _, p := range pods {
 			got[p.Name] = p.Spec.NodeName
@@ -95,23 +96,23 @@ var _ = Describe("simulated nodes and the real kube-scheduler", Ordered, func() 
 
 	It("leaves pods that fit no node unschedulable", func(ctx SpecContext) {
 		pods := []*corev1.Pod{
-			framework.MakePod("wants-arm64", ns).NodeSelector("isa.isamatch.io/arch", "arm64").Obj(),
+			testbed.MakePod("wants-arm64", ns).NodeSelector("isa.isamatch.io/arch", "arm64").Obj(),
 			// 5 CPUs fit only the riscv64 node's 8, not amd64's 4.
-			framework.MakePod("too-big-for-amd64", ns).Request("5", "1Gi").NodeSelector("isa.isamatch.io/arch", "amd64").Obj(),
-			framework.MakePod("fits-riscv", ns).Request("5", "1Gi").NodeSelector("isa.isamatch.io/arch", "riscv64").Obj(),
+			testbed.MakePod("too-big-for-amd64", ns).Request("5", "1Gi").NodeSelector("isa.isamatch.io/arch", "amd64").Obj(),
+			testbed.MakePod("fits-riscv", ns).Request("5", "1Gi").NodeSelector("isa.isamatch.io/arch", "riscv64").Obj(),
 		}
 		for _, p := range pods {
 			Expect(cp.Client.Create(ctx, p)).To(Succeed())
 		}
-		Expect(framework.WaitSettled(ctx, cp.Client, pods)).To(Succeed())
-		Expect(framework.IsUnschedulable(pods[0])).To(BeTrue(), "pod %s went to %q", pods[0].Name, pods[0].Spec.NodeName)
-		Expect(framework.IsUnschedulable(pods[1])).To(BeTrue(), "pod %s went to %q", pods[1].Name, pods[1].Spec.NodeName)
+		Expect(testbed.WaitSettled(ctx, cp.Client, pods)).To(Succeed())
+		Expect(testbed.IsUnschedulable(pods[0])).To(BeTrue(), "pod %s went to %q", pods[0].Name, pods[0].Spec.NodeName)
+		Expect(testbed.IsUnschedulable(pods[1])).To(BeTrue(), "pod %s went to %q", pods[1].Name, pods[1].Spec.NodeName)
 		Expect(pods[2].Spec.NodeName).To(Equal(riscv.Name))
 	})
 })
 
 var _ = Describe("registry", func() {
-	platforms := []framework.Platform{
+	platforms := []testbed.Platform{
 		{Arch: "riscv64", Variant: "rva23u64", Labels: map[string]string{"isa.request": "rva23u64"}},
 		{Arch: "riscv64"},
 		{Arch: "amd64", Variant: "v3"},
@@ -119,8 +120,8 @@ var _ = Describe("registry", func() {
 	}
 
 	It("serves a pushed index with auth and TLS, and refuses it without", func(ctx SpecContext) {
-		reg := framework.RequireRegistry(ctx, framework.RegistryOptions{})
-		digest, err := framework.PushIndex(ctx, reg, "smoke/multi", "v1", platforms)
+		reg := framework.RequireRegistry(ctx, testbed.RegistryOptions{})
+		digest, err := testbed.PushIndex(ctx, reg, "smoke/multi", "v1", platforms)
 		Expect(err).NotTo(HaveOccurred())
 
 		ref, err := name.ParseReference(reg.Ref("smoke/multi", "v1"))
@@ -161,8 +162,8 @@ var _ = Describe("registry", func() {
 	})
 
 	It("serves a single-platform image", func(ctx SpecContext) {
-		reg := framework.RequireRegistry(ctx, framework.RegistryOptions{Username: "bob", Password: "hunter2"})
-		digest, err := framework.PushImage(ctx, reg, "smoke/single", "latest", framework.Platform{Arch: "riscv64", Variant: "rv64gc"})
+		reg := framework.RequireRegistry(ctx, testbed.RegistryOptions{Username: "bob", Password: "hunter2"})
+		digest, err := testbed.PushImage(ctx, reg, "smoke/single", "latest", testbed.Platform{Arch: "riscv64", Variant: "rv64gc"})
 		Expect(err).NotTo(HaveOccurred())
 		ref, err := name.ParseReference(reg.Ref("smoke/single", "latest"))
 		Expect(err).NotTo(HaveOccurred())

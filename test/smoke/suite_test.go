@@ -7,6 +7,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/isamatch/isamatch/internal/testbed"
 	"github.com/isamatch/isamatch/test/framework"
 )
 
@@ -15,11 +16,11 @@ func TestSmoke(t *testing.T) {
 	RunSpecs(t, "Harness smoke suite")
 }
 
-var cp *framework.ControlPlane
+var cp *testbed.ControlPlane
 
 var _ = BeforeSuite(func(ctx SpecContext) {
 	var err error
-	cp, err = framework.Start(ctx, framework.Options{Scheduler: true})
+	cp, err = testbed.Start(ctx, testbed.Options{Scheduler: true})
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(func() {
 		Expect(cp.Stop()).To(Succeed())
@@ -27,5 +28,5 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 }, NodeTimeout(3*time.Minute))
 
 var _ = AfterEach(func() {
-	cp.ReportLogsOnFailure(60)
+	framework.ReportLogsOnFailure(cp, 60)
 })

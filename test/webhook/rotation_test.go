@@ -15,7 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/isamatch/isamatch/test/framework"
+	"github.com/isamatch/isamatch/internal/testbed"
 )
 
 // readyzStatus returns the HTTP status of url, 0 when it does not answer.
@@ -53,12 +53,12 @@ var _ = Describe("Certificate rotation", Serial, func() {
 		DeferCleanup(func(ctx SpecContext) { Expect(cp.Client.Delete(ctx, mwc)).To(Succeed()) })
 
 		certDir := GinkgoT().TempDir()
-		port, err := framework.FreePort()
+		port, err := testbed.FreePort()
 		Expect(err).NotTo(HaveOccurred())
-		healthPort, err := framework.FreePort()
+		healthPort, err := testbed.FreePort()
 		Expect(err).NotTo(HaveOccurred())
 		readyz := "http://127.0.0.1:" + strconv.Itoa(healthPort) + "/readyz"
-		proc, err := framework.StartProcess("webhook-rotating", webhookBin, []string{
+		proc, err := testbed.StartProcess("webhook-rotating", webhookBin, []string{
 			"--kubeconfig=" + cp.KubeconfigPath,
 			"--cert-dir=" + certDir,
 			"--port=" + strconv.Itoa(port),

@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/isamatch/isamatch/internal/democluster"
+	"github.com/isamatch/isamatch/internal/testbed"
 	"github.com/isamatch/isamatch/pkg/isa"
 	"github.com/isamatch/isamatch/test/framework"
 )
@@ -32,12 +33,12 @@ func TestWebhook(t *testing.T) {
 }
 
 var (
-	cp  *framework.ControlPlane
-	reg *framework.Registry
+	cp  *testbed.ControlPlane
+	reg *testbed.Registry
 	// webhookBin is cmd/webhook built for the suite; webhookProc serves the
 	// API server.
 	webhookBin  string
-	webhookProc *framework.Process
+	webhookProc *testbed.Process
 	// metricsURL is the webhook's Prometheus endpoint; webhookAddr its
 	// HTTPS host:port.
 	metricsURL  string
@@ -76,11 +77,11 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	Expect(err).NotTo(HaveOccurred(), "go build ./cmd/webhook:\n%s", out)
 
 	By("starting docker-registry with TLS and htpasswd")
-	reg = framework.RequireRegistry(ctx, framework.RegistryOptions{})
+	reg = framework.RequireRegistry(ctx, testbed.RegistryOptions{})
 	pushImages(ctx)
 
 	By("starting the control plane with the shipped MutatingWebhookConfiguration")
-	cp, err = framework.Start(ctx, framework.Options{
+	cp, err = testbed.Start(ctx, testbed.Options{
 		WebhookInstallOptions: envtest.WebhookInstallOptions{
 			MutatingWebhooks: []*admissionregistrationv1.MutatingWebhookConfiguration{shippedWebhookConfiguration()},
 		},
@@ -92,8 +93,8 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	for name, s := range nodeISAs {
 		i, err := isa.Parse(s)
 		Expect(err).NotTo(HaveOccurred(), "parse node ISA %q", s)
-		node := framework.MakeNode(name).Arch(string(i.Arch)).Labels(isa.NodeLabels(i, nil)).Obj()
-		Expect(framework.CreateReadyNode(ctx, cp.Client, node)).To(Succeed())
+		node := testbed.MakeNode(name).Arch(string(i.Arch)).Labels(isa.NodeLabels(i, nil)).Obj()
+		Expect(testbed.CreateReadyNode(ctx, cp.Client, node)).To(Succeed())
 	}
 
 	By("starting the webhook binary")
@@ -151,17 +152,17 @@ func shippedWebhookConfiguration() *admissionregistrationv1.MutatingWebhookConfi
 
 func pushImages(ctx context.Context) {
 	GinkgoHelper()
-	_, err := framework.PushIndex(ctx, reg, multiImage, "v1", []framework.Platform{
+	_, err := testbed.PushIndex(ctx, reg, multiImage, "v1", []testbed.Platform{
 		{Arch: "riscv64", Variant: "rva23u64"},
 		{Arch: "amd64", Variant: "v3"},
 		{OS: "unknown", Arch: "unknown"},
 	})
 	Expect(err).NotTo(HaveOccurred())
-	_, err = framework.PushImage(ctx, reg, amdImage, "v1", framework.Platform{Arch: "amd64"})
+	_, err = testbed.PushImage(ctx, reg, amdImage, "v1", testbed.Platform{Arch: "amd64"})
 	Expect(err).NotTo(HaveOccurred())
-	_, err = framework.PushImage(ctx, reg, rvvImage, "v1", framework.Platform{Arch: "riscv64", Labels: map[string]string{"isa.request": "rv64gcv"}})
+	_, err = testbed.PushImage(ctx, reg, rvvImage, "v1", testbed.Platform{Arch: "riscv64", Labels: map[string]string{"isa.request": "rv64gcv"}})
 	Expect(err).NotTo(HaveOccurred())
-	_, err = framework.PushImage(ctx, reg, saImage, "v1", framework.Platform{Arch: "arm64"})
+	_, err = testbed.PushImage(ctx, reg, saImage, "v1", testbed.Platform{Arch: "arm64"})
 	Expect(err).NotTo(HaveOccurred())
 }
 

@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/isamatch/isamatch/internal/testbed"
 	"github.com/isamatch/isamatch/test/framework"
 )
 
@@ -134,7 +135,7 @@ func archesOf(terms []term) []string {
 var _ = Describe("Pods created through the API server", func() {
 	It("are constrained to the platforms of a multi-platform index pulled with the pod's own secret", func(ctx SpecContext) {
 		namespaceWith(ctx, "index", reg.Password)
-		pod := framework.MakePod("multi", "index").Image(reg.Ref(multiImage, "v1")).ImagePullSecret(secretName).Obj()
+		pod := testbed.MakePod("multi", "index").Image(reg.Ref(multiImage, "v1")).ImagePullSecret(secretName).Obj()
 		created, warnings, err := createPod(ctx, pod)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(warnings).To(BeEmpty())
@@ -155,7 +156,7 @@ var _ = Describe("Pods created through the API server", func() {
 
 	It("are constrained to the architecture of a single-architecture image", func(ctx SpecContext) {
 		namespaceWith(ctx, "single", reg.Password)
-		pod := framework.MakePod("amd", "single").Image(reg.Ref(amdImage, "v1")).ImagePullSecret(secretName).Obj()
+		pod := testbed.MakePod("amd", "single").Image(reg.Ref(amdImage, "v1")).ImagePullSecret(secretName).Obj()
 		created, warnings, err := createPod(ctx, pod)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(warnings).To(BeEmpty())
@@ -168,7 +169,7 @@ var _ = Describe("Pods created through the API server", func() {
 
 	It("follow an image's isa.request label when the pod asks nothing", func(ctx SpecContext) {
 		namespaceWith(ctx, "label", reg.Password)
-		pod := framework.MakePod("rvv", "label").Image(reg.Ref(rvvImage, "v1")).ImagePullSecret(secretName).Obj()
+		pod := testbed.MakePod("rvv", "label").Image(reg.Ref(rvvImage, "v1")).ImagePullSecret(secretName).Obj()
 		created, warnings, err := createPod(ctx, pod)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(warnings).To(BeEmpty())
@@ -182,7 +183,7 @@ var _ = Describe("Pods created through the API server", func() {
 
 	It("are resolved with their ServiceAccount's pull secret", func(ctx SpecContext) {
 		namespaceWith(ctx, "viasa", reg.Password, secretName)
-		pod := framework.MakePod("private", "viasa").Image(reg.Ref(saImage, "v1")).Obj()
+		pod := testbed.MakePod("private", "viasa").Image(reg.Ref(saImage, "v1")).Obj()
 		created, warnings, err := createPod(ctx, pod)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(warnings).To(BeEmpty())
@@ -196,7 +197,7 @@ var _ = Describe("Pods created through the API server", func() {
 	It("are allowed with a warning when the registry refuses them for lack of a secret", func(ctx SpecContext) {
 		namespaceWith(ctx, "nosecret", "")
 		ref := reg.Ref(amdImage, "v1")
-		created, warnings, err := createPod(ctx, framework.MakePod("amd", "nosecret").Image(ref).Obj())
+		created, warnings, err := createPod(ctx, testbed.MakePod("amd", "nosecret").Image(ref).Obj())
 		Expect(err).NotTo(HaveOccurred())
 		Expect(warnings).To(ContainElement(And(ContainSubstring(ref), ContainSubstring("unauthorized"))))
 		Expect(archesOf(requiredTerms(created))).To(BeEmpty(), describe(created))
@@ -205,7 +206,7 @@ var _ = Describe("Pods created through the API server", func() {
 	It("are allowed with a warning naming the image and the error when the secret's password is wrong", func(ctx SpecContext) {
 		namespaceWith(ctx, "wrongpw", "not-the-password")
 		ref := reg.Ref(multiImage, "v1")
-		created, warnings, err := createPod(ctx, framework.MakePod("multi", "wrongpw").Image(ref).ImagePullSecret(secretName).Obj())
+		created, warnings, err := createPod(ctx, testbed.MakePod("multi", "wrongpw").Image(ref).ImagePullSecret(secretName).Obj())
 		Expect(err).NotTo(HaveOccurred())
 		Expect(warnings).To(ContainElement(And(ContainSubstring(ref), ContainSubstring("unauthorized"))))
 		Expect(archesOf(requiredTerms(created))).To(BeEmpty(), describe(created))
@@ -213,7 +214,7 @@ var _ = Describe("Pods created through the API server", func() {
 
 	It("are denied when isa.request is malformed, with the annotation, the value and the grammar", func(ctx SpecContext) {
 		namespaceWith(ctx, "malformed", reg.Password)
-		pod := framework.MakePod("bad", "malformed").Image(reg.Ref(amdImage, "v1")).ImagePullSecret(secretName).
+		pod := testbed.MakePod("bad", "malformed").Image(reg.Ref(amdImage, "v1")).ImagePullSecret(secretName).
 			Annotation("isa.request", "rv64gcv | ???").Obj()
 		_, _, err := createPod(ctx, pod)
 		Expect(err).To(HaveOccurred())
@@ -226,7 +227,7 @@ var _ = Describe("Pods created through the API server", func() {
 			Name: "optout", Labels: map[string]string{"isa.isamatch.io/ignore": "true"}}})).To(Succeed())
 		Expect(cp.Client.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: "optout"}})).
 			To(Or(Succeed(), Satisfy(apierrors.IsAlreadyExists)))
-		created, warnings, err := createPod(ctx, framework.MakePod("amd", "optout").Image(reg.Ref(amdImage, "v1")).Obj())
+		created, warnings, err := createPod(ctx, testbed.MakePod("amd", "optout").Image(reg.Ref(amdImage, "v1")).Obj())
 		Expect(err).NotTo(HaveOccurred())
 		Expect(warnings).To(BeEmpty())
 		Expect(created.Annotations).NotTo(HaveKey(decisionKey))
@@ -238,7 +239,7 @@ var _ = Describe("The webhook process", func() {
 	It("counts cache misses, registry errors by kind and admission latency in its metrics", func(ctx SpecContext) {
 		namespaceWith(ctx, "metrics", "")
 		// An image the registry refuses anonymously: one unauthorized error.
-		_, _, err := createPod(ctx, framework.MakePod("amd", "metrics").Image(reg.Ref(amdImage, "v1")).Obj())
+		_, _, err := createPod(ctx, testbed.MakePod("amd", "metrics").Image(reg.Ref(amdImage, "v1")).Obj())
 		Expect(err).NotTo(HaveOccurred())
 		text := scrapeMetrics(ctx)
 		misses, ok := metricValue(text, "isamatch_registry_cache_misses_total")

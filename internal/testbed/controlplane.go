@@ -1,4 +1,4 @@
-package framework
+package testbed
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package framework
+package testbed
 
 import (
 	"context"
@@ -121,7 +121,7 @@ func CreateReadyNode(ctx context.Context, c client.Client, node *corev1.Node) er
 	now := metav1.Now()
 	status.Conditions = []corev1.NodeCondition{
 		{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady",
-			Message:           "kubelet is posting ready status (simulated by the isamatch test framework)",
+			Message:           "kubelet is posting ready status (simulated by the isamatch testbed)",
 			LastHeartbeatTime: now, LastTransitionTime: now},
 		{Type: corev1.NodeMemoryPressure, Status: corev1.ConditionFalse, Reason: "KubeletHasSufficientMemory", LastHeartbeatTime: now, LastTransitionTime: now},
 		{Type: corev1.NodeDiskPressure, Status: corev1.ConditionFalse, Reason: "KubeletHasNoDiskPressure", LastHeartbeatTime: now, LastTransitionTime: now},

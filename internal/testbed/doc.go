@@ -1,0 +1,16 @@
+// Package testbed runs a real, local Kubernetes environment for the ginkgo
+// suites under test/ and for the demo and bench tools: a kube-apiserver and
+// etcd (envtest) and, on request, a real kube-scheduler process (Start),
+// simulated Ready nodes (MakeNode, CreateReadyNode), pod builders and waits
+// (MakePod, WaitScheduled, WaitSettled), Debian's docker-registry on loopback
+// with TLS and basic auth (StartRegistry) that multi-platform images are
+// pushed to (PushIndex, PushImage), child processes on free ports
+// (StartProcess, StartOnFreePorts).
+//
+// The control-plane binaries come from KUBEBUILDER_ASSETS, which `make test`
+// exports after building them with hack/controlplane.sh.
+//
+// The package imports no test framework, so binaries may use it; the ginkgo
+// glue (skip when a tool is missing, attach logs to a failed spec) lives in
+// test/framework.
+package testbed
