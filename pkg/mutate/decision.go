@@ -1,0 +1,214 @@
+package mutate
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/isamatch/isamatch/pkg/inventory"
+	"github.com/isamatch/isamatch/pkg/isa"
+	"github.com/isamatch/isamatch/pkg/registry"
+)
+
+// ImageInfo is what resolution found for one image reference.
+type ImageInfo struct {
+	Ref       string
+	Platforms []registry.Platform
+	Err       error // the platforms are unknown
+}
+
+// Input is what a decision is made from.
+type Input struct {
+	// Request is the native need (annotation isa.request or label ARCH);
+	// nil when the pod says nothing. RequestFrom names where it came from
+	// and RequestText is what the pod wrote, for messages.
+	Request                  *isa.Request
+	RequestFrom, RequestText string
+	// QEMU is the emulation/cross-compilation need (isa.qemu or QEMU).
+	QEMU               *isa.Request
+	QEMUFrom, QEMUText string
+	// Images in pod order, each reference once.
+	Images []ImageInfo
+}
+
+// Warning is an admission warning and the metric reason it counts under.
+type Warning struct {
+	Reason string
+	Text   string
+}
+
+// Decision is what isamatch adds to a pod.
+type Decision struct {
+	// Denied, when not empty, is the message the pod is refused with.
+	Denied string
+	// Required terms are ORed; nil means no constraint.
+	Required []corev1.NodeSelectorTerm
+	// Preferred terms, highest weight first.
+	Preferred []corev1.PreferredSchedulingTerm
+	Warnings  []Warning
+	// MatchingNodes is how many nodes of the inventory satisfy Required now.
+	MatchingNodes int
+	// RequiredText describes Required for messages.
+	RequiredText string
+	// Summary is the readable one-line record for the decision annotation.
+	Summary string
+}
+
+// GroupLabel is the node label naming a node's native ISA group.
+const GroupLabel = isa.NativePrefix + "group"
+
+// ArchLabel is the architecture label the kubelet sets on every node.
+const ArchLabel = corev1.LabelArchStable
+
+// Matcher is the decision logic without Kubernetes I/O: pod inputs and an
+// inventory snapshot in, affinity out. It remembers the ranking of recent
+// sets of alternatives per inventory snapshot (see rank). It is safe for
+// concurrent use.
+type Matcher struct {
+	baseline map[isa.Arch]isa.ExtSet // FromPlatform(linux, arch, "")
+	// base is each architecture's base ISA (rv64i, x86-64, arm64): what a
+	// plain-architecture alternative is ranked with.
+	base map[isa.Arch]isa.ISA
+
+	memo atomic.Pointer[rankMemo]
+}
+
+// NewMatcher returns a Matcher with an empty ranking memo.
+func NewMatcher() *Matcher {
+	m := &Matcher{baseline: map[isa.Arch]isa.ExtSet{}, base: map[isa.Arch]isa.ISA{}}
+	for _, a := range []isa.Arch{isa.AMD64, isa.ARM64, isa.RISCV64, isa.RISCV32} {
+		if i, err := isa.FromPlatform("linux", string(a), ""); err == nil {
+			m.baseline[a] = i.Exts
+		}
+	}
+	for a, s := range map[isa.Arch]string{isa.AMD64: "x86-64", isa.ARM64: "arm64", isa.RISCV64: "rv64i", isa.RISCV32: "rv32i"} {
+		if i, err := isa.Parse(s); err == nil {
+			m.base[a] = i
+		}
+	}
+	return m
+}
+
+// Decide turns the inputs into a decision against the inventory snapshot.
+func (m *Matcher) Decide(in Input, snap *inventory.Snapshot) Decision {
+	var d Decision
+	podAsks := in.Request != nil || in.QEMU != nil
+
+	// Images: the node needs ANY platform of each image, ALL images.
+	type constrained struct {
+		img  ImageInfo
+		alts []alt
+	}
+	var imgs []constrained
+	var combo []alt
+	for _, img := range in.Images {
+		if img.Err != nil {
+			d.Warnings = append(d.Warnings, Warning{"imageError",
+				fmt.Sprintf("image %q: platforms unknown (%s), placed without its constraint", img.Ref, errorText(img.Err))})
+			continue
+		}
+		alts, unsupported, labelErr := m.imageAlts(img, !podAsks)
+		if labelErr != nil {
+			d.Warnings = append(d.Warnings, Warning{"imageLabel",
+				fmt.Sprintf("image %q: label isa.request ignored: %v", img.Ref, labelErr)})
+		}
+		if len(alts) == 0 {
+			d.Warnings = append(d.Warnings, Warning{"imageUnsupported",
+				fmt.Sprintf("image %q: no platform isamatch models (%s), placed without its constraint", img.Ref, strings.Join(unsupported, " "))})
+			continue
+		}
+		if len(imgs) == 0 {
+			combo = alts
+		} else {
+			next := combine(combo, alts)
+			if len(next) == 0 {
+				d.Denied = fmt.Sprintf("the pod's images have no common architecture: image %q runs on %s, but the images before it need %s; use multi-platform images that share an architecture",
+					img.Ref, platformsString(img.Platforms), altsString(combo))
+				return d
+			}
+			combo = next
+		}
+		imgs = append(imgs, constrained{img, alts})
+	}
+
+	// Native path: the request (or, in the QEMU flow, the emulation request
+	// served natively as the fallback) combined with the images.
+	nativeReq, from, text := in.Request, in.RequestFrom, in.RequestText
+	if nativeReq == nil && in.QEMU != nil {
+		nativeReq, from, text = in.QEMU, in.QEMUFrom, in.QEMUText
+	}
+	var native []alt
+	switch {
+	case nativeReq != nil:
+		native = requestAlts(nativeReq)
+		if len(imgs) > 0 {
+			native = combine(native, combo)
+		}
+	case len(imgs) > 0:
+		native = combo
+	}
+	if nativeReq != nil && len(native) == 0 && in.QEMU == nil {
+		cur := requestAlts(nativeReq)
+		for _, c := range imgs {
+			if cur = combine(cur, c.alts); len(cur) == 0 {
+				d.Denied = fmt.Sprintf("%s %q cannot be served by image %q, built for %s; use an image built for the requested ISA or change %s",
+					from, text, c.img.Ref, platformsString(c.img.Platforms), from)
+				return d
+			}
+		}
+		// Unreachable: native is empty only when some image empties it.
+		d.Denied = fmt.Sprintf("%s %q cannot be served by the pod's images", from, text)
+		return d
+	}
+
+	// Emulation path (isa.qemu): the node emulates q and runs the images.
+	var emu []emuAlt
+	if in.QEMU != nil {
+		for _, q := range requestAlts(in.QEMU) {
+			if len(imgs) == 0 {
+				emu = append(emu, emuAlt{q: q.isa})
+				continue
+			}
+			for _, n := range combo {
+				emu = append(emu, emuAlt{q: q.isa, native: n})
+			}
+		}
+	}
+
+	d.Required = requiredTerms(emu, native)
+	r := m.rank(snap, in.QEMU, emu, native)
+	d.MatchingNodes, d.Preferred = r.matching, r.preferred
+	d.RequiredText = requiredString(emu, native)
+	if len(d.Required) > 0 && d.MatchingNodes == 0 {
+		d.Warnings = append(d.Warnings, Warning{"noNode",
+			"no node satisfies " + d.RequiredText + " now; the pod stays Pending until such a node joins"})
+	}
+	d.Summary = summary(in, r.tiers, d)
+	return d
+}
+
+func errorText(err error) string {
+	var re *registry.Error
+	s := err.Error()
+	if errors.As(err, &re) {
+		s = re.Kind + ": " + re.Err.Error()
+	}
+	if len(s) > 160 {
+		s = s[:157] + "..."
+	}
+	return s
+}
+
+func errorKind(err error) string {
+	var re *registry.Error
+	if errors.As(err, &re) {
+		return re.Kind
+	}
+	if errors.Is(err, errBudget) {
+		return "timeout"
+	}
+	return "other"
+}
