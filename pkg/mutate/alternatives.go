@@ -38,14 +38,20 @@ func (m *Matcher) plainISA(a isa.Arch) isa.ISA {
 // the platforms isamatch has no model for.
 func (m *Matcher) imageAlts(img ImageInfo, useLabel bool) (alts []alt, unsupported []string, labelErr error) {
 	for _, p := range img.Platforms {
-		i, err := isa.FromPlatform(p.OS, p.Architecture, p.Variant)
-		if err != nil {
-			unsupported = append(unsupported, platformString(p))
-			continue
-		}
-		a := alt{isa: i}
-		if base, ok := m.baseline[i.Arch]; ok && base == i.Exts {
-			a = alt{isa: m.plainISA(i.Arch), plain: true}
+		var a alt
+		if _, ok := m.baseline[isa.Arch(p.Architecture)]; ok && p.OS == "linux" && p.Variant == "" {
+			// Most platforms: the architecture alone, from NewMatcher's table.
+			a = alt{isa: m.plainISA(isa.Arch(p.Architecture)), plain: true}
+		} else {
+			i, err := isa.FromPlatform(p.OS, p.Architecture, p.Variant)
+			if err != nil {
+				unsupported = append(unsupported, platformString(p))
+				continue
+			}
+			a = alt{isa: i}
+			if base, ok := m.baseline[i.Arch]; ok && base == i.Exts {
+				a = alt{isa: m.plainISA(i.Arch), plain: true}
+			}
 		}
 		if !useLabel || p.ISARequest == "" {
 			alts = append(alts, a)
