@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/isamatch/isamatch/pkg/isa"
 	"github.com/isamatch/isamatch/pkg/probe"
 )
 
@@ -82,14 +83,14 @@ func TestRunPrintAndExitCodes(t *testing.T) {
 			name:       "print lichee pi 4a",
 			args:       []string{"--print", "--exec=direct", "--host-root=../../pkg/probe/testdata/lichee-pi-4a"},
 			wantCode:   exitOK,
-			wantStdout: []string{"isa.isamatch.io/arch=riscv64", "isa.isamatch.io/rv.c=true", "isa.isamatch.io/rv.xtheadvector=true"},
-			absent:     []string{"isa.isamatch.io/rv.v="},
+			wantStdout: []string{isa.ArchLabel + "=riscv64", isa.NativePrefix + "rv.c=true", isa.NativePrefix + "rv.xtheadvector=true"},
+			absent:     []string{isa.NativePrefix + "rv.v="},
 		},
 		{
 			name:       "print paper node1 shows the cross ISA",
 			args:       []string{"--print", "--exec=direct", "--host-root=../../pkg/probe/testdata/paper-node1"},
 			wantCode:   exitOK,
-			wantStdout: []string{"isa.isamatch.io/arch=amd64", "isa.isamatch.io/x86-64-level=3", "qemu.isamatch.io/riscv64=true", "qemu.isamatch.io/rv.v=true"},
+			wantStdout: []string{isa.ArchLabel + "=amd64", isa.X86LevelLabel + "=3", isa.EmuPrefix + "riscv64=true", isa.EmuPrefix + "rv.v=true"},
 		},
 		{
 			name:       "probe failure",

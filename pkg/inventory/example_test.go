@@ -14,14 +14,14 @@ func ExampleNewStatic() {
 			panic(err)
 		}
 		l := isa.NodeLabels(i, nil)
-		l["kubernetes.io/arch"] = string(i.Arch)
+		l[isa.KubeArchLabel] = string(i.Arch)
 		return l
 	}
 	inv := inventory.NewStatic(map[string]map[string]string{
 		"node3": labels("rv64imfd"),
 		"node4": labels("rv64imfdv"),
 		"node5": labels("rv64imfdv"),
-		"node6": {"kubernetes.io/arch": "riscv64"}, // not labelled by isamatch yet
+		"node6": {isa.KubeArchLabel: "riscv64"}, // not labelled by isamatch yet
 	})
 	snap := inv.Snapshot()
 	for _, g := range snap.Groups {

@@ -19,9 +19,6 @@ import (
 	"github.com/isamatch/isamatch/pkg/isa"
 )
 
-// ArchLabel is the architecture label the kubelet sets on every node.
-const ArchLabel = corev1.LabelArchStable
-
 // Group is a set of nodes with the same native ISA and the same emulation /
 // cross-compilation capabilities. ID is isa.GroupID(Native), the value of the
 // node label isa.isamatch.io/group; two groups share an ID when their nodes
@@ -177,7 +174,7 @@ func (i *Inventory) Delete(name string) {
 // setLocked reports whether the snapshot must change.
 func (i *Inventory) setLocked(name string, labels map[string]string) bool {
 	fp := fingerprint(labels)
-	arch := labels[ArchLabel]
+	arch := labels[isa.KubeArchLabel]
 	old, existed := i.nodes[name]
 	if existed && old.fingerprint == fp && old.arch == arch {
 		return false

@@ -15,7 +15,7 @@ import (
 // the given native ISA and emulation capabilities ("" native: unlabelled).
 func labels(t testing.TB, arch, native string, emulated ...string) map[string]string {
 	t.Helper()
-	l := map[string]string{ArchLabel: arch, "kubernetes.io/hostname": "x"}
+	l := map[string]string{isa.KubeArchLabel: arch, "kubernetes.io/hostname": "x"}
 	if native == "" {
 		return l
 	}

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/isamatch/isamatch/pkg/isa"
 	"github.com/isamatch/isamatch/pkg/probe"
 )
 
@@ -54,21 +55,21 @@ func TestController(t *testing.T) {
 	}
 	steps := []step{
 		{name: "first pass probes and labels", wantProbes: 1, wantPatches: 1, wantRequeue: 10 * time.Minute,
-			wantLabels: map[string]string{"team": "a", "isa.isamatch.io/arch": "riscv64", "isa.isamatch.io/rv.zba": "true"}},
+			wantLabels: map[string]string{"team": "a", isa.ArchLabel: "riscv64", isa.NativePrefix + "rv.zba": "true"}},
 		{name: "second pass within interval: no probe, no write", advance: time.Minute, wantProbes: 1, wantPatches: 1, wantRequeue: 9 * time.Minute,
-			wantLabels: map[string]string{"isa.isamatch.io/rv.zba": "true"}},
+			wantLabels: map[string]string{isa.NativePrefix + "rv.zba": "true"}},
 		{name: "someone removes our label: put back from cache", advance: time.Minute, wantProbes: 1, wantPatches: 2, wantRequeue: 8 * time.Minute,
 			before: func(t *testing.T) {
 				n := get(t)
-				delete(n.Labels, "isa.isamatch.io/rv.zba")
+				delete(n.Labels, isa.NativePrefix+"rv.zba")
 				if err := c.Client.Update(t.Context(), n); err != nil {
 					t.Fatal(err)
 				}
 			},
-			wantLabels: map[string]string{"isa.isamatch.io/rv.zba": "true"}},
+			wantLabels: map[string]string{isa.NativePrefix + "rv.zba": "true"}},
 		{name: "interval passed and host changed: re-probe, relabel", advance: 9 * time.Minute, wantProbes: 2, wantPatches: 3, wantRequeue: 10 * time.Minute,
 			before:     func(*testing.T) { machine = "spacemit-k1" },
-			wantLabels: map[string]string{"team": "a", "isa.isamatch.io/rv.v": "true", "isa.isamatch.io/rv.zba": "true"}},
+			wantLabels: map[string]string{"team": "a", isa.NativePrefix + "rv.v": "true", isa.NativePrefix + "rv.zba": "true"}},
 	}
 	for _, s := range steps {
 		t.Run(s.name, func(t *testing.T) {

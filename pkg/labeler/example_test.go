@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/isamatch/isamatch/pkg/isa"
 	"github.com/isamatch/isamatch/pkg/labeler"
 )
 
@@ -12,13 +13,13 @@ import (
 // alone.
 func ExampleDiff() {
 	current := map[string]string{
-		"kubernetes.io/arch":   "riscv64",
-		"isa.isamatch.io/rv.v": "true",
-		"isa.isamatch.io/arch": "riscv64",
+		isa.KubeArchLabel:         "riscv64",
+		isa.NativePrefix + "rv.v": "true",
+		isa.ArchLabel:             "riscv64",
 	}
 	desired := map[string]string{
-		"isa.isamatch.io/arch":            "riscv64",
-		"isa.isamatch.io/rv.xtheadvector": "true",
+		isa.ArchLabel:                        "riscv64",
+		isa.NativePrefix + "rv.xtheadvector": "true",
 	}
 	change, err := labeler.Diff(current, desired)
 	if err != nil {

@@ -13,6 +13,8 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/isamatch/isamatch/pkg/isa"
 )
 
 func ptr(s string) *string { return &s }
@@ -27,27 +29,27 @@ func TestDiff(t *testing.T) {
 	}{
 		{
 			name:    "nothing changed",
-			current: map[string]string{"isa.isamatch.io/arch": "riscv64", "kubernetes.io/arch": "riscv64"},
-			desired: map[string]string{"isa.isamatch.io/arch": "riscv64"},
+			current: map[string]string{isa.ArchLabel: "riscv64", isa.KubeArchLabel: "riscv64"},
+			desired: map[string]string{isa.ArchLabel: "riscv64"},
 			want:    map[string]*string{},
 		},
 		{
 			name:    "set new, update changed, delete stale, keep foreign",
-			current: map[string]string{"isa.isamatch.io/rv.v": "true", "isa.isamatch.io/ext-count": "12", "qemu.isamatch.io/riscv64": "true", "team": "a", "kubernetes.io/hostname": "n1"},
-			desired: map[string]string{"isa.isamatch.io/ext-count": "14", "isa.isamatch.io/rv.zba": "true"},
+			current: map[string]string{isa.NativePrefix + "rv.v": "true", isa.ExtCountLabel: "12", isa.EmuPrefix + "riscv64": "true", "team": "a", "kubernetes.io/hostname": "n1"},
+			desired: map[string]string{isa.ExtCountLabel: "14", isa.NativePrefix + "rv.zba": "true"},
 			want: map[string]*string{
-				"isa.isamatch.io/ext-count": ptr("14"), "isa.isamatch.io/rv.zba": ptr("true"),
-				"isa.isamatch.io/rv.v": nil, "qemu.isamatch.io/riscv64": nil,
+				isa.ExtCountLabel: ptr("14"), isa.NativePrefix + "rv.zba": ptr("true"),
+				isa.NativePrefix + "rv.v": nil, isa.EmuPrefix + "riscv64": nil,
 			},
 		},
 		{
 			name:    "nil current",
-			desired: map[string]string{"isa.isamatch.io/arch": "amd64"},
-			want:    map[string]*string{"isa.isamatch.io/arch": ptr("amd64")},
+			desired: map[string]string{isa.ArchLabel: "amd64"},
+			want:    map[string]*string{isa.ArchLabel: ptr("amd64")},
 		},
 		{
 			name:    "desired foreign key refused",
-			desired: map[string]string{"kubernetes.io/arch": "amd64"},
+			desired: map[string]string{isa.KubeArchLabel: "amd64"},
 			wantErr: `desired key "kubernetes.io/arch" is outside`,
 		},
 	}
@@ -72,8 +74,8 @@ func TestDiff(t *testing.T) {
 
 func TestMergePatch(t *testing.T) {
 	c := Change{
-		Labels:      map[string]*string{"isa.isamatch.io/rv.v": nil, "isa.isamatch.io/arch": ptr("riscv64")},
-		Annotations: map[string]*string{"isa.isamatch.io/isa": ptr("rv64gc")},
+		Labels:      map[string]*string{isa.NativePrefix + "rv.v": nil, isa.ArchLabel: ptr("riscv64")},
+		Annotations: map[string]*string{isa.NativeISAAnnotation: ptr("rv64gc")},
 	}
 	got, err := c.MergePatch()
 	if err != nil {
@@ -111,8 +113,8 @@ func newScheme(t testing.TB) *runtime.Scheme {
 
 func TestReconcile(t *testing.T) {
 	desired := Desired{
-		Labels:      map[string]string{"isa.isamatch.io/arch": "riscv64", "isa.isamatch.io/rv.zba": "true"},
-		Annotations: map[string]string{"isa.isamatch.io/isa": "rv64imafdc_zba"},
+		Labels:      map[string]string{isa.ArchLabel: "riscv64", isa.NativePrefix + "rv.zba": "true"},
+		Annotations: map[string]string{isa.NativeISAAnnotation: "rv64imafdc_zba"},
 	}
 	tests := []struct {
 		name        string
@@ -124,24 +126,24 @@ func TestReconcile(t *testing.T) {
 	}{
 		{
 			name:        "fresh node gets labels, foreign ones survive",
-			labels:      map[string]string{"kubernetes.io/arch": "riscv64", "team": "a"},
+			labels:      map[string]string{isa.KubeArchLabel: "riscv64", "team": "a"},
 			wantPatches: 1,
 			wantResult:  Result{Patched: true, Set: 3},
-			wantLabels:  map[string]string{"kubernetes.io/arch": "riscv64", "team": "a", "isa.isamatch.io/arch": "riscv64", "isa.isamatch.io/rv.zba": "true"},
+			wantLabels:  map[string]string{isa.KubeArchLabel: "riscv64", "team": "a", isa.ArchLabel: "riscv64", isa.NativePrefix + "rv.zba": "true"},
 		},
 		{
 			name:        "stale label removed",
-			labels:      map[string]string{"isa.isamatch.io/arch": "riscv64", "isa.isamatch.io/rv.zba": "true", "isa.isamatch.io/rv.v": "true"},
-			annotations: map[string]string{"isa.isamatch.io/isa": "rv64imafdc_zba", "qemu.isamatch.io/isa": "rv64gc", "note": "x"},
+			labels:      map[string]string{isa.ArchLabel: "riscv64", isa.NativePrefix + "rv.zba": "true", isa.NativePrefix + "rv.v": "true"},
+			annotations: map[string]string{isa.NativeISAAnnotation: "rv64imafdc_zba", isa.EmuISAAnnotation: "rv64gc", "note": "x"},
 			wantPatches: 1,
 			wantResult:  Result{Patched: true, Deleted: 2},
-			wantLabels:  map[string]string{"isa.isamatch.io/arch": "riscv64", "isa.isamatch.io/rv.zba": "true"},
+			wantLabels:  map[string]string{isa.ArchLabel: "riscv64", isa.NativePrefix + "rv.zba": "true"},
 		},
 		{
 			name:        "up to date: no write",
-			labels:      map[string]string{"isa.isamatch.io/arch": "riscv64", "isa.isamatch.io/rv.zba": "true", "team": "a"},
-			annotations: map[string]string{"isa.isamatch.io/isa": "rv64imafdc_zba"},
-			wantLabels:  map[string]string{"isa.isamatch.io/arch": "riscv64", "isa.isamatch.io/rv.zba": "true", "team": "a"},
+			labels:      map[string]string{isa.ArchLabel: "riscv64", isa.NativePrefix + "rv.zba": "true", "team": "a"},
+			annotations: map[string]string{isa.NativeISAAnnotation: "rv64imafdc_zba"},
+			wantLabels:  map[string]string{isa.ArchLabel: "riscv64", isa.NativePrefix + "rv.zba": "true", "team": "a"},
 		},
 	}
 	for _, tc := range tests {

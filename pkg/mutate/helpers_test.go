@@ -17,7 +17,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
-	"github.com/isamatch/isamatch/pkg/inventory"
 	"github.com/isamatch/isamatch/pkg/isa"
 	"github.com/isamatch/isamatch/pkg/registry"
 )
@@ -97,7 +96,7 @@ func testImages() map[string]fakeImage {
 // nodeLabels is what the labeler and kubelet put on a node.
 func nodeLabels(t testing.TB, arch, native string, emulated ...string) map[string]string {
 	t.Helper()
-	l := map[string]string{inventory.ArchLabel: arch}
+	l := map[string]string{isa.KubeArchLabel: arch}
 	if native == "" {
 		return l
 	}

@@ -33,7 +33,7 @@ func randomNodes(t *testing.T, r *rand.Rand) map[string]map[string]string {
 	for k := range 5 + r.IntN(20) {
 		var l map[string]string
 		if r.IntN(6) == 0 { // not labelled by isamatch yet
-			l = map[string]string{inventory.ArchLabel: pick(r, []string{"amd64", "arm64", "riscv64"})}
+			l = map[string]string{isa.KubeArchLabel: pick(r, []string{"amd64", "arm64", "riscv64"})}
 		} else {
 			native := pick(r, propNative)
 			arch := string(mustISA(t, native).Arch)

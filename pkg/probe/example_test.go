@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/isamatch/isamatch/pkg/isa"
 	"github.com/isamatch/isamatch/pkg/probe"
 )
 
@@ -21,8 +22,8 @@ func ExampleProbe() {
 		return
 	}
 	labels := res.Labels()
-	_, hasV := labels["isa.isamatch.io/rv.v"]
-	fmt.Println(labels["isa.isamatch.io/arch"], labels["isa.isamatch.io/rv.xtheadvector"], hasV)
+	_, hasV := labels[isa.NativePrefix+"rv.v"]
+	fmt.Println(labels[isa.ArchLabel], labels[isa.NativePrefix+"rv.xtheadvector"], hasV)
 	fmt.Println(res.NativeSource[:len("decided by cpuinfo (isa of 4 harts)")])
 	// Output:
 	// riscv64 true false

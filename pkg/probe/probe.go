@@ -13,14 +13,6 @@ import (
 	"github.com/isamatch/isamatch/pkg/isa"
 )
 
-// Annotation keys written on the node (see the label schema).
-const (
-	AnnotationNativeISA    = isa.NativePrefix + "isa"
-	AnnotationNativeSource = isa.NativePrefix + "source"
-	AnnotationEmuISA       = isa.EmuPrefix + "isa"
-	AnnotationEmuSource    = isa.EmuPrefix + "source"
-)
-
 // Default host paths, absolute inside the host root.
 var (
 	// DefaultNativeGCC are tried in order for the host's own gcc.
@@ -75,16 +67,16 @@ func (r Result) Labels() map[string]string {
 // reconciling removes stale ones.
 func (r Result) Annotations() map[string]string {
 	a := map[string]string{
-		AnnotationNativeISA:    r.Native.Short(),
-		AnnotationNativeSource: r.NativeSource,
+		isa.NativeISAAnnotation:    r.Native.Short(),
+		isa.NativeSourceAnnotation: r.NativeSource,
 	}
 	if len(r.Emulated) > 0 {
 		shorts := make([]string, len(r.Emulated))
 		for i, e := range r.Emulated {
 			shorts[i] = e.Short()
 		}
-		a[AnnotationEmuISA] = strings.Join(shorts, ",")
-		a[AnnotationEmuSource] = r.EmuSource
+		a[isa.EmuISAAnnotation] = strings.Join(shorts, ",")
+		a[isa.EmuSourceAnnotation] = r.EmuSource
 	}
 	return a
 }

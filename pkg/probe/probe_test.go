@@ -191,15 +191,15 @@ func TestProbeFixtures(t *testing.T) {
 				}
 			}
 			ann := res.Annotations()
-			if got, want := ann[AnnotationNativeISA], res.Native.Short(); got != want || got == "" {
-				t.Errorf("annotation %s = %q, want %q (non-empty)", AnnotationNativeISA, got, want)
+			if got, want := ann[isa.NativeISAAnnotation], res.Native.Short(); got != want || got == "" {
+				t.Errorf("annotation %s = %q, want %q (non-empty)", isa.NativeISAAnnotation, got, want)
 			}
-			if ann[AnnotationNativeSource] != res.NativeSource {
-				t.Errorf("annotation %s = %q, want NativeSource %q", AnnotationNativeSource, ann[AnnotationNativeSource], res.NativeSource)
+			if ann[isa.NativeSourceAnnotation] != res.NativeSource {
+				t.Errorf("annotation %s = %q, want NativeSource %q", isa.NativeSourceAnnotation, ann[isa.NativeSourceAnnotation], res.NativeSource)
 			}
-			_, hasEmu := ann[AnnotationEmuISA]
+			_, hasEmu := ann[isa.EmuISAAnnotation]
 			if hasEmu != (len(res.Emulated) > 0) {
-				t.Errorf("annotation %s present = %v, want %v (emulated %d)", AnnotationEmuISA, hasEmu, len(res.Emulated) > 0, len(res.Emulated))
+				t.Errorf("annotation %s present = %v, want %v (emulated %d)", isa.EmuISAAnnotation, hasEmu, len(res.Emulated) > 0, len(res.Emulated))
 			}
 			for k, v := range labels {
 				if !isa.IsOwnedLabel(k) || len(v) > 63 {

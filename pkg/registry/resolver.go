@@ -14,11 +14,9 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"golang.org/x/sync/errgroup"
 	"golang.org/x/sync/singleflight"
-)
 
-// LabelISARequest is the image config label an image declares its ISA with
-// (a Dockerfile `LABEL isa.request=rv64gcv`).
-const LabelISARequest = "isa.request"
+	"github.com/isamatch/isamatch/pkg/isa"
+)
 
 // attestationAnnotation marks BuildKit attestation manifests in an index.
 const attestationAnnotation = "vnd.docker.reference.type"
@@ -399,7 +397,7 @@ func platformOf(img v1.Image, fromIndex *v1.Platform) (Platform, error) {
 	if err != nil {
 		return Platform{}, fmt.Errorf("read image config: %w", err)
 	}
-	p := Platform{OS: cf.OS, Architecture: cf.Architecture, Variant: cf.Variant, ISARequest: cf.Config.Labels[LabelISARequest]}
+	p := Platform{OS: cf.OS, Architecture: cf.Architecture, Variant: cf.Variant, ISARequest: cf.Config.Labels[isa.BareImageRequestLabel]}
 	if fromIndex != nil && fromIndex.Architecture != "" {
 		p.OS, p.Architecture, p.Variant = fromIndex.OS, fromIndex.Architecture, fromIndex.Variant
 	}
