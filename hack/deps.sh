@@ -4,6 +4,9 @@
 # newcomer on a fresh machine installs nothing by hand.
 #   docker-registry: the image registry (distribution protocol) the suites and
 #                    the demo push test images to.
+#   gcc-riscv64-linux-gnu, binutils-riscv64-linux-gnu: build the RISC-V ELF
+#                    fixtures of pkg/imageisa (hack/elf-fixtures.sh); its
+#                    tests rebuild them and fail under CI=true without them.
 # `hack/deps.sh node` (make test-node) also installs what the real node of
 # test/node needs beside the binaries hack/controlplane.sh builds:
 #   runc:                        the OCI runtime containerd's shim runs
@@ -12,7 +15,7 @@
 # Needs root or passwordless sudo to install; otherwise it prints the command.
 set -euo pipefail
 
-APT_PACKAGES=(docker-registry)
+APT_PACKAGES=(docker-registry gcc-riscv64-linux-gnu binutils-riscv64-linux-gnu)
 case "${1:-}" in
 "") ;;
 node) APT_PACKAGES+=(runc containernetworking-plugins iptables conntrack) ;;

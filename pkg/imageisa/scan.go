@@ -1,0 +1,246 @@
+package imageisa
+
+import (
+	"archive/tar"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"slices"
+	"strings"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+)
+
+var errTimeout = errors.New("time limit")
+
+// scanner reads the layers of one image, top first, within its limits. It
+// keeps the metadata of the layers read so far, so that a second program
+// (a wrapper script's argument) reuses it.
+type scanner struct {
+	ctx    context.Context
+	layers []v1.Layer // top first
+	lim    Limits
+	idx    []*layerIndex // the layers read so far, top first
+	parsed map[fileKey]parsed
+	work   Work
+}
+
+type fileKey struct {
+	layer int
+	path  string
+}
+
+type parsed struct {
+	info elfInfo
+	err  error
+}
+
+func newScanner(ctx context.Context, layers []v1.Layer, lim Limits) *scanner {
+	top := slices.Clone(layers)
+	slices.Reverse(top)
+	return &scanner{ctx: ctx, layers: top, lim: lim, parsed: map[fileKey]parsed{}}
+}
+
+// find locates the first of candidates that exists (see decide) and reads
+// its ELF records. It reads layers only until it can decide, and reads a
+// file's content as its entry streams past when it can; otherwise (a file
+// met before the symlink that leads to it, a hard link, a file in a layer
+// already read) it opens that layer again and reads up to the file.
+func (sc *scanner) find(candidates []string) (string, elfInfo, error) {
+	for {
+		loc, waiting, st, err := sc.decide(candidates)
+		if err != nil {
+			return "", elfInfo{}, err
+		}
+		switch st {
+		case stateFound:
+			info, err := sc.content(loc)
+			return loc.path, info, err
+		case stateAbsent:
+			return "", elfInfo{}, fmt.Errorf("%w: looked for %s", ErrNotFound, sanitize(strings.Join(candidates, ", ")))
+		}
+		if err := sc.indexNext(candidates, waiting); err != nil {
+			return "", elfInfo{}, err
+		}
+	}
+}
+
+// indexNext reads the next layer (or reads again the layer left partial by
+// an earlier early stop), indexing it and parsing on the way any regular
+// file at a path being waited for; it returns once decide can answer. A
+// layer left partial stays indexed as such: what it holds is true, what it
+// lacks is unknown to lookup.
+func (sc *scanner) indexNext(candidates, waiting []string) error {
+	i := len(sc.idx)
+	if i > 0 && !sc.idx[i-1].complete {
+		i--
+	}
+	ix := newLayerIndex()
+	sc.idx = append(sc.idx[:i], ix)
+	decided := false
+	err := sc.stream(i, func(h *tar.Header, tr *tar.Reader) (bool, error) {
+		p := ix.add(h)
+		if p == "" || !relevant(p, waiting) {
+			return false, nil
+		}
+		if ix.entries[p].kind == kindFile && slices.Contains(waiting, p) {
+			info, err := readELF(tr, h.Size, sc.lim.MaxELFInMemory, sc.lim.MaxSection)
+			if err := sc.fatal(err); err != nil {
+				return true, err
+			}
+			sc.parsed[fileKey{i, p}] = parsed{info, err}
+		}
+		_, w, st, err := sc.decide(candidates)
+		if err != nil {
+			return true, err
+		}
+		if st != stateUnknown {
+			decided = true
+			return true, nil
+		}
+		waiting = w
+		return false, nil
+	})
+	if err != nil {
+		sc.idx = sc.idx[:i]
+		return err
+	}
+	ix.complete = !decided
+	return nil
+}
+
+// relevant says whether an entry at p may change a lookup of one of the
+// waiting paths: p is one of them or an ancestor of one.
+func relevant(p string, waiting []string) bool {
+	for _, w := range waiting {
+		if w == p || strings.HasPrefix(w, p+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// content returns the ELF records of a located file: parsed on the way, or
+// read by streaming its layer again up to its entry.
+func (sc *scanner) content(loc located) (elfInfo, error) {
+	if p, ok := sc.parsed[fileKey{loc.layer, loc.content}]; ok {
+		return p.info, p.err
+	}
+	var info elfInfo
+	found := false
+	err := sc.stream(loc.layer, func(h *tar.Header, tr *tar.Reader) (bool, error) {
+		if len(h.Name) > maxPathLen || path.Join("/", h.Name) != loc.content {
+			return false, nil
+		}
+		if h.Typeflag != tar.TypeReg && h.Typeflag != tar.TypeRegA {
+			return false, nil
+		}
+		found = true
+		var err error
+		info, err = readELF(tr, h.Size, sc.lim.MaxELFInMemory, sc.lim.MaxSection)
+		return true, err
+	})
+	if err != nil {
+		return elfInfo{}, err
+	}
+	if !found {
+		return elfInfo{}, fmt.Errorf("%w: %s (hard link target missing from its layer)", ErrNotFound, sanitize(loc.content))
+	}
+	return info, nil
+}
+
+// fatal keeps the errors that end the whole scan (limits, time, transport)
+// and drops those that only concern one file.
+func (sc *scanner) fatal(err error) error {
+	if err == nil || errors.Is(err, ErrNotELF) || errors.Is(err, ErrMalformed) {
+		return nil
+	}
+	return err
+}
+
+// stream opens layer i and calls fn for each tar entry until fn says stop,
+// the stream ends, or a limit is reached.
+func (sc *scanner) stream(i int, fn func(*tar.Header, *tar.Reader) (bool, error)) error {
+	if err := sc.ctx.Err(); err != nil {
+		return sc.ctxErr()
+	}
+	rc, err := sc.layers[i].Uncompressed()
+	if err != nil {
+		if sc.ctx.Err() != nil {
+			return sc.ctxErr()
+		}
+		return fmt.Errorf("open layer %d from the top: %w", i, err)
+	}
+	sc.work.Layers++
+	// A read blocked on the network ends when the deadline closes it.
+	stop := context.AfterFunc(sc.ctx, func() { rc.Close() })
+	defer stop()
+	defer rc.Close()
+	cr := &countingReader{r: rc, sc: sc}
+	tr := tar.NewReader(cr)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return sc.readErr(i, cr, err)
+		}
+		sc.work.Entries++
+		if sc.work.Entries > sc.lim.MaxEntries {
+			return fmt.Errorf("%w: more than %d tar entries", ErrLimit, sc.lim.MaxEntries)
+		}
+		stop, err := fn(h, tr)
+		if err != nil {
+			return sc.readErr(i, cr, err)
+		}
+		if stop {
+			return nil
+		}
+	}
+}
+
+func (sc *scanner) readErr(i int, cr *countingReader, err error) error {
+	switch {
+	case cr.err != nil:
+		return cr.err
+	case sc.ctx.Err() != nil:
+		return sc.ctxErr()
+	case errors.Is(err, ErrNotELF), errors.Is(err, ErrMalformed), errors.Is(err, ErrLimit):
+		return err
+	}
+	return fmt.Errorf("read layer %d from the top: %w", i, err)
+}
+
+func (sc *scanner) ctxErr() error {
+	if errors.Is(context.Cause(sc.ctx), errTimeout) {
+		return fmt.Errorf("%w: %w of %s", ErrLimit, errTimeout, sc.lim.Timeout)
+	}
+	return sc.ctx.Err()
+}
+
+// countingReader counts uncompressed bytes against MaxBytes.
+type countingReader struct {
+	r   io.Reader
+	sc  *scanner
+	err error
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	if c.err != nil {
+		return 0, c.err
+	}
+	left := c.sc.lim.MaxBytes - c.sc.work.Bytes
+	if left <= 0 {
+		c.err = fmt.Errorf("%w: read %d uncompressed layer bytes, limit %d", ErrLimit, c.sc.work.Bytes, c.sc.lim.MaxBytes)
+		return 0, c.err
+	}
+	if int64(len(p)) > left {
+		p = p[:left]
+	}
+	n, err := c.r.Read(p)
+	c.sc.work.Bytes += int64(n)
+	return n, err
+}
