@@ -56,6 +56,7 @@ func (ix *layerIndex) add(h *tar.Header) string {
 	}
 	dir, base := path.Split(p)
 	dir = path.Clean(dir)
+	ix.parents(dir)
 	switch {
 	case base == whiteoutOpaque:
 		ix.opaque[dir] = true
@@ -83,6 +84,18 @@ func (ix *layerIndex) add(h *tar.Header) string {
 	}
 	ix.entries[p] = e
 	return p
+}
+
+// parents records the directories a tar entry implies: archives need not
+// list them. It stops at the first one known, whose parents were recorded
+// with it.
+func (ix *layerIndex) parents(dir string) {
+	for d := dir; d != "/"; d = path.Dir(d) {
+		if _, ok := ix.entries[d]; ok {
+			return
+		}
+		ix.entries[d] = entry{kind: kindDir}
+	}
 }
 
 type lookupState uint8
@@ -206,7 +219,8 @@ func (sc *scanner) resolve(target string) (located, string, lookupState, error) 
 // execvp, to stop early: a candidate found in a layer read to its end is
 // taken even when earlier candidates are unknown because lower layers were
 // not read, i.e. the topmost layer holding the program wins, then PATH
-// order. It returns the unknown paths to watch when it cannot decide yet.
+// order. When it cannot decide yet it returns the unknown paths to watch,
+// and the candidate found so far, if any, that waits for them.
 func (sc *scanner) decide(candidates []string) (located, []string, lookupState, error) {
 	var waiting []string
 	for _, c := range candidates {
@@ -219,7 +233,7 @@ func (sc *scanner) decide(candidates []string) (located, []string, lookupState, 
 			if len(waiting) == 0 || sc.idx[loc.layer].complete {
 				return loc, nil, stateFound, nil
 			}
-			return located{}, waiting, stateUnknown, nil
+			return loc, waiting, stateUnknown, nil
 		case stateUnknown:
 			waiting = append(waiting, w)
 		}

@@ -25,7 +25,14 @@ type scanner struct {
 	idx    []*layerIndex // the layers read so far, top first
 	parsed map[fileKey]parsed
 	work   Work
+	// speculative counts files parsed because they sat beside a path
+	// being waited for.
+	speculative int
 }
+
+// maxSpeculative bounds the files parsed beside a waited-for path per
+// image; each keeps only a small elfInfo.
+const maxSpeculative = 256
 
 type fileKey struct {
 	layer int
@@ -82,19 +89,31 @@ func (sc *scanner) indexNext(candidates, waiting []string) error {
 	decided := false
 	err := sc.stream(i, func(h *tar.Header, tr *tar.Reader) (bool, error) {
 		p := ix.add(h)
-		if p == "" || !relevant(p, waiting) {
+		if p == "" {
 			return false, nil
 		}
-		if ix.entries[p].kind == kindFile && slices.Contains(waiting, p) {
-			info, err := readELF(tr, h.Size, sc.lim.MaxELFInMemory, sc.lim.MaxSection)
-			if err := sc.fatal(err); err != nil {
-				return true, err
+		isFile := ix.entries[p].kind == kindFile
+		if !relevant(p, waiting) {
+			// A file beside a waited-for path (sh -> dash, python3 ->
+			// python3.11: a symlink's target often streams before it) is
+			// read as it passes, up to maxSpeculative per image, so the
+			// layer need not be read again if the symlink leads there.
+			if isFile && sc.speculative < maxSpeculative && besideWaiting(p, waiting) {
+				sc.speculative++
+				return false, sc.parse(i, p, h, tr)
 			}
-			sc.parsed[fileKey{i, p}] = parsed{info, err}
+			return false, nil
 		}
-		_, w, st, err := sc.decide(candidates)
+		loc, w, st, err := sc.decide(candidates)
 		if err != nil {
 			return true, err
+		}
+		// The file decided on, or the one a decision waits for, is
+		// streaming past: read it now.
+		if isFile && st != stateAbsent && loc.path != "" && loc.layer == i && loc.content == p {
+			if err := sc.parse(i, p, h, tr); err != nil {
+				return true, err
+			}
 		}
 		if st != stateUnknown {
 			decided = true
@@ -112,10 +131,33 @@ func (sc *scanner) indexNext(candidates, waiting []string) error {
 }
 
 // relevant says whether an entry at p may change a lookup of one of the
-// waiting paths: p is one of them or an ancestor of one.
+// waiting paths: p is one of them, an ancestor of one, or below one (it
+// implies its parent directories).
 func relevant(p string, waiting []string) bool {
 	for _, w := range waiting {
-		if w == p || strings.HasPrefix(w, p+"/") {
+		if w == p || strings.HasPrefix(w, p+"/") || strings.HasPrefix(p, w+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// parse reads the ELF records of the file streaming past and keeps the
+// outcome; only errors that end the whole scan are returned.
+func (sc *scanner) parse(i int, p string, h *tar.Header, tr *tar.Reader) error {
+	info, err := readELF(tr, h.Size, sc.lim.MaxELFInMemory, sc.lim.MaxSection)
+	if err := sc.fatal(err); err != nil {
+		return err
+	}
+	sc.parsed[fileKey{i, p}] = parsed{info, err}
+	return nil
+}
+
+// besideWaiting says whether p is in the directory of a waited-for path.
+func besideWaiting(p string, waiting []string) bool {
+	d := path.Dir(p)
+	for _, w := range waiting {
+		if path.Dir(w) == d {
 			return true
 		}
 	}
