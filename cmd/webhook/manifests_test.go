@@ -90,7 +90,9 @@ func find[T runtime.Object](t *testing.T, objs []runtime.Object, name string, ge
 func TestConfigRenders(t *testing.T) {
 	objs := renderConfig(t)
 
-	find(t, objs, DefaultNamespace, func(n *corev1.Namespace) string { return n.Name })
+	ns := find(t, objs, DefaultNamespace, func(n *corev1.Namespace) string { return n.Name })
+	labelerNS := find(t, objs, "isamatch-labeler", func(n *corev1.Namespace) string { return n.Name })
+	ds := find(t, objs, "isamatch-labeler", func(d *appsv1.DaemonSet) string { return d.Name })
 
 	mwc := find(t, objs, WebhookConfigName, func(m *admissionregistrationv1.MutatingWebhookConfiguration) string { return m.Name })
 	if len(mwc.Webhooks) != 1 {
@@ -171,6 +173,11 @@ func TestConfigRenders(t *testing.T) {
 		{"ClusterRole lists and watches nodes", allows(cr.Rules, "", "nodes", "list", "watch")},
 		{"ClusterRole reads pull credentials", allows(cr.Rules, "", "secrets", "get") && allows(cr.Rules, "", "serviceaccounts", "get")},
 		{"ClusterRole injects the CA", allows(cr.Rules, "admissionregistration.k8s.io", "mutatingwebhookconfigurations", "get", "list", "watch", "update")},
+		{"webhook namespace enforces Pod Security restricted", ns.Labels["pod-security.kubernetes.io/enforce"] == "restricted"},
+		{"webhook pod runs restricted: RuntimeDefault seccomp", psc != nil && psc.SeccompProfile != nil && psc.SeccompProfile.Type == corev1.SeccompProfileTypeRuntimeDefault},
+		{"labeler in its own namespace, warned at restricted", ds.Namespace == labelerNS.Name && labelerNS.Name != DefaultNamespace &&
+			labelerNS.Labels["pod-security.kubernetes.io/warn"] == "restricted" && labelerNS.Labels["pod-security.kubernetes.io/audit"] == "restricted"},
+		{"labeler mounts no host / and every host directory recursively read-only", labelerMountsNarrow(ds.Spec.Template.Spec)},
 		{"Role maintains the certificate secret", role.Namespace == args.namespace && allows(role.Rules, "", "secrets", "get", "list", "watch", "update", "create")},
 	}...)
 	for _, ck := range checks {
@@ -217,4 +224,34 @@ func allows(rules []rbacv1.PolicyRule, group, resource string, verbs ...string) 
 		}
 	}
 	return true
+}
+
+// labelerMountsNarrow: no hostPath volume of "/", and every hostPath mount
+// read-only, directories with recursiveReadOnly Enabled.
+func labelerMountsNarrow(pod corev1.PodSpec) bool {
+	host := map[string]*corev1.HostPathVolumeSource{}
+	for _, v := range pod.Volumes {
+		if v.HostPath != nil {
+			if v.HostPath.Path == "/" {
+				return false
+			}
+			host[v.Name] = v.HostPath
+		}
+	}
+	for _, c := range pod.Containers {
+		for _, m := range c.VolumeMounts {
+			hp, ok := host[m.Name]
+			if !ok {
+				continue
+			}
+			if !m.ReadOnly {
+				return false
+			}
+			isFile := hp.Type != nil && *hp.Type == corev1.HostPathFile
+			if !isFile && (m.RecursiveReadOnly == nil || *m.RecursiveReadOnly != corev1.RecursiveReadOnlyEnabled) {
+				return false
+			}
+		}
+	}
+	return len(host) > 0
 }

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/isamatch/isamatch/pkg/isa"
 	"github.com/isamatch/isamatch/internal/testbed"
 )
 
@@ -161,6 +162,60 @@ var _ = Describe("ValidatingAdmissionPolicy isamatch-labeler", func() {
 
 		err = saClient("vap-a").List(ctx, &corev1.PodList{})
 		Expect(apierrors.IsForbidden(err)).To(BeTrue(), "list pods: %v", err)
+	})
+})
+
+var _ = Describe("ValidatingAdmissionPolicy isamatch-node-labels", func() {
+	BeforeEach(func(ctx SpecContext) {
+		for _, name := range []string{"kl-a", "kl-b"} {
+			err := testbed.CreateReadyNode(ctx, cp.Client, testbed.MakeNode(name).Label(isa.NativePrefix+"rv.c", "true").Obj())
+			if !apierrors.IsAlreadyExists(err) {
+				Expect(err).NotTo(HaveOccurred())
+			}
+		}
+	})
+
+	forbidden := func(err error, want string) {
+		GinkgoHelper()
+		Expect(err).To(HaveOccurred())
+		Expect(apierrors.IsForbidden(err)).To(BeTrue(), "want 403 Forbidden, got %v", err)
+		Expect(err.Error()).To(ContainSubstring(want))
+	}
+
+	DescribeTable("as the kubelet of node kl-a (system:node:kl-a, group system:nodes)",
+		func(ctx SpecContext, patch, wantErr string) {
+			err := nodeClient("kl-a").Patch(ctx, getNode(ctx, "kl-a"), mergePatch(patch))
+			if wantErr == "" {
+				Expect(err).NotTo(HaveOccurred())
+				return
+			}
+			forbidden(err, wantErr)
+		},
+		Entry("may still set its own other labels", `{"metadata":{"labels":{"team":"kl"}}}`, ""),
+		Entry("may not add an isa label", `{"metadata":{"labels":{"`+isa.NativePrefix+`rv.v":"true"}}}`,
+			"only the isamatch labeler (ServiceAccount isamatch-labeler/isamatch-labeler) may set node labels under isa.isamatch.io/ and qemu.isamatch.io/; system:node:kl-a may not change "+isa.NativePrefix+"rv.v on node kl-a"),
+		Entry("may not add a qemu label", `{"metadata":{"labels":{"`+isa.EmuPrefix+`arch.riscv64":"true"}}}`, "may not change "+isa.EmuPrefix+"arch.riscv64"),
+		Entry("may not change an isa label", `{"metadata":{"labels":{"`+isa.NativePrefix+`rv.c":"false"}}}`, "may not change "+isa.NativePrefix+"rv.c"),
+		Entry("may not remove an isa label", `{"metadata":{"labels":{"`+isa.NativePrefix+`rv.c":null}}}`, "may not change "+isa.NativePrefix+"rv.c"),
+		Entry("may not set an isa annotation", `{"metadata":{"annotations":{"`+isa.NativePrefix+`source":"trust me"}}}`,
+			"may set node annotations under isa.isamatch.io/ and qemu.isamatch.io/; system:node:kl-a may not change "+isa.NativePrefix+"source"),
+	)
+
+	It("keeps a kubelet from registering with isa labels, and off other nodes", func(ctx SpecContext) {
+		err := nodeClient("kl-new").Create(ctx, testbed.MakeNode("kl-new").Label(isa.NativePrefix+"rv.v", "true").Obj())
+		forbidden(err, "may not change "+isa.NativePrefix+"rv.v on node kl-new")
+		Expect(nodeClient("kl-new").Create(ctx, testbed.MakeNode("kl-new").Obj())).To(Succeed())
+
+		// Another node: NodeRestriction (or RBAC) refuses before the policy.
+		err = nodeClient("kl-a").Patch(ctx, getNode(ctx, "kl-b"), mergePatch(`{"metadata":{"labels":{"team":"x"}}}`))
+		Expect(apierrors.IsForbidden(err)).To(BeTrue(), "patch another node: %v", err)
+	})
+
+	It("lets the labeler's ServiceAccount and a cluster admin write isa labels", func(ctx SpecContext) {
+		Expect(saClient("kl-a").Patch(ctx, getNode(ctx, "kl-a"), mergePatch(`{"metadata":{"labels":{"`+isa.NativePrefix+`rv.v":"true"}}}`))).To(Succeed())
+		Expect(getNode(ctx, "kl-a").Labels).To(HaveKeyWithValue(isa.NativePrefix+"rv.v", "true"))
+		Expect(cp.Client.Patch(ctx, getNode(ctx, "kl-b"), mergePatch(`{"metadata":{"labels":{"`+isa.NativePrefix+`rv.v":"true"}}}`))).To(Succeed())
+		Expect(getNode(ctx, "kl-b").Labels).To(HaveKeyWithValue(isa.NativePrefix+"rv.v", "true"))
 	})
 })
 

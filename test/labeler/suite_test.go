@@ -30,7 +30,7 @@ func TestLabeler(t *testing.T) {
 }
 
 const (
-	namespace      = "isamatch-system"
+	namespace      = "isamatch-labeler"
 	serviceAccount = "isamatch-labeler"
 	saUser         = "system:serviceaccount:" + namespace + ":" + serviceAccount
 	nodeNameExtra  = "authentication.kubernetes.io/node-name"
@@ -60,7 +60,13 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	out, err := build.CombinedOutput()
 	Expect(err).NotTo(HaveOccurred(), "go build ./cmd/labeler:\n%s", out)
 
-	cp, err = testbed.Start(ctx, testbed.Options{})
+	// A kubelet's real powers: the Node authorizer and NodeRestriction, so
+	// that only ValidatingAdmissionPolicy isamatch-node-labels keeps it off
+	// isamatch's labels on its own Node.
+	cp, err = testbed.Start(ctx, testbed.Options{APIServerFlags: map[string][]string{
+		"authorization-mode":       {"Node,RBAC"},
+		"enable-admission-plugins": {"NodeRestriction"},
+	}})
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(func() { Expect(cp.Stop()).To(Succeed()) })
 
@@ -185,7 +191,25 @@ func waitForPolicy(ctx SpecContext) {
 		return c.Patch(ctx, probe.DeepCopy(), patch)
 	}).WithContext(ctx).WithTimeout(30*time.Second).WithPolling(200*time.Millisecond).
 		Should(MatchError(ContainSubstring("may not change node policy-probe")), "the ValidatingAdmissionPolicy never started denying")
+	// And the policy that keeps everyone else off isamatch's node labels.
+	kubelet := nodeClient("policy-probe")
+	Eventually(func() error {
+		patch := client.RawPatch("application/merge-patch+json", []byte(`{"metadata":{"labels":{"isa.isamatch.io/arch":"amd64"}}}`))
+		return kubelet.Patch(ctx, probe.DeepCopy(), patch)
+	}).WithContext(ctx).WithTimeout(30*time.Second).WithPolling(200*time.Millisecond).
+		Should(MatchError(ContainSubstring("only the isamatch labeler")), "the ValidatingAdmissionPolicy isamatch-node-labels never started denying")
 	Expect(cp.Client.Delete(ctx, probe)).To(Succeed())
+}
+
+// nodeClient acts as the kubelet of node: user system:node:<node> in group
+// system:nodes.
+func nodeClient(node string) client.Client {
+	GinkgoHelper()
+	cfg := rest.CopyConfig(cp.Config)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: "system:node:" + node, Groups: []string{"system:nodes", "system:authenticated"}}
+	c, err := client.New(cfg, client.Options{Scheme: cp.Scheme})
+	Expect(err).NotTo(HaveOccurred())
+	return c
 }
 
 // labelsWithPrefix returns the labels (or annotations) of m under the
