@@ -193,8 +193,12 @@ func waitForPolicy(ctx SpecContext) {
 		Should(MatchError(ContainSubstring("may not change node policy-probe")), "the ValidatingAdmissionPolicy never started denying")
 	// And the policy that keeps everyone else off isamatch's node labels.
 	kubelet := nodeClient("policy-probe")
+	try := 0
 	Eventually(func() error {
-		patch := client.RawPatch("application/merge-patch+json", []byte(`{"metadata":{"labels":{"isa.isamatch.io/arch":"amd64"}}}`))
+		// A new value each time: a write the policy missed is not a change
+		// the next time.
+		try++
+		patch := client.RawPatch("application/merge-patch+json", fmt.Appendf(nil, `{"metadata":{"labels":{"isa.isamatch.io/arch":"v%d"}}}`, try))
 		return kubelet.Patch(ctx, probe.DeepCopy(), patch)
 	}).WithContext(ctx).WithTimeout(30*time.Second).WithPolling(200*time.Millisecond).
 		Should(MatchError(ContainSubstring("only the isamatch labeler")), "the ValidatingAdmissionPolicy isamatch-node-labels never started denying")
