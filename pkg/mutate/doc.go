@@ -103,20 +103,12 @@
 // decision. The patch therefore never touches the pod's other annotations,
 // its pod (anti-)affinity, or fields of a newer API server this webhook's
 // k8s.io/api does not know, and the whole pod is not parsed twice more.
-// Diffing the two projections is most of an admission's CPU and garbage, so
-// the last 128 projection pairs and their patches are remembered: replicas
-// of one template carry the same affinity and get the same decision, and
-// all but the first are answered from the memo, with the patch encoded
-// once (the response's Patch bytes) instead of diffed and encoded again.
+// Every response is admission.PatchResponseFromRaw of the two projections.
 //
-// # Benchmarks
+// # Memo
 //
-//	go test ./pkg/mutate -run '^$' -bench . -benchtime 30000x
-//
-// BenchmarkHandle admits a pod against 5,000 nodes in 200 ISA groups with a
-// warm image cache and reports p50-ns and p99-ns per admission: the same
-// pod again and again, as replicas are ("registry", "fake"), and 1,024 pods
-// whose own affinity differs, so every patch is diffed afresh ("distinct");
-// BenchmarkDecide measures the matching work alone, warm (memoised ranking)
-// and cold (all 200 groups scanned).
+// The ranking of a set of alternatives depends only on the inventory
+// snapshot, and pods of one workload ask the same thing: [Matcher] remembers
+// rankings per snapshot in one least-recently-used memo, bounded by entries
+// and bytes. Benchmarks and their figures are in docs/benchmarks.md.
 package mutate

@@ -490,3 +490,51 @@ func TestWarningLength(t *testing.T) {
 		t.Errorf("warning (%d bytes) %q: want at most 256 bytes naming the image", len(w), w)
 	}
 }
+
+// TestOutcomeCountedOnce checks that every admission counts under exactly
+// one outcome, the right one.
+func TestOutcomeCountedOnce(t *testing.T) {
+	mutated := func(t *testing.T, m *PodMutator) admission.Request {
+		req := admissionRequest(t, podSpec{annotations: ann(RequestAnnotation, "rv64imfd"), images: []string{"riscv:1"}}.pod())
+		return admissionRequest(t, applyPatch(t, req, m.Handle(t.Context(), req)))
+	}
+	tests := []struct {
+		name string
+		req  func(t *testing.T, m *PodMutator) admission.Request
+		want string
+	}{
+		{"skipped", func(t *testing.T, _ *PodMutator) admission.Request {
+			return admissionRequest(t, podSpec{nodeName: "node3", images: []string{"riscv:1"}}.pod())
+		}, "skipped"},
+		{"malformed request", func(t *testing.T, _ *PodMutator) admission.Request {
+			return admissionRequest(t, podSpec{annotations: ann(RequestAnnotation, "rv64q!"), images: []string{"riscv:1"}}.pod())
+		}, "denied"},
+		{"nodeSelector excludes every node", func(t *testing.T, _ *PodMutator) admission.Request {
+			return admissionRequest(t, podSpec{images: []string{"riscv:1"}, nodeSelector: map[string]string{ArchLabel: "amd64"}}.pod())
+		}, "denied"},
+		{"mutated", func(t *testing.T, _ *PodMutator) admission.Request {
+			return admissionRequest(t, podSpec{annotations: ann(RequestAnnotation, "rv64imfd"), images: []string{"riscv:1"}}.pod())
+		}, "mutated"},
+		{"admitted again", mutated, "unchanged"},
+		{"bad object", func(*testing.T, *PodMutator) admission.Request {
+			return rawRequest("default", []byte(`{"spec": 7}`))
+		}, "error"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m := NewPodMutator(&fakeResolver{images: testImages()}, inventory.NewStatic(paperCluster(t)), Options{})
+			req := tc.req(t, m)
+			m.opts.Metrics = NewMetrics()
+			m.Handle(t.Context(), req)
+			got := map[string]float64{}
+			for _, o := range []string{"skipped", "mutated", "unchanged", "denied", "error"} {
+				if v := counter(t, m.opts.Metrics.Decisions.WithLabelValues(o)); v != 0 {
+					got[o] = v
+				}
+			}
+			if diff := cmp.Diff(map[string]float64{tc.want: 1}, got); diff != "" {
+				t.Errorf("decisions by outcome (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -1,0 +1,76 @@
+package mutate
+
+import (
+	"errors"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+)
+
+// The pod projection: what the webhook decodes of a pod, and the part of it
+// the patch is computed over.
+
+// podFields is what the webhook reads of a pod: its metadata and the few
+// fields of its spec that decide or constrain placement.
+type podFields struct {
+	metav1.ObjectMeta `json:"metadata"`
+	Spec              struct {
+		NodeName           string                        `json:"nodeName"`
+		NodeSelector       map[string]string             `json:"nodeSelector"`
+		ServiceAccountName string                        `json:"serviceAccountName"`
+		ImagePullSecrets   []corev1.LocalObjectReference `json:"imagePullSecrets"`
+		InitContainers     []containerImage              `json:"initContainers"`
+		Containers         []containerImage              `json:"containers"`
+		Affinity           *corev1.Affinity              `json:"affinity"`
+	} `json:"spec"`
+}
+
+type containerImage struct {
+	Image string `json:"image"`
+}
+
+// decodePod decodes an admission request's pod as the API machinery's JSON
+// serializer does (sigs.k8s.io/json: case-sensitive, integers kept). The
+// fields podFields does not name, most of a real pod, are skipped.
+func decodePod(raw []byte, pod *podFields) error {
+	if len(raw) == 0 {
+		return errors.New("there is no content to decode")
+	}
+	return utiljson.Unmarshal(raw, pod)
+}
+
+// patchedFields is the part of a pod the webhook may change: the decision
+// annotation and the node affinity. The patch is the difference of this
+// projection before and after the decision, so it names only those paths:
+// the pod's other annotations, its pod (anti-)affinity and every field of
+// it this webhook does not know (a newer API server's) are never touched,
+// and no copy of the whole pod is parsed again.
+func patchedFields(pod *podFields) any {
+	type metadata struct {
+		// A pointer: the pod's annotations exist but hold no decision yet
+		// is {}, so the patch adds one key instead of replacing the map.
+		Annotations *map[string]string `json:"annotations,omitempty"`
+	}
+	type affinity struct {
+		NodeAffinity *corev1.NodeAffinity `json:"nodeAffinity,omitempty"`
+	}
+	type spec struct {
+		Affinity *affinity `json:"affinity,omitempty"`
+	}
+	var out struct {
+		Metadata metadata `json:"metadata"`
+		Spec     spec     `json:"spec"`
+	}
+	if pod.Annotations != nil {
+		ours := map[string]string{}
+		if v, ok := pod.Annotations[DecisionAnnotation]; ok {
+			ours[DecisionAnnotation] = v
+		}
+		out.Metadata.Annotations = &ours
+	}
+	if pod.Spec.Affinity != nil {
+		out.Spec.Affinity = &affinity{pod.Spec.Affinity.NodeAffinity}
+	}
+	return out
+}

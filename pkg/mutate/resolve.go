@@ -1,0 +1,117 @@
+package mutate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/isamatch/isamatch/pkg/registry"
+)
+
+// must return soon after ctx ends: the admission time budget is ctx's
+// deadline.
+type ImageResolver interface {
+	Resolve(ctx context.Context, ref string, auth registry.PullAuth) ([]registry.Platform, error)
+}
+
+// cachedResolver is implemented by resolvers that can answer from memory
+// without blocking (registry.Resolver): a pod whose images are all cached
+// is then resolved without a goroutine or a timer.
+type cachedResolver interface {
+	Cached(ref string, auth registry.PullAuth) (platforms []registry.Platform, ok bool, err error)
+}
+
+// ImageResolverFunc adapts a function to ImageResolver.
+type ImageResolverFunc func(ctx context.Context, ref string, auth registry.PullAuth) ([]registry.Platform, error)
+
+// Resolve calls f.
+func (f ImageResolverFunc) Resolve(ctx context.Context, ref string, auth registry.PullAuth) ([]registry.Platform, error) {
+	return f(ctx, ref, auth)
+}
+
+// errBudget marks an image whose resolution did not finish in the budget.
+var errBudget = errors.New("registry lookup exceeded the admission time budget")
+
+// resolve looks up every distinct image of the pod's containers and init
+// containers in parallel, within the budget; lookups still running when it
+// ends are reported as errBudget.
+func (p *PodMutator) resolve(ctx context.Context, ns string, pod *podFields) []ImageInfo {
+	var refs []string
+	for _, cs := range [][]containerImage{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for _, c := range cs {
+			if ref := strings.TrimSpace(c.Image); ref != "" && !slices.Contains(refs, ref) {
+				refs = append(refs, ref)
+			}
+		}
+	}
+	if len(refs) == 0 {
+		return nil
+	}
+	auth := registry.PullAuth{Namespace: ns, ServiceAccountName: pod.Spec.ServiceAccountName}
+	for _, s := range pod.Spec.ImagePullSecrets {
+		auth.ImagePullSecrets = append(auth.ImagePullSecrets, s.Name)
+	}
+	out := make([]ImageInfo, len(refs))
+	var pending []int
+	cr, _ := p.res.(cachedResolver)
+	for k, ref := range refs {
+		if cr != nil {
+			if ps, ok, err := cr.Cached(ref, auth); ok {
+				out[k] = ImageInfo{Ref: ref, Platforms: ps, Err: err}
+				continue
+			}
+		}
+		out[k] = ImageInfo{Ref: ref, Err: errBudget}
+		pending = append(pending, k)
+	}
+	if len(pending) == 0 {
+		return out
+	}
+	ctx, cancel := context.WithTimeout(ctx, p.opts.Budget)
+	defer cancel()
+	type result struct {
+		k         int
+		platforms []registry.Platform
+		err       error
+	}
+	done := make(chan result, len(pending)) // buffered: late lookups never block
+	for _, k := range pending[1:] {
+		go func() {
+			ps, err := p.res.Resolve(ctx, refs[k], auth)
+			done <- result{k, ps, err}
+		}()
+	}
+	set := func(r result) {
+		out[r.k].Platforms, out[r.k].Err = r.platforms, r.err
+		if r.err != nil && ctx.Err() != nil && !isClassified(r.err) {
+			out[r.k].Err = fmt.Errorf("%w: %w", errBudget, r.err)
+		}
+	}
+	// The first lookup on this goroutine: a pod with one image to look up
+	// starts no goroutine.
+	ps, err := p.res.Resolve(ctx, refs[pending[0]], auth)
+	set(result{pending[0], ps, err})
+	for range pending[1:] {
+		select {
+		case r := <-done:
+			set(r)
+		case <-ctx.Done():
+			for { // take what finished at the same moment
+				select {
+				case r := <-done:
+					set(r)
+				default:
+					return out
+				}
+			}
+		}
+	}
+	return out
+}
+
+func isClassified(err error) bool {
+	var re *registry.Error
+	return errors.As(err, &re)
+}
