@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -18,6 +17,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+
+	"github.com/isamatch/isamatch/internal/testbed"
 )
 
 // App is one binary and the image it goes into.
@@ -97,7 +98,7 @@ func buildIndex(ctx context.Context, cfg buildConfig, app App) (v1.ImageIndex, e
 	for _, p := range cfg.Platforms {
 		start := time.Now()
 		bin := filepath.Join(cfg.WorkDir, app.Name+"-"+p.OS+"-"+p.Arch)
-		if err := compile(ctx, cfg.ModuleDir, app.Package, p, bin); err != nil {
+		if err := testbed.BuildBinary(ctx, cfg.ModuleDir, app.Package, bin, p.OS, p.Arch); err != nil {
 			return nil, err
 		}
 		img, err := platformImage(cfg, app, p, bin)
@@ -138,22 +139,6 @@ func (cfg buildConfig) labels(app App) map[string]string {
 		}
 	}
 	return l
-}
-
-// compile builds pkg for p into out: static, stripped, reproducible, at
-// the architecture's baseline ISA so the image runs on every node of it.
-func compile(ctx context.Context, moduleDir, pkg string, p Platform, out string) error {
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildvcs=false", "-ldflags=-s -w", "-o", out, pkg)
-	cmd.Dir = moduleDir
-	// Later entries win; the GO<ARCH> levels pin the baseline whatever the
-	// caller's environment says.
-	cmd.Env = append(os.Environ(),
-		"CGO_ENABLED=0", "GOOS="+p.OS, "GOARCH="+p.Arch,
-		"GOAMD64=v1", "GOARM64=v8.0", "GORISCV64=rva20u64")
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("go build %s for %s: %w\n%s", pkg, p, err, msg)
-	}
-	return nil
 }
 
 // platformImage assembles the image of app for p around the binary at bin.

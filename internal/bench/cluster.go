@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -79,7 +78,7 @@ func step(w io.Writer, what string) func() {
 // counts every node.
 func StartEnv(ctx context.Context, o Options, nodes map[string]map[string]string) (e *Env, err error) {
 	e = &Env{progress: o.Progress, nsDone: map[string]bool{}}
-	if e.RepoRoot, err = democluster.RepoRoot(); err != nil {
+	if e.RepoRoot, err = testbed.RepoRoot(); err != nil {
 		return nil, err
 	}
 	if e.Dir, err = os.MkdirTemp("", "isamatch-bench-"); err != nil {
@@ -92,18 +91,15 @@ func StartEnv(ctx context.Context, o Options, nodes map[string]map[string]string
 		}
 	}()
 
-	done := step(e.progress, "build stripped cmd/webhook and cmd/labeler (-trimpath -ldflags=-s, as the images)")
-	binDir := filepath.Join(e.Dir, "bin")
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s", "-o", binDir+string(filepath.Separator), "./cmd/webhook", "./cmd/labeler")
-	cmd.Dir = e.RepoRoot
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return e, fmt.Errorf("go build ./cmd/webhook ./cmd/labeler: %w\n%s", err, out)
+	done := step(e.progress, "build cmd/webhook and cmd/labeler as the images are built")
+	bins, err := testbed.BuildBinaries(ctx, e.RepoRoot, filepath.Join(e.Dir, "bin"), "./cmd/webhook", "./cmd/labeler")
+	if err != nil {
+		return e, err
 	}
-	e.WebhookBin, e.LabelerBin = filepath.Join(binDir, "webhook"), filepath.Join(binDir, "labeler")
+	e.WebhookBin, e.LabelerBin = bins[0], bins[1]
 	done()
 
-	hook, _, err := democluster.WebhookConfiguration(e.RepoRoot)
+	hook, err := testbed.EnvtestWebhookConfiguration(e.RepoRoot)
 	if err != nil {
 		return e, err
 	}

@@ -100,7 +100,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if c.progress == nil {
 		c.progress = io.Discard
 	}
-	if c.RepoRoot, err = RepoRoot(); err != nil {
+	if c.RepoRoot, err = testbed.RepoRoot(); err != nil {
 		return nil, err
 	}
 	if c.Dir == "" {
@@ -121,16 +121,18 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		binDir = filepath.Join(c.RepoRoot, "bin")
 	}
 	step := c.step("build cmd/labeler and cmd/webhook into " + binDir)
-	if c.LabelerBin, c.WebhookBin, err = Build(ctx, c.RepoRoot, binDir); err != nil {
-		return c, err
-	}
-	step()
-
-	hook, source, err := WebhookConfiguration(c.RepoRoot)
+	bins, err := testbed.BuildBinaries(ctx, c.RepoRoot, binDir, "./cmd/labeler", "./cmd/webhook")
 	if err != nil {
 		return c, err
 	}
-	step = c.step("start kube-apiserver, etcd and kube-scheduler (webhook configuration from " + source + ")")
+	c.LabelerBin, c.WebhookBin = bins[0], bins[1]
+	step()
+
+	hook, err := testbed.EnvtestWebhookConfiguration(c.RepoRoot)
+	if err != nil {
+		return c, err
+	}
+	step = c.step("start kube-apiserver, etcd and kube-scheduler (webhook configuration from " + testbed.WebhookConfigFile + ")")
 	if c.CP, err = StartControlPlane(ctx, c.Dir, hook); err != nil {
 		return c, err
 	}
@@ -201,39 +203,6 @@ func (c *Cluster) Stop() error {
 		errs = append(errs, os.RemoveAll(c.Dir))
 	}
 	return errors.Join(errs...)
-}
-
-// RepoRoot finds the isamatch module root from the working directory up.
-func RepoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", fmt.Errorf("find repository root: %w", err)
-	}
-	for {
-		data, err := os.ReadFile(filepath.Join(dir, "go.mod"))
-		if err == nil && strings.Contains(string(data), "module github.com/isamatch/isamatch\n") {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("find repository root: no go.mod of github.com/isamatch/isamatch above the working directory: run from inside the repository")
-		}
-		dir = parent
-	}
-}
-
-// Build builds cmd/labeler and cmd/webhook into binDir (go's build cache
-// makes a rebuild of unchanged sources quick) and returns their paths.
-func Build(ctx context.Context, repoRoot, binDir string) (labeler, webhook string, err error) {
-	if err := os.MkdirAll(binDir, 0o755); err != nil {
-		return "", "", fmt.Errorf("create %s: %w", binDir, err)
-	}
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", binDir+string(filepath.Separator), "./cmd/labeler", "./cmd/webhook")
-	cmd.Dir = repoRoot
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", "", fmt.Errorf("go build ./cmd/labeler ./cmd/webhook: %w\n%s", err, out)
-	}
-	return filepath.Join(binDir, "labeler"), filepath.Join(binDir, "webhook"), nil
 }
 
 // HostRoot is the host root the labeler probes for n.

@@ -1,6 +1,6 @@
 // Package democluster brings up the whole isamatch system on one machine for
 // cmd/demo and the end-to-end suite: a real kube-apiserver, etcd and
-// kube-scheduler (test/framework), Debian's docker-registry holding the
+// kube-scheduler (internal/testbed), Debian's docker-registry holding the
 // experiment images, simulated Ready nodes labelled by the real labeler
 // binary probing a host root per node, and the real webhook binary serving
 // HTTPS behind a MutatingWebhookConfiguration.

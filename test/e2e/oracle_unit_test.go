@@ -5,15 +5,15 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/isamatch/isamatch/internal/democluster"
 	"github.com/isamatch/isamatch/internal/experiment"
+	"github.com/isamatch/isamatch/internal/testbed"
 	"github.com/isamatch/isamatch/pkg/isa"
 )
 
 // hostTruths builds every node kind's host root and reads its ground truth.
 func hostTruths(t *testing.T) map[string]simNode {
 	t.Helper()
-	repo, err := democluster.RepoRoot()
+	repo, err := testbed.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
 	}

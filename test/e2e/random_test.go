@@ -38,7 +38,7 @@ var _ = Describe("A seeded randomized cluster beyond the paper", Ordered, func()
 	)
 
 	BeforeAll(func(ctx SpecContext) {
-		repo, err := democluster.RepoRoot()
+		repo, err := testbed.RepoRoot()
 		Expect(err).NotTo(HaveOccurred())
 		r := rand.New(rand.NewPCG(randomSeed, 0xc1))
 		nodes = randomNodes(r, randomNodeN)

@@ -53,12 +53,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	workDir = GinkgoT().TempDir()
 
 	labelerBin = filepath.Join(workDir, "labeler")
-	// Stripped as in the image (cmd/labeler/Dockerfile); the compile flags
-	// stay the test run's so the build cache is shared.
-	build := exec.CommandContext(ctx, "go", "build", "-ldflags=-s -w", "-o", labelerBin, "./cmd/labeler")
-	build.Dir = repoRoot
-	out, err := build.CombinedOutput()
-	Expect(err).NotTo(HaveOccurred(), "go build ./cmd/labeler:\n%s", out)
+	Expect(testbed.BuildBinary(ctx, repoRoot, "./cmd/labeler", labelerBin, "", "")).To(Succeed())
 
 	// A kubelet's real powers: the Node authorizer and NodeRestriction, so
 	// that only ValidatingAdmissionPolicy isamatch-node-labels keeps it off

@@ -46,7 +46,8 @@ var _ = Describe("Certificate rotation", Serial, func() {
 
 		// The shipped configuration itself, service reference and all: the
 		// one the rotator injects its CA into.
-		mwc := readShippedWebhookConfiguration()
+		mwc, err := testbed.ShippedWebhookConfiguration(repoRoot)
+		Expect(err).NotTo(HaveOccurred())
 		Expect(mwc.Name).To(Equal("isamatch"))
 		Expect(mwc.Webhooks[0].ClientConfig.CABundle).To(BeEmpty())
 		Expect(cp.Client.Create(ctx, mwc)).To(Succeed())

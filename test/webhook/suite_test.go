@@ -6,8 +6,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -71,19 +69,19 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 
 	By("building cmd/webhook")
 	webhookBin = filepath.Join(work, "webhook")
-	build := exec.CommandContext(ctx, "go", "build", "-o", webhookBin, "./cmd/webhook")
-	build.Dir = repoRoot
-	out, err := build.CombinedOutput()
-	Expect(err).NotTo(HaveOccurred(), "go build ./cmd/webhook:\n%s", out)
+	Expect(testbed.BuildBinary(ctx, repoRoot, "./cmd/webhook", webhookBin, "", "")).To(Succeed())
 
 	By("starting docker-registry with TLS and htpasswd")
 	reg = framework.RequireRegistry(ctx, testbed.RegistryOptions{})
 	pushImages(ctx)
 
 	By("starting the control plane with the shipped MutatingWebhookConfiguration")
+	hook, err := testbed.EnvtestWebhookConfiguration(repoRoot)
+	Expect(err).NotTo(HaveOccurred())
+	hook.Name = envtestWebhookName
 	cp, err = testbed.Start(ctx, testbed.Options{
 		WebhookInstallOptions: envtest.WebhookInstallOptions{
-			MutatingWebhooks: []*admissionregistrationv1.MutatingWebhookConfiguration{shippedWebhookConfiguration()},
+			MutatingWebhooks: []*admissionregistrationv1.MutatingWebhookConfiguration{hook},
 		},
 	})
 	Expect(err).NotTo(HaveOccurred())
@@ -117,38 +115,10 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	metricsURL = "http://" + w.MetricsAddr + "/metrics"
 }, NodeTimeout(5*time.Minute))
 
-// readShippedWebhookConfiguration reads config/webhook's
-// MutatingWebhookConfiguration.
-func readShippedWebhookConfiguration() *admissionregistrationv1.MutatingWebhookConfiguration {
-	GinkgoHelper()
-	data, err := os.ReadFile(filepath.Join(repoRoot, "config", "webhook", "mutatingwebhookconfiguration.yaml"))
-	Expect(err).NotTo(HaveOccurred())
-	var cfg admissionregistrationv1.MutatingWebhookConfiguration
-	Expect(yaml.UnmarshalStrict(data, &cfg)).To(Succeed())
-	Expect(cfg.Webhooks).To(HaveLen(1))
-	Expect(cfg.Webhooks[0].ClientConfig.Service).NotTo(BeNil())
-	Expect(cfg.Webhooks[0].ClientConfig.Service.Path).NotTo(BeNil())
-	return &cfg
-}
-
 // envtestWebhookName is the name the shipped configuration is installed
 // under, so that "isamatch" itself stays free for the kubectl dry-run and
 // the certificate rotation specs.
 const envtestWebhookName = "isamatch-envtest"
-
-// shippedWebhookConfiguration is config/webhook's MutatingWebhookConfiguration
-// (rules, failurePolicy, namespaceSelector, timeout kept) as envtest installs
-// it: the service reference becomes a URL on loopback with envtest's CA
-// (envtest prefixes the path with "/").
-func shippedWebhookConfiguration() *admissionregistrationv1.MutatingWebhookConfiguration {
-	GinkgoHelper()
-	cfg := readShippedWebhookConfiguration()
-	cfg.Name = envtestWebhookName
-	svc := cfg.Webhooks[0].ClientConfig.Service
-	p := strings.TrimPrefix(*svc.Path, "/")
-	svc.Path = &p
-	return cfg
-}
 
 func pushImages(ctx context.Context) {
 	GinkgoHelper()
