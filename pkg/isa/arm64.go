@@ -119,7 +119,7 @@ const arm64Hint = "accepted: arm64 or aarch64, optionally followed by +feature u
 func parseARM64(in, s string) (ISA, error) {
 	base, feats, hasFeats := strings.Cut(s, "+")
 	if base != "arm64" && base != "aarch64" {
-		return ISA{}, &ParseError{Input: in, Err: fmt.Errorf("unknown arm64 base %q", base), Hint: arm64Hint}
+		return ISA{}, &ParseError{Input: in, Err: fmt.Errorf("unknown arm64 base %q", base), Hint: archHint(base, arm64Hint)}
 	}
 	set := arm64Versions["8"]
 	if hasFeats {

@@ -45,6 +45,12 @@
 //   - Every entry point but ParseRISCV adds B when Zba, Zbb and Zbs are all
 //     present (kernels print the three, profiles and users say B).
 //
+// Requests may also name the bare architecture as kubernetes.io/arch spells
+// it: "riscv64" is rv64i and "riscv32" rv32i, the base every node of the
+// architecture has (as "amd64" is x86-64 and "arm64" fp+asimd). Spellings
+// Parse does not take ("riscv", "rv64", "riscv64gc", "x86", "i386", "arm",
+// "armv8.2-a", ...) get a ParseError whose hint says what to write.
+//
 // Profiles (rvi20u32/64, rva20u64, rva22u64, rva23u64, rvb23u64, the S-mode
 // ones and LLVM's experimental rvm23u32, rva23p1s64, rvb23p1s64) expand to
 // LLVM's lists; extra extensions follow after '_' ("rva23u64_zvbc").

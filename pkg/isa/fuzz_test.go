@@ -84,7 +84,7 @@ func checkNode(t *testing.T, i isa.ISA, reparse func(string) (isa.ISA, error)) {
 
 func FuzzParse(f *testing.F) {
 	seedLLVM(f)
-	for _, s := range []string{"x86-64-v3+avx512vnni", "amd64", "arm64+sve2", "aarch64+i8mm", "RV64IMFDV", "rva23u64_zvbc"} {
+	for _, s := range []string{"x86-64-v3+avx512vnni", "amd64", "arm64+sve2", "aarch64+i8mm", "RV64IMFDV", "rva23u64_zvbc", "riscv64", "RISCV32", "x86", "armv8.2-a", "riscv64+zba", "riscv64gc"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

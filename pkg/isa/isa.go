@@ -20,60 +20,6 @@ func familyOf(a Arch) *family {
 	return nil
 }
 
-// Parse parses one alternative as a user types it (strict): RISC-V ISA strings
-// and profiles ("rv64gc", "RV64IMFDV", "rva23u64_zvbc"), x86-64 levels with
-// optional +features ("x86-64-v3", "x86-64-v2+avx512vnni", "amd64"), arm64 with
-// optional +features ("arm64+sve2", "aarch64"). Errors name the bad token.
-//
-// A RISC-V string is lower-cased first (the paper writes RV64IMFDV), a
-// documented deviation from LLVM, which rejects upper case; otherwise it
-// follows ParseRISCV exactly.
-func Parse(s string) (ISA, error) {
-	t := strings.ToLower(strings.TrimSpace(s))
-	switch {
-	case t == "":
-		return ISA{}, &ParseError{Input: s, Err: errEmpty, Hint: "accepted: a RISC-V ISA string or profile, x86-64[-vN][+feature], arm64[+feature]"}
-	case strings.HasPrefix(t, "rv"):
-		xlen, exts, err := parseRISCV(t, llvmMC)
-		if err != nil {
-			return ISA{}, &ParseError{Input: s, Err: err, Hint: rvHintFor(err)}
-		}
-		return ISA{Arch: rvArch(xlen), Exts: rvNodeClose(xlen, exts)}, nil
-	case strings.HasPrefix(t, "x86") || strings.HasPrefix(t, "amd64"):
-		return parseX86(s, t)
-	case strings.HasPrefix(t, "arm64") || strings.HasPrefix(t, "aarch64"):
-		return parseARM64(s, t)
-	}
-	return ISA{}, &ParseError{Input: s, Err: fmt.Errorf("unknown architecture in %q", s),
-		Hint: "accepted: rv32*/rv64* or a RISC-V profile (rva23u64), x86-64[-vN][+feature], amd64, x86_64, arm64[+feature], aarch64"}
-}
-
-// ParseRequest parses "alt | alt | ..." (whitespace around '|' allowed).
-func ParseRequest(s string) (Request, error) {
-	var r Request
-	for k, alt := range strings.Split(s, "|") {
-		if strings.TrimSpace(alt) == "" {
-			return Request{}, &ParseError{Input: s, Err: fmt.Errorf("alternative %d is empty", k+1),
-				Hint: "write alternatives as ISA | ISA, e.g. rv64gcv | x86-64-v3 | arm64+sve"}
-		}
-		i, err := Parse(alt)
-		if err != nil {
-			return Request{}, err
-		}
-		r.Alternatives = append(r.Alternatives, i)
-	}
-	return r, nil
-}
-
-// String prints the request in canonical form, alternatives joined by " | ".
-func (r Request) String() string {
-	parts := make([]string, len(r.Alternatives))
-	for k, a := range r.Alternatives {
-		parts[k] = a.Short()
-	}
-	return strings.Join(parts, " | ")
-}
-
 // observable drops, for RISC-V, the extensions no kernel reports.
 func observable(i ISA) ExtSet {
 	if i.Arch == RISCV64 || i.Arch == RISCV32 {

@@ -39,6 +39,10 @@ func TestParse(t *testing.T) {
 		{"x86-64+pni+abm+lahf_lm", isa.AMD64, "x86-64+sse3+sahf+lzcnt"},
 		{"x86-64-v4+amx-tile", isa.AMD64, "x86-64-v4+amx-tile"},
 		{"arm64", isa.ARM64, "arm64"},
+		{"riscv64", isa.RISCV64, "rv64i"},
+		{"RISCV64", isa.RISCV64, "rv64i"},
+		{" Riscv64 ", isa.RISCV64, "rv64i"},
+		{"riscv32", isa.RISCV32, "rv32i"},
 		{"aarch64+sve2", isa.ARM64, "arm64+sve+sve2"},
 		{"arm64+lse+crc", isa.ARM64, "arm64+crc32+atomics"},
 	}
@@ -118,6 +122,62 @@ func TestParseErrors(t *testing.T) {
 			}
 			if !strings.Contains(msg, "accepted") {
 				t.Errorf("error %q does not say what is accepted", msg)
+			}
+		})
+	}
+}
+
+// TestParseArchSpellings: spellings users write for an architecture that
+// Parse does not take get a "did you mean" naming what it does take.
+func TestParseArchSpellings(t *testing.T) {
+	tests := []struct {
+		in   string
+		want string // the hint starts with it
+	}{
+		{"x86", "did you mean x86-64 or amd64?"},
+		{"X64", "did you mean x86-64 or amd64?"},
+		{"x64+avx2", "did you mean x86-64 or amd64?"},
+		{"x86-64v3", "did you mean x86-64-v3?"},
+		{"amd64v2", "did you mean x86-64-v2?"},
+		{"amd46", "did you mean amd64?"},
+		{"i386", "did you mean amd64? isamatch models 64-bit x86 only"},
+		{"i686", "did you mean amd64? isamatch models 64-bit x86 only"},
+		{"arm", "did you mean arm64? isamatch models 64-bit arm only"},
+		{"aarch32", "did you mean arm64? isamatch models 64-bit arm only"},
+		{"armhf", "did you mean arm64? isamatch models 64-bit arm only"},
+		{"armv7l", "did you mean arm64? isamatch models 64-bit arm only"},
+		{"armv8", "did you mean arm64? arm64 requests name features"},
+		{"arm64v8", "did you mean arm64? arm64 requests name features"},
+		{"ARMv8.2-A", "did you mean arm64+crc32+atomics+asimdrdm+dcpop?"},
+		{"arm64/v8.1", "did you mean arm64+crc32+atomics+asimdrdm?"},
+		{"riscv", "did you mean riscv64 or rv64i or rv64gc?"},
+		{"RISC-V", "did you mean riscv64 or rv64i or rv64gc?"},
+		{"rv64", "did you mean riscv64 or rv64i or rv64gc?"},
+		{"rv32", "did you mean riscv32 or rv32i or rv32gc?"},
+		{"riscv64gc", "did you mean rv64gc?"},
+		{"RISCV64IMAFDC", "did you mean rv64imafdc?"},
+		{"riscv64+zba+zbb", "did you mean rv64i_zba_zbb?"},
+		{"riscv64+zba+bogus", "RISC-V extensions follow an ISA string after '_'"},
+		{"mips64", "accepted:"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.in, func(t *testing.T) {
+			got, err := isa.Parse(tc.in)
+			var pe *isa.ParseError
+			if !errors.As(err, &pe) {
+				t.Fatalf("Parse(%q) = %s, %v; want a *ParseError", tc.in, got, err)
+			}
+			if !strings.HasPrefix(pe.Hint, tc.want) {
+				t.Errorf("hint %q does not start with %q", pe.Hint, tc.want)
+			}
+			// Every suggestion parses.
+			if rest, ok := strings.CutPrefix(pe.Hint, "did you mean "); ok {
+				list, _, _ := strings.Cut(rest, "?")
+				for _, s := range strings.Split(list, " or ") {
+					if _, err := isa.Parse(s); err != nil {
+						t.Errorf("suggestion %q does not parse: %v", s, err)
+					}
+				}
 			}
 		})
 	}

@@ -139,7 +139,7 @@ func parseX86(in, s string) (ISA, error) {
 		}
 	}
 	if level == 0 {
-		return ISA{}, &ParseError{Input: in, Err: fmt.Errorf("unknown x86-64 level %q", base), Hint: x86Hint}
+		return ISA{}, &ParseError{Input: in, Err: fmt.Errorf("unknown x86-64 level %q", base), Hint: archHint(base, x86Hint)}
 	}
 	set := x86Levels[level]
 	if hasFeats {
