@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
@@ -24,7 +25,12 @@ const (
 	KindUnreachable  = "unreachable"
 	KindMalformed    = "malformed"
 	KindTooLarge     = "tooLarge"
+	KindRefused      = "refused"
 	KindOther        = "other"
+	// KindLabelTooLarge is not a resolution failure: it names an image
+	// config label over [MaxLabelBytes] that was ignored (see
+	// [Platform.LabelIgnored]), for a warning.
+	KindLabelTooLarge = "labelTooLarge"
 )
 
 // errTooLarge marks a registry response over the configured size limit.
@@ -33,7 +39,19 @@ var errTooLarge = errors.New("registry response too large")
 // errMalformed marks content that parsed but does not describe an image.
 var errMalformed = errors.New("malformed image")
 
-// classify wraps err in an *Error with the kind that describes it best.
+// errRefused marks a connection the resolver would not make: a registry
+// address that is not public, or plain HTTP to a host not named insecure.
+var errRefused = errors.New("refused")
+
+// errSlotWait marks a resolution that ended while waiting for a
+// concurrency slot: the registry was never asked, so the failure says
+// nothing about it and is not cached.
+var errSlotWait = errors.New("no registry slot free")
+
+// classify wraps err in an *Error with the kind that describes it best and
+// a short sanitised message: never a registry's response body, which may
+// be 64 KiB of HTML, carry control characters, or echo what an internal
+// service answered.
 func classify(ref string, err error) *Error {
 	if err == nil {
 		return nil
@@ -42,10 +60,47 @@ func classify(ref string, err error) *Error {
 	if errors.As(err, &e) {
 		return e
 	}
-	return &Error{Kind: kindOf(err), Ref: ref, Err: err}
+	return &Error{Kind: kindOf(err), Ref: ref, Err: errors.New(messageOf(err))}
+}
+
+// messageOf is what an *Error keeps of err.
+func messageOf(err error) string {
+	var te *transport.Error
+	if errors.As(err, &te) {
+		// The status and the registry's error codes (a fixed vocabulary),
+		// never its messages or body.
+		msg := fmt.Sprintf("registry answered HTTP %d", te.StatusCode)
+		var codes []string
+		for _, d := range te.Errors {
+			if c := string(d.Code); isErrorCode(c) && len(codes) < 3 {
+				codes = append(codes, c)
+			}
+		}
+		if len(codes) > 0 {
+			msg += " " + strings.Join(codes, ",")
+		}
+		return msg
+	}
+	return Sanitize(err.Error(), MaxMessageBytes)
+}
+
+// isErrorCode accepts distribution-spec error codes (MANIFEST_UNKNOWN).
+func isErrorCode(c string) bool {
+	if c == "" || len(c) > 32 {
+		return false
+	}
+	for _, r := range c {
+		if (r < 'A' || r > 'Z') && r != '_' {
+			return false
+		}
+	}
+	return true
 }
 
 func kindOf(err error) string {
+	if errors.Is(err, errSlotWait) {
+		return KindTimeout
+	}
 	if errors.Is(err, errTooLarge) {
 		return KindTooLarge
 	}
@@ -62,6 +117,9 @@ func kindOf(err error) string {
 	var verify *tls.CertificateVerificationError
 	if errors.As(err, &unknownCA) || errors.As(err, &hostname) || errors.As(err, &verify) {
 		return KindUnreachable
+	}
+	if errors.Is(err, errRefused) {
+		return KindRefused
 	}
 	var te *transport.Error
 	if errors.As(err, &te) {

@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"fmt"
 	"net/http"
+	"net/netip"
 	"os"
 	"time"
 
@@ -19,10 +20,34 @@ const (
 	DefaultDigestTTL        = 24 * time.Hour
 	DefaultErrorTTL         = 10 * time.Second
 	DefaultFetchTimeout     = 15 * time.Second
-	DefaultMaxConcurrent    = 16
+	DefaultMaxConcurrent    = 32
 	DefaultMaxManifestBytes = 4 << 20
 	DefaultMaxCacheEntries  = 10000
+
+	// DefaultMaxPerHost bounds the requests in flight to one registry
+	// host, so a slow registry cannot take every slot.
+	DefaultMaxPerHost = 8
+	// DefaultMaxPerNamespace bounds the requests in flight for the pods
+	// of one namespace, so one tenant cannot take every slot.
+	DefaultMaxPerNamespace = 8
+	// DefaultMaxFlights bounds the registry resolutions in progress at
+	// once; DefaultMaxFlightsPerNamespace bounds those started for one
+	// namespace. Each runs for at most the fetch timeout.
+	DefaultMaxFlights             = 256
+	DefaultMaxFlightsPerNamespace = 32
+	// DefaultMaxResolutionBytes bounds the response bytes of one
+	// resolution (every manifest, index and config of one image).
+	DefaultMaxResolutionBytes = 8 << 20
+	// DefaultMaxIndexEntries bounds the entries of the image indexes of
+	// one image (nested ones included).
+	DefaultMaxIndexEntries = 64
+	// DefaultMaxCacheBytes bounds the memory of the cache (estimated).
+	DefaultMaxCacheBytes = 64 << 20
 )
+
+// MaxLabelBytes is the largest "isa.request" image label read; a longer
+// one is ignored unparsed (see Platform.LabelIgnored).
+const MaxLabelBytes = 256
 
 // KeychainFactory builds the credentials a pod with the given PullAuth pulls
 // its images with. It is called once per resolution that misses the cache.
@@ -65,6 +90,15 @@ type config struct {
 	rootCAs          *x509.CertPool
 	configErr        error
 	insecure         map[string]bool
+	allowHosts       map[string]bool
+	allowNets        []netip.Prefix
+	perHost          int
+	perNamespace     int
+	maxFlights       int
+	maxFlightsPerNS  int
+	maxResolution    int64
+	maxIndexEntries  int
+	maxCacheBytes    int64
 	ttl              time.Duration
 	digestTTL        time.Duration
 	errorTTL         time.Duration
@@ -124,6 +158,60 @@ func WithInsecureRegistries(hosts ...string) Option {
 	}
 }
 
+// WithAllowedRegistries lets the resolver connect to registries at
+// non-public addresses (loopback, link-local, private, CGNAT), which it
+// otherwise refuses after DNS resolution. An entry is a host or host:port
+// as written in image references (allowing whatever it resolves to), or an
+// IP address or CIDR (allowing those addresses for any host name). Hosts
+// given to [WithInsecureRegistries] are allowed too.
+func WithAllowedRegistries(entries ...string) Option {
+	return func(c *config) {
+		hosts, nets, err := parseAllowed(entries)
+		if err != nil {
+			c.configErr = err
+			return
+		}
+		for h := range hosts {
+			c.allowHosts[h] = true
+		}
+		c.allowNets = append(c.allowNets, nets...)
+	}
+}
+
+// WithMaxPerHost bounds the registry requests in flight to one host
+// (default 8).
+func WithMaxPerHost(n int) Option {
+	return func(c *config) { c.perHost = n }
+}
+
+// WithMaxPerNamespace bounds the registry requests in flight for the pods
+// of one namespace (default 8).
+func WithMaxPerNamespace(n int) Option {
+	return func(c *config) { c.perNamespace = n }
+}
+
+// WithMaxFlights bounds the registry resolutions in progress at once, in
+// all (default 256) and for one namespace (default 32). A resolution waits
+// for a slot only while its first caller waits; it then runs for at most
+// the fetch timeout.
+func WithMaxFlights(total, perNamespace int) Option {
+	return func(c *config) { c.maxFlights, c.maxFlightsPerNS = total, perNamespace }
+}
+
+// WithResolutionBudget bounds one resolution: at most bytes of registry
+// responses (default 8 MiB) and entries image index entries, nested
+// indexes included (default 64). Beyond either it fails with Kind
+// "tooLarge", naming the limit.
+func WithResolutionBudget(bytes int64, entries int) Option {
+	return func(c *config) { c.maxResolution, c.maxIndexEntries = bytes, entries }
+}
+
+// WithMaxCacheBytes bounds the cache by its estimated memory (default
+// 64 MiB); the least recently used entries are evicted first.
+func WithMaxCacheBytes(n int64) Option {
+	return func(c *config) { c.maxCacheBytes = n }
+}
+
 // WithTTL sets how long a resolved tag stays cached (default 5 minutes).
 // Digest-pinned references are immutable and stay cached for the digest TTL.
 func WithTTL(d time.Duration) Option {
@@ -149,7 +237,7 @@ func WithFetchTimeout(d time.Duration) Option {
 }
 
 // WithMaxConcurrent bounds the number of registry HTTP requests in flight
-// at once across all resolutions (default 16).
+// at once across all resolutions (default 32).
 func WithMaxConcurrent(n int) Option {
 	return func(c *config) { c.maxConcurrent = n }
 }
@@ -182,7 +270,8 @@ func WithMetrics(m *Metrics) Option {
 }
 
 // WithTransport replaces the base HTTP transport (the default is a clone of
-// http.DefaultTransport honouring WithRegistryCA).
+// http.DefaultTransport honouring WithRegistryCA and refusing non-public
+// addresses; a replacement does its own dialling, without that check).
 func WithTransport(rt http.RoundTripper) Option {
 	return func(c *config) { c.transport = rt }
 }

@@ -2,11 +2,11 @@ package registry
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -31,15 +31,10 @@ type Resolver struct {
 	cfg       config
 	transport http.RoundTripper
 	flights   singleflight.Group
-
-	mu    sync.Mutex
-	cache map[string]cacheEntry
-}
-
-type cacheEntry struct {
-	platforms []Platform
-	err       *Error
-	expires   time.Time
+	// Slots of resolutions in progress, in all and per namespace.
+	allFlights *slots
+	nsFlights  *keyedSlots
+	cache      *byteCache
 }
 
 // result returns a copy of the entry for a caller who spelled the image ref.
@@ -58,6 +53,7 @@ func (e cacheEntry) result(ref string) ([]Platform, *Error) {
 func NewResolver(opts ...Option) *Resolver {
 	c := config{
 		insecure:         map[string]bool{},
+		allowHosts:       map[string]bool{},
 		ttl:              DefaultTTL,
 		digestTTL:        DefaultDigestTTL,
 		errorTTL:         DefaultErrorTTL,
@@ -65,6 +61,13 @@ func NewResolver(opts ...Option) *Resolver {
 		maxConcurrent:    DefaultMaxConcurrent,
 		maxManifestBytes: DefaultMaxManifestBytes,
 		maxCacheEntries:  DefaultMaxCacheEntries,
+		perHost:          DefaultMaxPerHost,
+		perNamespace:     DefaultMaxPerNamespace,
+		maxFlights:       DefaultMaxFlights,
+		maxFlightsPerNS:  DefaultMaxFlightsPerNamespace,
+		maxResolution:    DefaultMaxResolutionBytes,
+		maxIndexEntries:  DefaultMaxIndexEntries,
+		maxCacheBytes:    DefaultMaxCacheBytes,
 		keychains:        AnonymousKeychain,
 		now:              time.Now,
 	}
@@ -74,22 +77,26 @@ func NewResolver(opts ...Option) *Resolver {
 	if c.keychains == nil {
 		c.keychains = AnonymousKeychain
 	}
-	if c.maxConcurrent < 1 {
-		c.maxConcurrent = 1
-	}
+	c.maxConcurrent = max(c.maxConcurrent, 1)
+	c.perHost = max(c.perHost, 1)
 	base := c.transport
 	if base == nil {
-		base = defaultBaseTransport(&c)
+		base = defaultBaseTransport(&c, newDialGuard(&c))
 	}
 	return &Resolver{
 		cfg: c,
 		transport: &boundedTransport{
-			next:     base,
-			slots:    make(chan struct{}, c.maxConcurrent),
-			maxBytes: c.maxManifestBytes,
-			metrics:  c.metrics,
+			next:       base,
+			insecure:   c.insecure,
+			global:     newSlots(c.maxConcurrent, "registry request slots"),
+			hosts:      newKeyedSlots(c.perHost, "registry host"),
+			namespaces: newKeyedSlots(c.perNamespace, "namespace"),
+			maxBytes:   c.maxManifestBytes,
+			metrics:    c.metrics,
 		},
-		cache: map[string]cacheEntry{},
+		allFlights: newSlots(c.maxFlights, "resolutions in progress"),
+		nsFlights:  newKeyedSlots(c.maxFlightsPerNS, "resolutions of namespace"),
+		cache:      newByteCache(c.maxCacheBytes, c.maxCacheEntries, c.now),
 	}
 }
 
@@ -139,7 +146,7 @@ func (r *Resolver) resolve(ctx context.Context, ref string, auth PullAuth) ([]Pl
 	}
 	parsed, err := r.parse(ref)
 	if err != nil {
-		return nil, &Error{Kind: KindOther, Ref: ref, Err: fmt.Errorf("invalid image reference: %w", err)}
+		return nil, &Error{Kind: KindOther, Ref: ref, Err: errors.New(Sanitize("invalid image reference: "+err.Error(), MaxMessageBytes))}
 	}
 	key := parsed.Name() + "\x00" + id
 	if e, ok := r.lookup(key); ok {
@@ -155,15 +162,29 @@ func (r *Resolver) resolve(ctx context.Context, ref string, auth PullAuth) ([]Pl
 			r.cfg.metrics.hit()
 			return e, nil
 		}
+		// A resolution waits for its slots only while its first caller
+		// waits; a wait that ends is not the registry's fault and is not
+		// cached.
+		release, err := acquireAll(ctx, r.allFlights.acquire,
+			func(ctx context.Context) (func(), error) { return r.nsFlights.acquire(ctx, auth.Namespace) })
+		if err != nil {
+			return cacheEntry{err: classify(ref, err)}, nil
+		}
+		defer release()
 		r.cfg.metrics.miss()
 		// The shared resolution outlives any one caller: its own deadline,
 		// not the first caller's cancellation.
 		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.cfg.fetchTimeout)
 		defer cancel()
+		fctx = withResolution(fctx, &resolution{namespace: auth.Namespace,
+			budget: &budget{maxBytes: r.cfg.maxResolution, maxEntries: int64(r.cfg.maxIndexEntries)}})
 		start := time.Now()
 		platforms, err := r.fetch(fctx, parsed, auth)
 		r.cfg.metrics.observe(time.Since(start).Seconds())
 		e := cacheEntry{platforms: platforms, err: classify(ref, err)}
+		if errors.Is(err, errSlotWait) {
+			return e, nil
+		}
 		e = r.store(key, parsed, e)
 		if rawKey != key && !e.expires.IsZero() {
 			r.store(rawKey, parsed, e)
@@ -222,23 +243,12 @@ func sortedUnique(s []string) bool {
 }
 
 func (r *Resolver) lookup(key string) (cacheEntry, bool) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	e, ok := r.cache[key]
-	if !ok {
-		return cacheEntry{}, false
-	}
-	if !r.cfg.now().Before(e.expires) {
-		delete(r.cache, key)
-		return cacheEntry{}, false
-	}
-	return e, true
+	return r.cache.get(key)
 }
 
 // store caches e under key and returns it with its expiry. An entry that
 // already has an expiry (an alias of a cached entry) keeps it.
 func (r *Resolver) store(key string, ref name.Reference, e cacheEntry) cacheEntry {
-	now := r.cfg.now()
 	if e.expires.IsZero() {
 		ttl := r.cfg.ttl
 		if _, ok := ref.(name.Digest); ok {
@@ -250,25 +260,9 @@ func (r *Resolver) store(key string, ref name.Reference, e cacheEntry) cacheEntr
 		if ttl <= 0 {
 			return e
 		}
-		e.expires = now.Add(ttl)
+		e.expires = r.cfg.now().Add(ttl)
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if len(r.cache) >= r.cfg.maxCacheEntries {
-		for k, old := range r.cache {
-			if !now.Before(old.expires) {
-				delete(r.cache, k)
-			}
-		}
-		// Still full: drop arbitrary entries (map order is random).
-		for k := range r.cache {
-			if len(r.cache) < r.cfg.maxCacheEntries {
-				break
-			}
-			delete(r.cache, k)
-		}
-	}
-	r.cache[key] = e
+	r.cache.add(key, e)
 	return e
 }
 
@@ -283,7 +277,7 @@ func (r *Resolver) fetch(ctx context.Context, ref name.Reference, auth PullAuth)
 		remote.WithTransport(r.transport),
 		remote.WithAuthFromKeychain(kc),
 		remote.WithUserAgent("isamatch-webhook"),
-		remote.WithJobs(r.cfg.maxConcurrent),
+		remote.WithJobs(r.cfg.perHost),
 		remote.WithRetryBackoff(remote.Backoff{Duration: 100 * time.Millisecond, Factor: 2, Steps: 2}),
 	)
 	if err != nil {
@@ -328,9 +322,12 @@ func (r *Resolver) fromIndex(ctx context.Context, idx v1.ImageIndex, depth int) 
 		// The bytes are already here: a failure is a parse failure.
 		return nil, fmt.Errorf("%w: parse image index: %w", errMalformed, err)
 	}
+	if err := resolutionOf(ctx).budget.index(len(im.Manifests)); err != nil {
+		return nil, err
+	}
 	results := make([][]Platform, len(im.Manifests))
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(r.cfg.maxConcurrent)
+	g.SetLimit(r.cfg.perHost)
 	for i, d := range im.Manifests {
 		if skipDescriptor(d) {
 			continue
@@ -398,6 +395,10 @@ func platformOf(img v1.Image, fromIndex *v1.Platform) (Platform, error) {
 		return Platform{}, fmt.Errorf("read image config: %w", err)
 	}
 	p := Platform{OS: cf.OS, Architecture: cf.Architecture, Variant: cf.Variant, ISARequest: cf.Config.Labels[isa.BareImageRequestLabel]}
+	if n := len(p.ISARequest); n > MaxLabelBytes {
+		// Too long to be an ISA request; not parsed, not cached.
+		p.ISARequest, p.LabelIgnored = "", n
+	}
 	if fromIndex != nil && fromIndex.Architecture != "" {
 		p.OS, p.Architecture, p.Variant = fromIndex.OS, fromIndex.Architecture, fromIndex.Variant
 	}

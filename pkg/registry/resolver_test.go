@@ -139,7 +139,7 @@ func TestResolveErrors(t *testing.T) {
 	}{
 		{name: "missing tag", ref: tr.ref("app/ok:2"), kind: KindNotFound, text: "MANIFEST_UNKNOWN"},
 		{name: "missing repository", ref: tr.ref("nothing/here:1"), kind: KindNotFound},
-		{name: "denied", ref: tr.ref("forbidden/x:1"), kind: KindForbidden, text: "denied"},
+		{name: "denied", ref: tr.ref("forbidden/x:1"), kind: KindForbidden, text: "HTTP 403 DENIED"},
 		{name: "malformed JSON", ref: tr.ref("malformed/x:1"), kind: KindMalformed},
 		{name: "manifest over the limit with Content-Length", ref: tr.ref("huge/x:1"), kind: KindTooLarge, text: "limit is 1024"},
 		{name: "manifest over the limit, chunked", ref: tr.ref("hugechunked/x:1"), kind: KindTooLarge, text: "limit of 1024"},

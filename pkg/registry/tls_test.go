@@ -32,8 +32,8 @@ func TestRegistryCATrust(t *testing.T) {
 		opts []Option
 		kind string // "" means success
 	}{
-		{name: "trusted with WithRegistryCA", opts: []Option{WithRegistryCA(caPEM)}},
-		{name: "unknown authority without it", kind: KindUnreachable},
+		{name: "trusted with WithRegistryCA", opts: []Option{WithRegistryCA(caPEM), WithAllowedRegistries(host)}},
+		{name: "unknown authority without it", opts: []Option{WithAllowedRegistries(host)}, kind: KindUnreachable},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -5,25 +5,20 @@ import (
 	"crypto/tls"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 )
 
 // defaultBaseTransport is http.DefaultTransport's shape with the given
-// trusted roots.
-func defaultBaseTransport(c *config) http.RoundTripper {
+// trusted roots, dialling through the address guard.
+func defaultBaseTransport(c *config, guard *dialGuard) http.RoundTripper {
 	t := &http.Transport{
-		Proxy: http.ProxyFromEnvironment,
-		DialContext: (&net.Dialer{
-			Timeout:   10 * time.Second,
-			KeepAlive: 30 * time.Second,
-		}).DialContext,
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           guard.DialContext,
 		ForceAttemptHTTP2:     true,
 		MaxIdleConns:          100,
-		MaxIdleConnsPerHost:   c.maxConcurrent,
+		MaxIdleConnsPerHost:   c.perHost,
 		IdleConnTimeout:       90 * time.Second,
 		TLSHandshakeTimeout:   5 * time.Second,
 		ExpectContinueTimeout: time.Second,
@@ -34,44 +29,58 @@ func defaultBaseTransport(c *config) http.RoundTripper {
 	return t
 }
 
-// boundedTransport is the innermost transport of every registry request: it
-// bounds the requests in flight, counts them and caps the size of every
-// response body.
+// boundedTransport is the innermost transport of every registry request:
+// it refuses plain HTTP to hosts not named insecure, takes a slot of the
+// resolution's namespace, of the registry host and of the global pool
+// (held until the body is closed or read to its end), counts the request,
+// and caps every response body and the resolution's total bytes.
 type boundedTransport struct {
-	next     http.RoundTripper
-	slots    chan struct{}
-	maxBytes int64
-	metrics  *Metrics
+	next       http.RoundTripper
+	insecure   map[string]bool
+	global     *slots
+	hosts      *keyedSlots
+	namespaces *keyedSlots
+	maxBytes   int64
+	metrics    *Metrics
 }
 
 func (t *boundedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
-	select {
-	case t.slots <- struct{}{}:
-	case <-ctx.Done():
-		return nil, fmt.Errorf("wait for a registry connection slot: %w", ctx.Err())
+	if req.URL.Scheme != "https" && !t.insecure[req.URL.Host] {
+		return nil, fmt.Errorf("%w: plain HTTP to %s: not an insecure registry (--insecure-registry)", errRefused, req.URL.Host)
 	}
-	var once sync.Once
-	release := func() { once.Do(func() { <-t.slots }) }
-	// Safety net: a body nobody closes cannot hold its slot past the
+	res := resolutionOf(ctx)
+	release, err := acquireAll(ctx,
+		func(ctx context.Context) (func(), error) { return t.namespaces.acquire(ctx, res.namespace) },
+		func(ctx context.Context) (func(), error) { return t.hosts.acquire(ctx, req.URL.Host) },
+		t.global.acquire,
+	)
+	if err != nil {
+		return nil, err
+	}
+	// Safety net: a body nobody closes cannot hold its slots past the
 	// resolution it belongs to.
 	stop := context.AfterFunc(ctx, release)
+	done := func() { stop(); release() }
 
 	t.metrics.request(requestType(req))
 	resp, err := t.next.RoundTrip(req)
 	if err != nil {
-		stop()
-		release()
+		done()
 		return nil, err
 	}
 	if resp.ContentLength > t.maxBytes {
 		resp.Body.Close()
-		stop()
-		release()
+		done()
 		return nil, fmt.Errorf("%w: %s is %d bytes, the limit is %d", errTooLarge, req.URL.Path, resp.ContentLength, t.maxBytes)
 	}
+	if err := res.budget.fits(resp.ContentLength); err != nil {
+		resp.Body.Close()
+		done()
+		return nil, err
+	}
 	resp.Body = &boundedBody{rc: resp.Body, left: t.maxBytes, path: req.URL.Path, limit: t.maxBytes,
-		release: func() { stop(); release() }}
+		budget: res.budget, release: done}
 	return resp, nil
 }
 
@@ -94,6 +103,7 @@ type boundedBody struct {
 	left    int64
 	limit   int64
 	path    string
+	budget  *budget
 	release func()
 }
 
@@ -116,6 +126,10 @@ func (b *boundedBody) Read(p []byte) (int, error) {
 	}
 	n, err := b.rc.Read(p)
 	b.left -= int64(n)
+	if berr := b.budget.spend(n); berr != nil {
+		b.release()
+		return 0, berr
+	}
 	if err != nil {
 		b.release()
 	}

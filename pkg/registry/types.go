@@ -6,8 +6,12 @@ import "fmt"
 type Platform struct {
 	OS, Architecture, Variant string
 	// ISARequest is the image config label "isa.request" for this platform
-	// ("" if none).
+	// ("" if none, or if it was over MaxLabelBytes).
 	ISARequest string
+	// LabelIgnored is the size in bytes of an "isa.request" label over
+	// MaxLabelBytes, which was ignored unparsed (0: none was ignored).
+	// Warn about it with the kind KindLabelTooLarge.
+	LabelIgnored int
 }
 
 // PullAuth names the credentials a pod pulls its images with.
@@ -18,8 +22,11 @@ type PullAuth struct {
 }
 
 // Error is a classified resolution failure. Kind is one of "unauthorized",
-// "forbidden", "notFound", "timeout", "unreachable", "malformed", "tooLarge"
-// or "other"; it is the metric label and part of the warning text.
+// "forbidden", "notFound", "timeout", "unreachable", "malformed",
+// "tooLarge", "refused" or "other"; it is the metric label and part of the
+// warning text. Err holds only a short sanitised message (at most
+// MaxMessageBytes of printable UTF-8, no registry response body), so the
+// error can be cached, logged and shown to users as it is.
 type Error struct {
 	Kind string
 	Ref  string
@@ -27,7 +34,10 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	return fmt.Sprintf("resolve %s: %s: %v", e.Ref, e.Kind, e.Err)
+	return fmt.Sprintf("resolve %s: %s: %v", Sanitize(e.Ref, maxRefBytes), e.Kind, e.Err)
 }
+
+// maxRefBytes bounds the image reference in an error text.
+const maxRefBytes = 256
 
 func (e *Error) Unwrap() error { return e.Err }

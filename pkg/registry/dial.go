@@ -1,0 +1,135 @@
+package registry
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
+	"net/url"
+	"os"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// cgnat is the shared address space of carrier-grade NAT (RFC 6598), often
+// a cluster's pod or service range.
+var cgnat = netip.MustParsePrefix("100.64.0.0/10")
+
+// thisNetwork is 0.0.0.0/8, which Linux routes to the host itself.
+var thisNetwork = netip.MustParsePrefix("0.0.0.0/8")
+
+// dialGuard dials registries, refusing after DNS resolution (in the
+// dialer's Control hook, before connect) any address that is not public
+// unless the registry is allowed: image references are chosen by pod
+// creators, who must not make the webhook reach its own metrics port,
+// cloud metadata or cluster-internal services.
+type dialGuard struct {
+	hosts  map[string]bool // "host" or "host:port", lower case
+	nets   []netip.Prefix
+	dialer net.Dialer // with the Control check
+	plain  net.Dialer // for allowed hosts
+}
+
+func newDialGuard(c *config) *dialGuard {
+	g := &dialGuard{hosts: map[string]bool{}, nets: c.allowNets}
+	for h := range c.allowHosts {
+		g.hosts[h] = true
+	}
+	for h := range c.insecure {
+		g.hosts[strings.ToLower(h)] = true
+	}
+	// An HTTP(S) proxy from the environment is dialled instead of the
+	// registry; the operator chose it, and it applies its own egress rules.
+	for _, v := range []string{"HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"} {
+		if u, err := url.Parse(os.Getenv(v)); err == nil && u.Host != "" {
+			g.hosts[strings.ToLower(u.Host)] = true
+		}
+	}
+	g.plain = net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}
+	g.dialer = g.plain
+	g.dialer.Control = g.control
+	return g
+}
+
+// DialContext dials addr ("host:port" of the request URL, or of a
+// redirect's target).
+func (g *dialGuard) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	if g.hostAllowed(addr) {
+		return g.plain.DialContext(ctx, network, addr)
+	}
+	return g.dialer.DialContext(ctx, network, addr)
+}
+
+func (g *dialGuard) hostAllowed(addr string) bool {
+	addr = strings.ToLower(addr)
+	if g.hosts[addr] {
+		return true
+	}
+	host, _, err := net.SplitHostPort(addr)
+	return err == nil && g.hosts[host]
+}
+
+// control runs after DNS resolution with the address about to be
+// connected to.
+func (g *dialGuard) control(_, address string, _ syscall.RawConn) error {
+	ap, err := netip.ParseAddrPort(address)
+	if err != nil {
+		return fmt.Errorf("%w: cannot check address %q", errRefused, address)
+	}
+	ip := ap.Addr().Unmap()
+	for _, p := range g.nets {
+		if p.Contains(ip) {
+			return nil
+		}
+	}
+	if class := nonPublic(ip); class != "" {
+		return fmt.Errorf("%w: %s is a %s address; an operator can allow the registry with --allow-registry", errRefused, ip, class)
+	}
+	return nil
+}
+
+// nonPublic names the class of a non-public address ("" for a public one).
+func nonPublic(ip netip.Addr) string {
+	switch {
+	case ip.IsLoopback():
+		return "loopback"
+	case ip.IsLinkLocalUnicast():
+		return "link-local"
+	case ip.IsPrivate():
+		return "private"
+	case cgnat.Contains(ip):
+		return "shared (CGNAT)"
+	case ip.IsUnspecified() || thisNetwork.Contains(ip):
+		return "unspecified"
+	case ip.IsMulticast() || ip == netip.AddrFrom4([4]byte{255, 255, 255, 255}):
+		return "multicast or broadcast"
+	}
+	return ""
+}
+
+// parseAllowed splits --allow-registry values into CIDRs (an IP alone is
+// a one-address CIDR) and host names ("host" or "host:port").
+func parseAllowed(entries []string) (hosts map[string]bool, nets []netip.Prefix, err error) {
+	hosts = map[string]bool{}
+	for _, e := range entries {
+		e = strings.ToLower(strings.TrimSpace(e))
+		switch {
+		case e == "":
+			return nil, nil, fmt.Errorf("allowed registry: empty entry; want a host, host:port, IP or CIDR")
+		case strings.Contains(e, "/"):
+			p, err := netip.ParsePrefix(e)
+			if err != nil {
+				return nil, nil, fmt.Errorf("allowed registry %q: not a CIDR (want e.g. 10.0.0.0/8): %w", e, err)
+			}
+			nets = append(nets, p.Masked())
+		default:
+			if ip, err := netip.ParseAddr(e); err == nil {
+				nets = append(nets, netip.PrefixFrom(ip.Unmap(), ip.Unmap().BitLen()))
+				continue
+			}
+			hosts[e] = true
+		}
+	}
+	return hosts, nets, nil
+}
