@@ -81,7 +81,40 @@ func messageOf(err error) string {
 		}
 		return msg
 	}
+	// Our own limits and refusals say what was wrong and which limit
+	// applies: keep that text rather than the URLs wrapped around it.
+	for _, sentinel := range []error{errTooLarge, errRefused, errSlotWait, errMalformed} {
+		if own := wrapperOf(err, sentinel); own != nil {
+			return Sanitize(own.Error(), MaxMessageBytes)
+		}
+	}
 	return Sanitize(err.Error(), MaxMessageBytes)
+}
+
+// wrapperOf returns the outermost error in err's tree that wraps sentinel
+// directly.
+func wrapperOf(err, sentinel error) error {
+	var inner []error
+	switch u := err.(type) {
+	case interface{ Unwrap() error }:
+		inner = []error{u.Unwrap()}
+	case interface{ Unwrap() []error }:
+		inner = u.Unwrap()
+	}
+	for _, e := range inner {
+		if e == sentinel {
+			return err
+		}
+	}
+	for _, e := range inner {
+		if e == nil {
+			continue
+		}
+		if w := wrapperOf(e, sentinel); w != nil {
+			return w
+		}
+	}
+	return nil
 }
 
 // isErrorCode accepts distribution-spec error codes (MANIFEST_UNKNOWN).

@@ -1,0 +1,148 @@
+package registry
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+)
+
+// TestResolutionBudget: one image costs at most the configured index
+// entries and response bytes, each response counted as it is read.
+func TestResolutionBudget(t *testing.T) {
+	tr := newTestRegistry(t)
+	var entries []entry
+	for i := range 10 {
+		arch := fmt.Sprintf("arch%d", i)
+		entries = append(entries, entry{img: image(t, "linux", arch, "", nil), platform: &v1.Platform{OS: "linux", Architecture: arch}})
+	}
+	tr.pushIndex(t, "app/wide:1", index(t, entries...))
+	tr.pushIndex(t, "app/nested:1", index(t,
+		entry{img: index(t, entries[:6]...)},
+		entry{img: index(t, entries[6:]...)},
+	))
+	tests := []struct {
+		name    string
+		ref     string
+		bytes   int64
+		entries int
+		want    string // error text; "" means success
+		// noConfigs: the limit is known before any config is fetched.
+		noConfigs bool
+	}{
+		{name: "within both limits", ref: tr.ref("app/wide:1"), bytes: 1 << 20, entries: 10},
+		{name: "too many index entries", ref: tr.ref("app/wide:1"), bytes: 1 << 20, entries: 9, want: "lists 10 entries, the limit is 9 per image", noConfigs: true},
+		{name: "nested indexes count together", ref: tr.ref("app/nested:1"), bytes: 1 << 20, entries: 9, want: "the limit is 9 per image"},
+		{name: "too many bytes in all", ref: tr.ref("app/wide:1"), bytes: 4000, entries: 64, want: "limit of 4000 bytes per resolution"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := NewResolver(WithInsecureRegistries(tr.host), WithResolutionBudget(tc.bytes, tc.entries))
+			tr.reset()
+			got, err := r.Resolve(t.Context(), tc.ref, teamA)
+			if tc.want == "" {
+				if err != nil || len(got) != 10 {
+					t.Fatalf("Resolve = %d platforms, %v; want 10 platforms", len(got), err)
+				}
+				return
+			}
+			var re *Error
+			if !errors.As(err, &re) || re.Kind != KindTooLarge || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Resolve error = %v, want kind %s mentioning %q", err, KindTooLarge, tc.want)
+			}
+			if n := tr.count(http.MethodGet, "/blobs/"); tc.noConfigs && n != 0 {
+				t.Errorf("config GETs = %d past the entry limit, want 0", n)
+			}
+		})
+	}
+}
+
+// TestOversizedLabelIgnored: an isa.request label over MaxLabelBytes is
+// dropped unparsed and reported by size.
+func TestOversizedLabelIgnored(t *testing.T) {
+	tr := newTestRegistry(t)
+	atLimit := strings.Repeat("a", MaxLabelBytes)
+	tests := []struct {
+		name  string
+		label string
+		want  Platform
+	}{
+		{name: "short label kept", label: "rv64gcv", want: Platform{OS: "linux", Architecture: "riscv64", ISARequest: "rv64gcv"}},
+		{name: "label at the limit kept", label: atLimit, want: Platform{OS: "linux", Architecture: "riscv64", ISARequest: atLimit}},
+		{name: "label over the limit ignored", label: atLimit + "b", want: Platform{OS: "linux", Architecture: "riscv64", LabelIgnored: MaxLabelBytes + 1}},
+		{name: "1 MiB label ignored", label: strings.Repeat("x", 1<<20), want: Platform{OS: "linux", Architecture: "riscv64", LabelIgnored: 1 << 20}},
+	}
+	r := NewResolver(WithInsecureRegistries(tr.host))
+	for i, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tag := fmt.Sprintf("app/label:%d", i)
+			tr.pushImage(t, tag, image(t, "linux", "riscv64", "", map[string]string{LabelISARequest: tc.label}))
+			got, err := r.Resolve(t.Context(), tr.ref(tag), teamA)
+			if err != nil {
+				t.Fatalf("Resolve: %v", err)
+			}
+			if diff := cmp.Diff([]Platform{tc.want}, got); diff != "" {
+				t.Errorf("Resolve (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestErrorMessagesAreSanitised: whatever a registry answers, an error
+// keeps its kind, its status and a short printable line, never the body.
+func TestErrorMessagesAreSanitised(t *testing.T) {
+	tr := newTestRegistry(t)
+	page := "boom\n<html><body>" + strings.Repeat("secret internal page ", 3000) + "</body></html>\n"
+	tr.setFront(func(w http.ResponseWriter, r *http.Request) bool {
+		p := r.URL.Path
+		switch {
+		case strings.HasPrefix(p, "/v2/err500/"):
+			w.WriteHeader(http.StatusInternalServerError)
+			fmt.Fprint(w, page)
+			return true
+		case strings.HasPrefix(p, "/v2/teapot/"):
+			http.Error(w, "boom", http.StatusTeapot)
+			return true
+		case strings.HasPrefix(p, "/v2/codes/"):
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusNotFound)
+			fmt.Fprint(w, `{"errors":[{"code":"MANIFEST_UNKNOWN","message":"line\nbreak \u001b[31m"},{"code":"not\na code","message":"x"}]}`)
+			return true
+		}
+		return false
+	})
+	tests := []struct {
+		name string
+		ref  string
+		kind string
+		want string // the message after "kind: "
+	}{
+		{name: "500 with an HTML page", ref: tr.ref("err500/x:1"), kind: KindOther, want: "registry answered HTTP 500"},
+		{name: "http.Error's trailing newline", ref: tr.ref("teapot/x:1"), kind: KindOther, want: "registry answered HTTP 418"},
+		{name: "error codes kept, messages dropped", ref: tr.ref("codes/x:1"), kind: KindNotFound, want: "registry answered HTTP 404 MANIFEST_UNKNOWN"},
+		{name: "invalid reference with control bytes", ref: "bad\nref\x1b:", kind: KindOther},
+	}
+	r := NewResolver(WithInsecureRegistries(tr.host))
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := r.Resolve(t.Context(), tc.ref, teamA)
+			var re *Error
+			if !errors.As(err, &re) || re.Kind != tc.kind {
+				t.Fatalf("Resolve error = %v, want kind %s", err, tc.kind)
+			}
+			msg := re.Err.Error()
+			if tc.want != "" && msg != tc.want {
+				t.Errorf("message = %q, want %q", msg, tc.want)
+			}
+			checkPrintable(t, msg, MaxMessageBytes)
+			checkPrintable(t, err.Error(), 1024)
+			if strings.Contains(err.Error(), "secret") || strings.Contains(err.Error(), "boom") {
+				t.Errorf("error %q echoes the response body", err)
+			}
+		})
+	}
+}
