@@ -13,6 +13,8 @@ type cacheEntry struct {
 	platforms []Platform
 	err       *Error
 	expires   time.Time
+	// slotWait marks a failure while waiting for a slot: never cached.
+	slotWait bool
 }
 
 // cacheEntryOverhead approximates the memory of an entry besides its

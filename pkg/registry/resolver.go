@@ -155,51 +155,68 @@ func (r *Resolver) resolve(ctx context.Context, ref string, auth PullAuth) ([]Pl
 		return e.result(ref)
 	}
 
-	leader := false
-	ch := r.flights.DoChan(key, func() (any, error) {
-		leader = true
-		if e, ok := r.lookup(key); ok {
-			r.cfg.metrics.hit()
-			return e, nil
+	for {
+		leader := false
+		ch := r.flights.DoChan(key, func() (any, error) {
+			leader = true
+			return r.flight(ctx, flightKeys{key, rawKey}, ref, parsed, auth), nil
+		})
+		select {
+		case res := <-ch:
+			e := res.Val.(cacheEntry)
+			if e.slotWait && !leader && ctx.Err() == nil {
+				// The wait that ended was another caller's: wait our own.
+				continue
+			}
+			if !leader {
+				r.cfg.metrics.coalesced()
+			}
+			return e.result(ref)
+		case <-ctx.Done():
+			return nil, &Error{Kind: KindTimeout, Ref: ref, Err: fmt.Errorf("waiting for the registry: %w", ctx.Err())}
 		}
-		// A resolution waits for its slots only while its first caller
-		// waits; a wait that ends is not the registry's fault and is not
-		// cached.
-		release, err := acquireAll(ctx, r.allFlights.acquire,
-			func(ctx context.Context) (func(), error) { return r.nsFlights.acquire(ctx, auth.Namespace) })
-		if err != nil {
-			return cacheEntry{err: classify(ref, err)}, nil
-		}
-		defer release()
-		r.cfg.metrics.miss()
-		// The shared resolution outlives any one caller: its own deadline,
-		// not the first caller's cancellation.
-		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.cfg.fetchTimeout)
-		defer cancel()
-		fctx = withResolution(fctx, &resolution{namespace: auth.Namespace,
-			budget: &budget{maxBytes: r.cfg.maxResolution, maxEntries: int64(r.cfg.maxIndexEntries)}})
-		start := time.Now()
-		platforms, err := r.fetch(fctx, parsed, auth)
-		r.cfg.metrics.observe(time.Since(start).Seconds())
-		e := cacheEntry{platforms: platforms, err: classify(ref, err)}
-		if errors.Is(err, errSlotWait) {
-			return e, nil
-		}
-		e = r.store(key, parsed, e)
-		if rawKey != key && !e.expires.IsZero() {
-			r.store(rawKey, parsed, e)
-		}
-		return e, nil
-	})
-	select {
-	case res := <-ch:
-		if !leader {
-			r.cfg.metrics.coalesced()
-		}
-		return res.Val.(cacheEntry).result(ref)
-	case <-ctx.Done():
-		return nil, &Error{Kind: KindTimeout, Ref: ref, Err: fmt.Errorf("waiting for the registry: %w", ctx.Err())}
 	}
+}
+
+// flightKeys are the cache keys of one resolution: the normalised
+// reference and the caller's spelling of it.
+type flightKeys struct{ key, raw string }
+
+// flight is one shared registry resolution, started by the caller whose
+// context is ctx.
+func (r *Resolver) flight(ctx context.Context, keys flightKeys, ref string, parsed name.Reference, auth PullAuth) cacheEntry {
+	if e, ok := r.lookup(keys.key); ok {
+		r.cfg.metrics.hit()
+		return e
+	}
+	// A resolution waits for its slots only while its first caller waits;
+	// a wait that ends is not the registry's fault and is not cached.
+	release, err := acquireAll(ctx, r.allFlights.acquire,
+		func(ctx context.Context) (func(), error) { return r.nsFlights.acquire(ctx, auth.Namespace) })
+	if err != nil {
+		return cacheEntry{err: classify(ref, err), slotWait: true}
+	}
+	defer release()
+	r.cfg.metrics.miss()
+	// The shared resolution outlives any one caller: its own deadline, not
+	// the first caller's cancellation.
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.cfg.fetchTimeout)
+	defer cancel()
+	fctx = withResolution(fctx, &resolution{namespace: auth.Namespace,
+		budget: &budget{maxBytes: r.cfg.maxResolution, maxEntries: int64(r.cfg.maxIndexEntries)}})
+	start := time.Now()
+	platforms, err := r.fetch(fctx, parsed, auth)
+	r.cfg.metrics.observe(time.Since(start).Seconds())
+	e := cacheEntry{platforms: platforms, err: classify(ref, err)}
+	if errors.Is(err, errSlotWait) {
+		e.slotWait = true
+		return e
+	}
+	e = r.store(keys.key, parsed, e)
+	if keys.raw != keys.key && !e.expires.IsZero() {
+		r.store(keys.raw, parsed, e)
+	}
+	return e
 }
 
 func (r *Resolver) parse(ref string) (name.Reference, error) {
