@@ -78,6 +78,12 @@ type options struct {
 	pprofAddr          string
 	registryCA         string
 	insecureRegistries stringList
+	allowRegistries    stringList
+	perHost            int
+	perNamespace       int
+	maxIndexEntries    int
+	maxResolution      int64
+	cacheBytes         int64
 	cacheTTL           time.Duration
 	budget             time.Duration
 	certRotation       bool
@@ -97,6 +103,12 @@ func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
 	fs.StringVar(&o.pprofAddr, "pprof-bind-address", "", `address of net/http/pprof's /debug/pprof/ (empty or "0": off; for profiling, never expose it)`)
 	fs.StringVar(&o.registryCA, "registry-ca", "", "PEM file of extra CA certificates trusted for registries")
 	fs.Var(&o.insecureRegistries, "insecure-registry", "HOST:PORT of a registry reachable over plain HTTP (repeatable; tests and labs)")
+	fs.Var(&o.allowRegistries, "allow-registry", "HOST, HOST:PORT, IP or CIDR of a registry the webhook may reach at a loopback, link-local, private or CGNAT address (repeatable; --insecure-registry hosts are allowed too; every other non-public address is refused)")
+	fs.IntVar(&o.perHost, "registry-max-per-host", registry.DefaultMaxPerHost, "registry requests in flight to one registry host")
+	fs.IntVar(&o.perNamespace, "registry-max-per-namespace", registry.DefaultMaxPerNamespace, "registry requests in flight for the pods of one namespace")
+	fs.IntVar(&o.maxIndexEntries, "registry-max-index-entries", registry.DefaultMaxIndexEntries, "image index entries read for one image (nested indexes included)")
+	fs.Int64Var(&o.maxResolution, "registry-max-bytes", registry.DefaultMaxResolutionBytes, "registry response bytes read for one image (manifests, indexes, configs)")
+	fs.Int64Var(&o.cacheBytes, "registry-cache-bytes", registry.DefaultMaxCacheBytes, "memory bound of the image cache in bytes (least recently used entries evicted)")
 	fs.DurationVar(&o.cacheTTL, "cache-ttl", registry.DefaultTTL, "how long image platforms of a tag stay cached (digests: 24h)")
 	fs.DurationVar(&o.budget, "budget", mutate.DefaultBudget, "time budget for all registry work of one admission")
 	fs.BoolVar(&o.certRotation, "cert-rotation", inCluster, "generate and rotate the serving certificate in-cluster and inject the CA into the MutatingWebhookConfiguration (default true in a cluster)")
@@ -123,6 +135,18 @@ func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
 	}
 	if o.namespace == "" {
 		return o, errors.New("--namespace is empty: name the namespace of the webhook's Service")
+	}
+	if err := registry.CheckAllowed(o.allowRegistries...); err != nil {
+		return o, fmt.Errorf("--allow-registry: %w", err)
+	}
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{{"registry-max-per-host", int64(o.perHost)}, {"registry-max-per-namespace", int64(o.perNamespace)},
+		{"registry-max-index-entries", int64(o.maxIndexEntries)}, {"registry-max-bytes", o.maxResolution}, {"registry-cache-bytes", o.cacheBytes}} {
+		if f.v < 1 {
+			return o, fmt.Errorf("--%s %d: want a number >= 1", f.name, f.v)
+		}
 	}
 	for _, h := range o.insecureRegistries {
 		if strings.Contains(h, "/") {
@@ -250,6 +274,11 @@ func setup(cfg *rest.Config, o options) (manager.Manager, error) {
 	ropts := []registry.Option{
 		registry.WithKeychainFactory(registry.KubernetesKeychain(clientset)),
 		registry.WithInsecureRegistries(o.insecureRegistries...),
+		registry.WithAllowedRegistries(o.allowRegistries...),
+		registry.WithMaxPerHost(o.perHost),
+		registry.WithMaxPerNamespace(o.perNamespace),
+		registry.WithResolutionBudget(o.maxResolution, o.maxIndexEntries),
+		registry.WithMaxCacheBytes(o.cacheBytes),
 		registry.WithTTL(o.cacheTTL),
 		registry.WithMetrics(regMetrics),
 	}

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/isamatch/isamatch/pkg/registry"
 )
 
 func TestParseArgs(t *testing.T) {
@@ -19,6 +21,12 @@ func TestParseArgs(t *testing.T) {
 		cacheTTL:    5 * time.Minute,
 		budget:      8 * time.Second,
 		namespace:   "isamatch-system",
+
+		perHost:         registry.DefaultMaxPerHost,
+		perNamespace:    registry.DefaultMaxPerNamespace,
+		maxIndexEntries: registry.DefaultMaxIndexEntries,
+		maxResolution:   registry.DefaultMaxResolutionBytes,
+		cacheBytes:      registry.DefaultMaxCacheBytes,
 	}
 	tests := []struct {
 		name      string
@@ -42,6 +50,16 @@ func TestParseArgs(t *testing.T) {
 			o.insecureRegistries = stringList{"127.0.0.1:5000", "lab:80"}
 			o.cacheTTL, o.budget, o.certRotation, o.namespace, o.verbosity = time.Minute, 3*time.Second, true, "other", 1
 		}},
+		{name: "registry limits", args: []string{
+			"--allow-registry", "registry.lab:5000", "--allow-registry", "10.0.0.0/8",
+			"--registry-max-per-host", "2", "--registry-max-per-namespace", "3", "--registry-max-index-entries", "16",
+			"--registry-max-bytes", "1048576", "--registry-cache-bytes", "1000000",
+		}, want: func(o *options) {
+			o.allowRegistries = stringList{"registry.lab:5000", "10.0.0.0/8"}
+			o.perHost, o.perNamespace, o.maxIndexEntries, o.maxResolution, o.cacheBytes = 2, 3, 16, 1<<20, 1000000
+		}},
+		{name: "allowed registry not a CIDR", args: []string{"--allow-registry", "10.0.0.0/40"}, wantErr: `--allow-registry: allowed registry "10.0.0.0/40"`},
+		{name: "zero per-namespace slots", args: []string{"--registry-max-per-namespace", "0"}, wantErr: "--registry-max-per-namespace 0: want a number >= 1"},
 		{name: "port out of range", args: []string{"--port", "70000"}, wantErr: "--port 70000"},
 		{name: "budget over the API server timeout", args: []string{"--budget", "11s"}, wantErr: "--budget 11s"},
 		{name: "zero budget", args: []string{"--budget", "0s"}, wantErr: "--budget 0s"},

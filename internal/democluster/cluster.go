@@ -296,6 +296,8 @@ func (c *Cluster) NodeISA(ctx context.Context) (map[string]string, error) {
 func (c *Cluster) startWebhook(ctx context.Context) error {
 	w, err := StartWebhook(ctx, WebhookOptions{
 		Bin: c.WebhookBin, CP: c.CP, RegistryCA: c.Registry.CAFile, Log: filepath.Join(c.Dir, "webhook.log"),
+		// The demo registry listens on loopback, which is refused unless allowed.
+		ExtraArgs: []string{"--allow-registry=" + c.Registry.Host},
 	})
 	c.Webhook, c.WebhookHealthAddr = w.Process, w.HealthAddr
 	return err

@@ -108,6 +108,13 @@ func nonPublic(ip netip.Addr) string {
 	return ""
 }
 
+// CheckAllowed reports the first entry [WithAllowedRegistries] would
+// reject, for checking flags up front.
+func CheckAllowed(entries ...string) error {
+	_, _, err := parseAllowed(entries)
+	return err
+}
+
 // parseAllowed splits --allow-registry values into CIDRs (an IP alone is
 // a one-address CIDR) and host names ("host" or "host:port").
 func parseAllowed(entries []string) (hosts map[string]bool, nets []netip.Prefix, err error) {

@@ -100,7 +100,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	webhookAddr = net.JoinHostPort(wio.LocalServingHost, strconv.Itoa(wio.LocalServingPort))
 	w, err := democluster.StartWebhook(ctx, democluster.WebhookOptions{
 		Bin: webhookBin, CP: cp, RegistryCA: reg.CAFile, Log: filepath.Join(work, "webhook.log"),
-		ExtraArgs: []string{"--budget=5s", "-v=1"},
+		ExtraArgs: []string{"--budget=5s", "-v=1", "--allow-registry=" + reg.Host},
 	})
 	webhookProc = w.Process
 	if webhookProc != nil {
