@@ -9,6 +9,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"github.com/isamatch/isamatch/pkg/isa"
 )
 
 // TestResolutionBudget: one image costs at most the configured index
@@ -80,7 +82,7 @@ func TestOversizedLabelIgnored(t *testing.T) {
 	for i, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			tag := fmt.Sprintf("app/label:%d", i)
-			tr.pushImage(t, tag, image(t, "linux", "riscv64", "", map[string]string{LabelISARequest: tc.label}))
+			tr.pushImage(t, tag, image(t, "linux", "riscv64", "", map[string]string{isa.BareImageRequestLabel: tc.label}))
 			got, err := r.Resolve(t.Context(), tr.ref(tag), teamA)
 			if err != nil {
 				t.Fatalf("Resolve: %v", err)

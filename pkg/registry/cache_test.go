@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/isamatch/isamatch/pkg/isa"
 )
 
 // TestCacheBoundedInBytes: the cache never holds more than its byte bound
@@ -15,7 +17,7 @@ func TestCacheBoundedInBytes(t *testing.T) {
 	label := strings.Repeat("v", MaxLabelBytes) // the largest label kept
 	const images = 20
 	for i := range images {
-		tr.pushImage(t, fmt.Sprintf("app/x:%d", i), image(t, "linux", "riscv64", "", map[string]string{LabelISARequest: label}))
+		tr.pushImage(t, fmt.Sprintf("app/x:%d", i), image(t, "linux", "riscv64", "", map[string]string{isa.BareImageRequestLabel: label}))
 	}
 	one := cacheEntry{platforms: []Platform{{OS: "linux", Architecture: "riscv64", ISARequest: label}}}.size(tr.ref("app/x:10") + "\x00anonymous")
 	tests := []struct {

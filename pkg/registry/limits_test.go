@@ -13,6 +13,10 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/isamatch/isamatch/pkg/isa"
 )
 
 // TestSlotWaitIsNotCached: a resolution that ends while waiting for a
@@ -27,6 +31,9 @@ func TestSlotWaitIsNotCached(t *testing.T) {
 		opts []Option
 		// take holds every slot of one pool and returns their release.
 		take func(ctx context.Context, r *Resolver) (func(), error)
+		// inFetch: the wait is inside the registry fetch, which ends at
+		// the fetch timeout, at about the caller's deadline.
+		inFetch bool
 	}{
 		{name: "resolutions in progress", opts: []Option{WithMaxFlights(1, 5)},
 			take: func(ctx context.Context, r *Resolver) (func(), error) { return r.allFlights.acquire(ctx) }},
@@ -34,15 +41,15 @@ func TestSlotWaitIsNotCached(t *testing.T) {
 			take: func(ctx context.Context, r *Resolver) (func(), error) {
 				return r.nsFlights.acquire(ctx, teamA.Namespace)
 			}},
-		{name: "requests of the namespace", opts: []Option{WithMaxPerNamespace(1)},
+		{name: "requests of the namespace", opts: []Option{WithMaxPerNamespace(1)}, inFetch: true,
 			take: func(ctx context.Context, r *Resolver) (func(), error) {
 				return r.transport.(*boundedTransport).namespaces.acquire(ctx, teamA.Namespace)
 			}},
-		{name: "requests to the registry host", opts: []Option{WithMaxPerHost(1)},
+		{name: "requests to the registry host", opts: []Option{WithMaxPerHost(1)}, inFetch: true,
 			take: func(ctx context.Context, r *Resolver) (func(), error) {
 				return r.transport.(*boundedTransport).hosts.acquire(ctx, tr.host)
 			}},
-		{name: "all requests", opts: []Option{WithMaxConcurrent(1)},
+		{name: "all requests", opts: []Option{WithMaxConcurrent(1)}, inFetch: true,
 			take: func(ctx context.Context, r *Resolver) (func(), error) {
 				return r.transport.(*boundedTransport).global.acquire(ctx)
 			}},
@@ -51,12 +58,13 @@ func TestSlotWaitIsNotCached(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			// The caller's deadline ends a wait for a resolution slot; the
 			// fetch timeout ends a wait for a request slot.
-			r := NewResolver(append([]Option{WithInsecureRegistries(tr.host), WithFetchTimeout(200 * time.Millisecond)}, tc.opts...)...)
+			m := NewMetrics()
+			r := NewResolver(append([]Option{WithInsecureRegistries(tr.host), WithFetchTimeout(time.Second), WithMetrics(m)}, tc.opts...)...)
 			release, err := tc.take(t.Context(), r)
 			if err != nil {
 				t.Fatal(err)
 			}
-			ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+			ctx, cancel := context.WithTimeout(t.Context(), time.Second)
 			defer cancel()
 			tr.reset()
 			_, err = r.Resolve(ctx, tr.ref("app/waiting:1"), teamA)
@@ -66,6 +74,9 @@ func TestSlotWaitIsNotCached(t *testing.T) {
 			}
 			if n := tr.count(http.MethodGet, "/manifests/"); n != 0 {
 				t.Errorf("manifest GETs while every slot was taken = %d, want 0", n)
+			}
+			for tc.inFetch && histogramCount(t, m.Duration) == 0 {
+				time.Sleep(time.Millisecond) // until the fetch gave up waiting
 			}
 			release()
 			got, err := r.Resolve(t.Context(), tr.ref("app/waiting:1"), teamA)
@@ -77,6 +88,16 @@ func TestSlotWaitIsNotCached(t *testing.T) {
 			}
 		})
 	}
+}
+
+// histogramCount reads a histogram's sample count.
+func histogramCount(t *testing.T, h prometheus.Histogram) uint64 {
+	t.Helper()
+	var m dto.Metric
+	if err := h.Write(&m); err != nil {
+		t.Fatalf("read metric: %v", err)
+	}
+	return m.GetHistogram().GetSampleCount()
 }
 
 // dripRegistry answers every request with a 200 whose body arrives one
@@ -148,7 +169,7 @@ func TestNoisyNeighbour(t *testing.T) {
 				var refs []string
 				for i := range coldImages {
 					tag := fmt.Sprintf("app/cold%d:%d-%d", ti, run, i)
-					healthy.pushImage(t, tag, image(t, "linux", "riscv64", "rva23u64", map[string]string{LabelISARequest: "rv64gcv"}))
+					healthy.pushImage(t, tag, image(t, "linux", "riscv64", "rva23u64", map[string]string{isa.BareImageRequestLabel: "rv64gcv"}))
 					refs = append(refs, healthy.ref(tag))
 				}
 				start := time.Now()
