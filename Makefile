@@ -11,7 +11,7 @@ GOTEST_TIMEOUT ?= 40m
 GOTEST_FLAGS ?=
 PKGS ?= ./...
 
-.PHONY: test controlplane vet build lint bench bench-go demo images
+.PHONY: test test-node controlplane vet build lint bench bench-go demo images
 
 ## controlplane: build (once) the pinned kube-apiserver, kube-scheduler and etcd; prints their directory
 controlplane:
@@ -28,6 +28,15 @@ test:
 	KUBEBUILDER_ASSETS="$$assets" $(GO) test -timeout $(GOTEST_TIMEOUT) $(GOTEST_FLAGS) $(PKGS) 2>&1 | tee .cache/test.log || status=$$?
 	if [[ $$status -ne 0 ]]; then hack/failures.sh .cache/test.log; fi
 	exit $$status
+
+## test-node: the real-node suite alone (test/node, docs/real-node.md): as root, a kubelet, containerd and kube-proxy on this machine, `kubectl apply -k` of config/; output also in .cache/test-node.log
+test-node:
+	hack/deps.sh node
+	assets="$$(hack/controlplane.sh)"
+	node_assets="$$(hack/controlplane.sh node)"
+	echo "KUBEBUILDER_ASSETS=$$assets ISAMATCH_NODE_ASSETS=$$node_assets"
+	mkdir -p .cache
+	KUBEBUILDER_ASSETS="$$assets" ISAMATCH_NODE_ASSETS="$$node_assets" $(GO) test -timeout $(GOTEST_TIMEOUT) $(GOTEST_FLAGS) ./test/node/... -ginkgo.v 2>&1 | tee .cache/test-node.log
 
 vet:
 	$(GO) vet $(PKGS)

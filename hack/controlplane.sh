@@ -189,7 +189,7 @@ else
 		containerd-shim-runc-v2) version=(-v) ;;
 		*) version=(--version) ;;
 		esac
-		log "[$bin] built in $((SECONDS - start))s: $("$TMP/$bin" "${version[@]}" 2>&1 | head -n1)"
+		log "[$bin] built in $((SECONDS - start))s: $("$TMP/$bin" "${version[@]}" 2>&1 | head -n3 | tr -s '\n\t ' ' ')"
 	done
 	printf '%s\n' "$STAMP" >"$TMP/.stamp"
 	rm -rf "$OUT"

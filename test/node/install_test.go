@@ -1,0 +1,197 @@
+package node
+
+import (
+	"crypto/x509"
+	"encoding/pem"
+	"maps"
+	"strings"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/isamatch/isamatch/pkg/isa"
+	"github.com/isamatch/isamatch/test/framework"
+)
+
+const (
+	labelerName = "isamatch-labeler"
+	webhookName = "isamatch-webhook"
+	// podNamespace is where the specs' own pods go: the webhook mutates
+	// every namespace but kube-system and its own.
+	podNamespace = "default"
+)
+
+var _ = Describe("kubectl apply -k config on a real node", Ordered, func() {
+	It("installs without errors", func(ctx SpecContext) {
+		out := kubectlRun(ctx, "apply", "-k", overlay)
+		GinkgoWriter.Print(out)
+	})
+
+	It("runs the labeler DaemonSet pod, which labels the node like labeler --print on the host", func(ctx SpecContext) {
+		Eventually(func(g Gomega) {
+			var ds appsv1.DaemonSet
+			g.Expect(cl.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: labelerName}, &ds)).To(Succeed())
+			g.Expect(ds.Status.NumberReady).To(Equal(int32(1)), "labeler pods ready")
+		}).WithContext(ctx).WithTimeout(5 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(isamatchLabels(ctx, g)).To(Equal(wantLabels))
+		}).WithContext(ctx).WithTimeout(2*time.Minute).WithPolling(time.Second).Should(Succeed(), func() string {
+			return cmp.Diff(wantLabels, isamatchLabels(ctx, Default)) + " (-labeler --print +node labels)"
+		})
+	})
+
+	It("makes the webhook Deployment ready with a certificate of its own", func(ctx SpecContext) {
+		Eventually(func(g Gomega) {
+			var d appsv1.Deployment
+			g.Expect(cl.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: webhookName}, &d)).To(Succeed())
+			g.Expect(d.Status.ReadyReplicas).To(Equal(*d.Spec.Replicas), "webhook replicas ready")
+		}).WithContext(ctx).WithTimeout(5 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+
+		var secret corev1.Secret
+		Expect(cl.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: webhookName + "-cert"}, &secret)).To(Succeed())
+		block, _ := pem.Decode(secret.Data[corev1.TLSCertKey])
+		Expect(block).NotTo(BeNil(), "the rotator wrote %s to the Secret", corev1.TLSCertKey)
+		cert, err := x509.ParseCertificate(block.Bytes)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(cert.DNSNames).To(ContainElement(webhookName + "." + namespace + ".svc"))
+
+		var mwc admissionregistrationv1.MutatingWebhookConfiguration
+		Expect(cl.Client.Get(ctx, client.ObjectKey{Name: "isamatch"}, &mwc)).To(Succeed())
+		Expect(mwc.Webhooks).NotTo(BeEmpty())
+		pool := x509.NewCertPool()
+		Expect(pool.AppendCertsFromPEM(mwc.Webhooks[0].ClientConfig.CABundle)).To(BeTrue(), "the rotator injected a CA bundle")
+		_, err = cert.Verify(x509.VerifyOptions{Roots: pool, DNSName: webhookName + "." + namespace + ".svc"})
+		Expect(err).NotTo(HaveOccurred(), "the injected CA signs the serving certificate")
+	})
+
+	It("runs a pod that requests an ISA this node has", func(ctx SpecContext) {
+		request := hostRequest()
+		pod := framework.MakePod("has-isa", podNamespace).Image(pauseImage).Annotation(isa.RequestAnnotation, request).Obj()
+		createWhenWebhookAnswers(ctx, pod)
+		Eventually(func(g Gomega) {
+			g.Expect(cl.Client.Get(ctx, client.ObjectKeyFromObject(pod), pod)).To(Succeed())
+			g.Expect(pod.Annotations).To(HaveKey(isa.DecisionAnnotation), "the webhook decided")
+			g.Expect(pod.Status.Phase).To(Equal(corev1.PodRunning))
+		}).WithContext(ctx).WithTimeout(3 * time.Minute).WithPolling(time.Second).Should(Succeed())
+		Expect(pod.Spec.NodeName).To(Equal(cl.NodeName))
+		GinkgoWriter.Printf("request %q: %s\n", request, pod.Annotations[isa.DecisionAnnotation])
+	})
+
+	It("keeps a pod that requests an ISA this node lacks Pending, and the decision says why", func(ctx SpecContext) {
+		pod := framework.MakePod("lacks-isa", podNamespace).Image(pauseImage).Annotation(isa.RequestAnnotation, "rv64gcv").Obj()
+		createWhenWebhookAnswers(ctx, pod)
+		Expect(pod.Annotations[isa.DecisionAnnotation]).To(ContainSubstring("rv64gcv"))
+		Expect(pod.Spec.Affinity).NotTo(BeNil())
+		Expect(pod.Spec.Affinity.NodeAffinity).NotTo(BeNil())
+		Eventually(func(g Gomega) {
+			g.Expect(cl.Client.Get(ctx, client.ObjectKeyFromObject(pod), pod)).To(Succeed())
+			g.Expect(pod.Status.Conditions).To(ContainElement(And(
+				HaveField("Type", corev1.PodScheduled), HaveField("Status", corev1.ConditionFalse),
+				HaveField("Reason", corev1.PodReasonUnschedulable))))
+		}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(time.Second).Should(Succeed())
+		Consistently(func(g Gomega) {
+			g.Expect(cl.Client.Get(ctx, client.ObjectKeyFromObject(pod), pod)).To(Succeed())
+			g.Expect(pod.Spec.NodeName).To(BeEmpty())
+		}).WithContext(ctx).WithTimeout(10 * time.Second).WithPolling(time.Second).Should(Succeed())
+		GinkgoWriter.Printf("decision: %s\n", pod.Annotations[isa.DecisionAnnotation])
+	})
+
+	It("runs a pod of a multi-arch image without a request on this node", func(ctx SpecContext) {
+		pod := framework.MakePod("multi-arch", podNamespace).Image(pauseImage).Obj()
+		createWhenWebhookAnswers(ctx, pod)
+		Expect(pod.Annotations).To(HaveKey(isa.DecisionAnnotation))
+		Eventually(func(g Gomega) {
+			g.Expect(cl.Client.Get(ctx, client.ObjectKeyFromObject(pod), pod)).To(Succeed())
+			g.Expect(pod.Status.Phase).To(Equal(corev1.PodRunning))
+		}).WithContext(ctx).WithTimeout(3 * time.Minute).WithPolling(time.Second).Should(Succeed())
+	})
+
+	It("puts back a label removed from the node", func(ctx SpecContext) {
+		var node corev1.Node
+		Expect(cl.Client.Get(ctx, client.ObjectKey{Name: cl.NodeName}, &node)).To(Succeed())
+		Expect(node.Labels).To(HaveKey(isa.GroupLabel))
+		patch := client.MergeFrom(node.DeepCopy())
+		delete(node.Labels, isa.GroupLabel)
+		Expect(cl.Client.Patch(ctx, &node, patch)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(isamatchLabels(ctx, g)).To(Equal(wantLabels))
+		}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(time.Second).Should(Succeed())
+	})
+
+	It("removes everything with kubectl delete -k", func(ctx SpecContext) {
+		for _, name := range []string{"has-isa", "lacks-isa", "multi-arch"} {
+			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: podNamespace, Name: name}}
+			Expect(client.IgnoreNotFound(cl.Client.Delete(ctx, pod))).To(Succeed())
+		}
+		GinkgoWriter.Print(kubectlRun(ctx, "delete", "-k", overlay, "--wait=true", "--timeout=3m"))
+		for _, obj := range []client.Object{
+			&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}},
+			&admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: "isamatch"}},
+			&admissionregistrationv1.ValidatingAdmissionPolicy{ObjectMeta: metav1.ObjectMeta{Name: labelerName}},
+			&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: labelerName}},
+			&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: webhookName}},
+		} {
+			Eventually(func() bool {
+				return apierrors.IsNotFound(cl.Client.Get(ctx, client.ObjectKeyFromObject(obj), obj))
+			}).WithContext(ctx).WithTimeout(3*time.Minute).WithPolling(time.Second).Should(BeTrue(), "%T %s is gone", obj, obj.GetName())
+		}
+		Eventually(func(g Gomega) {
+			var pods corev1.PodList
+			g.Expect(cl.Client.List(ctx, &pods)).To(Succeed())
+			g.Expect(pods.Items).To(BeEmpty(), "every pod stopped")
+		}).WithContext(ctx).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Succeed())
+	})
+})
+
+// isamatchLabels are the node's labels under isamatch's prefixes: what the
+// labeler owns.
+func isamatchLabels(ctx SpecContext, g Gomega) map[string]string {
+	var node corev1.Node
+	g.Expect(cl.Client.Get(ctx, client.ObjectKey{Name: cl.NodeName}, &node)).To(Succeed())
+	got := map[string]string{}
+	for k, v := range maps.All(node.Labels) {
+		if strings.HasPrefix(k, isa.NativePrefix) || strings.HasPrefix(k, isa.EmuPrefix) {
+			got[k] = v
+		}
+	}
+	return got
+}
+
+// hostRequest is an ISA request this x86-64 node satisfies: its own
+// psABI level ("x86-64-v2" and so on), else the bare architecture.
+func hostRequest() string {
+	if level := wantLabels[isa.X86LevelLabel]; level != "" && level != "1" {
+		return "x86-64-v" + level
+	}
+	return "x86-64"
+}
+
+// createWhenWebhookAnswers creates pod once the webhook has mutated it: a
+// pod created while the API server cannot reach the webhook yet would be
+// admitted unmutated (failurePolicy Ignore), so such a pod is deleted and
+// created again.
+func createWhenWebhookAnswers(ctx SpecContext, pod *corev1.Pod) {
+	GinkgoHelper()
+	template := pod.DeepCopy()
+	Eventually(func(g Gomega) {
+		p := template.DeepCopy()
+		g.Expect(cl.Client.Create(ctx, p)).To(Succeed())
+		if _, ok := p.Annotations[isa.DecisionAnnotation]; !ok {
+			_ = cl.Client.Delete(ctx, p, client.GracePeriodSeconds(0))
+			g.Eventually(func() bool {
+				return apierrors.IsNotFound(cl.Client.Get(ctx, client.ObjectKeyFromObject(p), p))
+			}).WithTimeout(time.Minute).Should(BeTrue())
+			g.Expect(p.Annotations).To(HaveKey(isa.DecisionAnnotation), "the webhook mutated the pod")
+		}
+		*pod = *p
+	}).WithContext(ctx).WithTimeout(2 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+}

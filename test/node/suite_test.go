@@ -1,0 +1,207 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/isamatch/isamatch/test/framework"
+	"github.com/isamatch/isamatch/test/node/cluster"
+)
+
+func TestNode(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "Real node suite")
+}
+
+// NodeAssetsEnv names the directory of `hack/controlplane.sh node`.
+const NodeAssetsEnv = "ISAMATCH_NODE_ASSETS"
+
+const (
+	namespace = "isamatch-system"
+	imageTag  = "node-test"
+)
+
+var (
+	repoRoot string
+	cl       *cluster.Cluster
+	reg      *cluster.Registry
+	host     cluster.Host
+	// kubectl is the pinned kubectl of hack/controlplane.sh node.
+	kubectl string
+	// overlay is the kustomization directory the suite applies.
+	overlay string
+	// pauseImage is the multi-arch image (amd64, arm64, riscv64) built from
+	// testdata/pause; it is also the sandbox image.
+	pauseImage string
+	// wantLabels are `labeler --print` on this host.
+	wantLabels map[string]string
+)
+
+var _ = BeforeSuite(func(ctx SpecContext) {
+	var err error
+	repoRoot, err = filepath.Abs(filepath.Join("..", ".."))
+	Expect(err).NotTo(HaveOccurred())
+	nodeAssets := os.Getenv(NodeAssetsEnv)
+	if nodeAssets == "" {
+		Skip(NodeAssetsEnv + " is not set: the real-node suite runs with `make test-node`")
+	}
+	cpAssets, err := framework.AssetsDir()
+	Expect(err).NotTo(HaveOccurred())
+	host, err = cluster.Check(cpAssets, nodeAssets)
+	skipOrFail(err)
+	kubectl = filepath.Join(nodeAssets, "kubectl")
+
+	// One node suite per machine at a time: the bridge, the iptables rules
+	// and the cgroups are host-wide.
+	lock, err := os.OpenFile("/run/isamatch-node.lock", os.O_CREATE|os.O_RDWR, 0o600)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(syscall.Flock(int(lock.Fd()), syscall.LOCK_EX)).To(Succeed())
+	DeferCleanup(lock.Close)
+
+	// Short: containerd's socket path under it must stay under 108 bytes.
+	dir, err := os.MkdirTemp("/tmp", "isamatch-node-")
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func() {
+		if os.Getenv("ISAMATCH_KEEP_TMP") != "true" {
+			_ = os.RemoveAll(dir)
+		}
+	})
+
+	wantLabels = hostLabels(ctx, dir)
+
+	reg, err = cluster.StartRegistry(ctx, host.NodeIP, filepath.Join(dir, "registry"))
+	skipOrFail(err)
+	DeferCleanup(reg.Stop)
+
+	pauseImage = reg.Host + "/isamatch-test/pause:" + imageTag
+	By("building the pause image for " + strings.Join(cluster.PausePlatforms, ", ") + " and pushing " + pauseImage)
+	_, err = cluster.PushPause(ctx, filepath.Join(repoRoot, "test", "node", "testdata", "pause"), dir, pauseImage)
+	Expect(err).NotTo(HaveOccurred())
+
+	By("make images: the labeler and webhook images, pushed to " + reg.Host)
+	run(ctx, repoRoot, "go", "run", "./hack/images", "--repo", reg.Host+"/isamatch", "--tag", imageTag, "--push", "--insecure")
+	overlay = writeOverlay(ctx, dir)
+
+	By("starting the node")
+	cl, err = cluster.Start(ctx, cluster.Options{
+		ControlPlaneDir: cpAssets, NodeDir: nodeAssets, Dir: filepath.Join(dir, "node"),
+		Host: host, Registry: reg.Host, PauseImage: pauseImage,
+	})
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func(ctx SpecContext) {
+		Expect(cl.Stop(ctx)).To(Succeed())
+	}, NodeTimeout(5*time.Minute))
+	GinkgoWriter.Printf("node %s (%s) Ready; cgroup v1: %t, overlayfs: %t; logs in %s\n",
+		host.NodeName, host.NodeIP, host.CgroupV1, host.Overlay, cl.LogDir())
+}, NodeTimeout(40*time.Minute))
+
+var _ = ReportAfterEach(func(report SpecReport) {
+	if report.Failed() && cl != nil {
+		AddReportEntry("component logs", cl.LogTails(30))
+	}
+})
+
+// skipOrFail skips the suite for what the machine cannot do and for a
+// missing prerequisite outside CI; under CI=true a missing binary or
+// package (that hack/deps.sh node or hack/controlplane.sh node provides)
+// fails it.
+func skipOrFail(err error) {
+	GinkgoHelper()
+	if err == nil {
+		return
+	}
+	var unsupported *cluster.Unsupported
+	switch {
+	case errors.As(err, &unsupported):
+		Skip("this machine cannot run a node: " + err.Error())
+	case cluster.IsMissing(err) && !framework.InCI():
+		Skip("missing: " + err.Error() + " (CI=true makes this a failure)")
+	default:
+		Fail(err.Error())
+	}
+}
+
+// run runs a command in dir and fails with its output.
+func run(ctx context.Context, dir, bin string, args ...string) string {
+	GinkgoHelper()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	Expect(err).NotTo(HaveOccurred(), "%s %s:\n%s", bin, strings.Join(args, " "), out)
+	return string(out)
+}
+
+// kubectlRun runs the pinned kubectl as the cluster's admin.
+func kubectlRun(ctx context.Context, args ...string) string {
+	GinkgoHelper()
+	return run(ctx, repoRoot, kubectl, append([]string{"--kubeconfig=" + cl.Kubeconfig}, args...)...)
+}
+
+// hostLabels builds cmd/labeler and prints the labels it finds on this
+// host, the same probe the DaemonSet's pod runs against /host.
+func hostLabels(ctx context.Context, dir string) map[string]string {
+	GinkgoHelper()
+	bin := filepath.Join(dir, "labeler")
+	run(ctx, repoRoot, "go", "build", "-o", bin, "./cmd/labeler")
+	cmd := exec.CommandContext(ctx, bin, "--print", "--host-root=/")
+	out, err := cmd.Output()
+	Expect(err).NotTo(HaveOccurred(), "labeler --print")
+	labels := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		k, v, ok := strings.Cut(line, "=")
+		Expect(ok).To(BeTrue(), "labeler --print line %q", line)
+		labels[k] = v
+	}
+	Expect(labels).NotTo(BeEmpty())
+	return labels
+}
+
+// writeOverlay writes the overlay a user writes (config/README.md, step 2):
+// config/ with the images pinned by digest in the suite's registry, and the
+// webhook told that registry speaks plain HTTP.
+func writeOverlay(ctx context.Context, dir string) string {
+	GinkgoHelper()
+	ov := filepath.Join(dir, "overlay")
+	Expect(os.MkdirAll(ov, 0o755)).To(Succeed())
+	rel, err := filepath.Rel(ov, filepath.Join(repoRoot, "config"))
+	Expect(err).NotTo(HaveOccurred())
+	images := ""
+	for _, app := range []string{"labeler", "webhook"} {
+		ref := reg.Host + "/isamatch/" + app
+		tag, err := name.ParseReference(ref+":"+imageTag, name.Insecure)
+		Expect(err).NotTo(HaveOccurred())
+		desc, err := remote.Head(tag, remote.WithContext(ctx))
+		Expect(err).NotTo(HaveOccurred(), "resolve %s", tag)
+		images += fmt.Sprintf("  - name: ghcr.io/isamatch/%s\n    newName: %s\n    digest: %s\n", app, ref, desc.Digest)
+	}
+	kustomization := fmt.Sprintf(`apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+  - %s
+images:
+%spatches:
+  - target:
+      kind: Deployment
+      name: isamatch-webhook
+    patch: |-
+      - op: add
+        path: /spec/template/spec/containers/0/args/-
+        value: --insecure-registry=%s
+`, rel, images, reg.Host)
+	Expect(os.WriteFile(filepath.Join(ov, "kustomization.yaml"), []byte(kustomization), 0o644)).To(Succeed())
+	GinkgoWriter.Printf("overlay %s:\n%s", ov, kustomization)
+	return ov
+}
