@@ -18,13 +18,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/isamatch/isamatch/internal/testbed"
 	"github.com/isamatch/isamatch/pkg/isa"
-	"github.com/isamatch/isamatch/test/framework"
 )
 
 const (
-	labelerName = "isamatch-labeler"
-	webhookName = "isamatch-webhook"
+	labelerName      = "isamatch-labeler"
+	labelerNamespace = "isamatch-labeler"
+	webhookName      = "isamatch-webhook"
 	// podNamespace is where the specs' own pods go: the webhook mutates
 	// every namespace but kube-system and its own.
 	podNamespace = "default"
@@ -39,7 +40,7 @@ var _ = Describe("kubectl apply -k config on a real node", Ordered, func() {
 	It("runs the labeler DaemonSet pod, which labels the node like labeler --print on the host", func(ctx SpecContext) {
 		Eventually(func(g Gomega) {
 			var ds appsv1.DaemonSet
-			g.Expect(cl.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: labelerName}, &ds)).To(Succeed())
+			g.Expect(cl.Client.Get(ctx, client.ObjectKey{Namespace: labelerNamespace, Name: labelerName}, &ds)).To(Succeed())
 			g.Expect(ds.Status.NumberReady).To(Equal(int32(1)), "labeler pods ready")
 		}).WithContext(ctx).WithTimeout(5 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
 		Eventually(func(g Gomega) {
@@ -75,7 +76,7 @@ var _ = Describe("kubectl apply -k config on a real node", Ordered, func() {
 
 	It("runs a pod that requests an ISA this node has", func(ctx SpecContext) {
 		request := hostRequest()
-		pod := framework.MakePod("has-isa", podNamespace).Image(pauseImage).Annotation(isa.RequestAnnotation, request).Obj()
+		pod := testbed.MakePod("has-isa", podNamespace).Image(pauseImage).Annotation(isa.RequestAnnotation, request).Obj()
 		createWhenWebhookAnswers(ctx, pod)
 		Eventually(func(g Gomega) {
 			g.Expect(cl.Client.Get(ctx, client.ObjectKeyFromObject(pod), pod)).To(Succeed())
@@ -87,7 +88,7 @@ var _ = Describe("kubectl apply -k config on a real node", Ordered, func() {
 	})
 
 	It("keeps a pod that requests an ISA this node lacks Pending, and the decision says why", func(ctx SpecContext) {
-		pod := framework.MakePod("lacks-isa", podNamespace).Image(pauseImage).Annotation(isa.RequestAnnotation, "rv64gcv").Obj()
+		pod := testbed.MakePod("lacks-isa", podNamespace).Image(pauseImage).Annotation(isa.RequestAnnotation, "rv64gcv").Obj()
 		createWhenWebhookAnswers(ctx, pod)
 		Expect(pod.Annotations[isa.DecisionAnnotation]).To(ContainSubstring("rv64gcv"))
 		Expect(pod.Spec.Affinity).NotTo(BeNil())
@@ -106,7 +107,7 @@ var _ = Describe("kubectl apply -k config on a real node", Ordered, func() {
 	})
 
 	It("runs a pod of a multi-arch image without a request on this node", func(ctx SpecContext) {
-		pod := framework.MakePod("multi-arch", podNamespace).Image(pauseImage).Obj()
+		pod := testbed.MakePod("multi-arch", podNamespace).Image(pauseImage).Obj()
 		createWhenWebhookAnswers(ctx, pod)
 		Expect(pod.Annotations).To(HaveKey(isa.DecisionAnnotation))
 		Eventually(func(g Gomega) {
@@ -135,8 +136,10 @@ var _ = Describe("kubectl apply -k config on a real node", Ordered, func() {
 		GinkgoWriter.Print(kubectlRun(ctx, "delete", "-k", overlay, "--wait=true", "--timeout=3m"))
 		for _, obj := range []client.Object{
 			&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}},
+			&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: labelerNamespace}},
 			&admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: "isamatch"}},
 			&admissionregistrationv1.ValidatingAdmissionPolicy{ObjectMeta: metav1.ObjectMeta{Name: labelerName}},
+			&admissionregistrationv1.ValidatingAdmissionPolicy{ObjectMeta: metav1.ObjectMeta{Name: "isamatch-node-labels"}},
 			&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: labelerName}},
 			&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: webhookName}},
 		} {

@@ -17,6 +17,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/isamatch/isamatch/internal/testbed"
 	"github.com/isamatch/isamatch/test/framework"
 	"github.com/isamatch/isamatch/test/node/cluster"
 )
@@ -31,6 +32,7 @@ const NodeAssetsEnv = "ISAMATCH_NODE_ASSETS"
 
 const (
 	namespace = "isamatch-system"
+	optRISCV  = "/opt/RISCV"
 	imageTag  = "node-test"
 )
 
@@ -58,7 +60,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	if nodeAssets == "" {
 		Skip(NodeAssetsEnv + " is not set: the real-node suite runs with `make test-node`")
 	}
-	cpAssets, err := framework.AssetsDir()
+	cpAssets, err := testbed.AssetsDir()
 	Expect(err).NotTo(HaveOccurred())
 	host, err = cluster.Check(cpAssets, nodeAssets)
 	skipOrFail(err)
@@ -94,6 +96,13 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	By("make images: the labeler and webhook images, pushed to " + reg.Host)
 	run(ctx, repoRoot, "go", "run", "./hack/images", "--repo", reg.Host+"/isamatch", "--tag", imageTag, "--push", "--insecure")
 	overlay = writeOverlay(ctx, dir)
+
+	// The labeler's DaemonSet mounts /opt/RISCV with DirectoryOrCreate: the
+	// kubelet creates it on a host without RISC-V cross compilers. Remove it
+	// again if this run made it (os.Remove leaves a non-empty directory).
+	if _, err := os.Stat(optRISCV); errors.Is(err, os.ErrNotExist) {
+		DeferCleanup(func() { _ = os.Remove(optRISCV) })
+	}
 
 	By("starting the node")
 	cl, err = cluster.Start(ctx, cluster.Options{

@@ -20,7 +20,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/isamatch/isamatch/test/framework"
+	"github.com/isamatch/isamatch/internal/testbed"
 )
 
 // Options configures Start.
@@ -53,10 +53,10 @@ type Cluster struct {
 	// NodeName is the registered node.
 	NodeName string
 
-	procs    []*framework.Process // in start order
-	sysctls  map[string]string    // original values, restored by Stop
-	kubeletP *framework.Process
-	kcmP     *framework.Process
+	procs    []*testbed.Process // in start order
+	sysctls  map[string]string  // original values, restored by Stop
+	kubeletP *testbed.Process
+	kcmP     *testbed.Process
 }
 
 // Start brings up etcd, kube-apiserver, kube-controller-manager,
@@ -300,8 +300,8 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 func ok200(status int) bool { return status == http.StatusOK }
 
 // start runs one component, its log under Dir/logs.
-func (c *Cluster) start(name, bin string, args, env []string) (*framework.Process, error) {
-	p, err := framework.StartProcess(name, bin, args, env, filepath.Join(c.opts.Dir, "logs", name+".log"))
+func (c *Cluster) start(name, bin string, args, env []string) (*testbed.Process, error) {
+	p, err := testbed.StartProcess(name, bin, args, env, filepath.Join(c.opts.Dir, "logs", name+".log"))
 	if err != nil {
 		return nil, err
 	}
@@ -336,7 +336,7 @@ func (c *Cluster) waitNodeReady(ctx context.Context, timeout time.Duration) erro
 		var node corev1.Node
 		if err := c.Client.Get(ctx, client.ObjectKey{Name: c.NodeName}, &node); err != nil {
 			last = err.Error()
-		} else if framework.NodeIsReady(&node) {
+		} else if testbed.NodeIsReady(&node) {
 			return nil
 		} else {
 			last = "registered, not Ready: " + readyMessage(&node)
@@ -376,7 +376,7 @@ func newClient(path string) (client.Client, error) {
 }
 
 // waitSocket waits until a unix socket accepts connections.
-func waitSocket(ctx context.Context, p *framework.Process, path string, timeout time.Duration) error {
+func waitSocket(ctx context.Context, p *testbed.Process, path string, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	for {
@@ -399,7 +399,7 @@ func freePorts(n int) ([]int, error) {
 	seen := map[int]bool{}
 	var ports []int
 	for len(ports) < n {
-		p, err := framework.FreePort()
+		p, err := testbed.FreePort()
 		if err != nil {
 			return nil, err
 		}

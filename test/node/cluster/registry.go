@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/isamatch/isamatch/test/framework"
+	"github.com/isamatch/isamatch/internal/testbed"
 )
 
 // Registry is Debian's docker-registry serving plain HTTP without
@@ -21,23 +21,23 @@ import (
 type Registry struct {
 	// Host is "NODEIP:PORT".
 	Host    string
-	Process *framework.Process
+	Process *testbed.Process
 }
 
 // StartRegistry runs docker-registry on ip with its storage and log in dir.
 func StartRegistry(ctx context.Context, ip, dir string) (*Registry, error) {
-	bin, err := exec.LookPath(framework.RegistryPackage)
+	bin, err := exec.LookPath(testbed.RegistryPackage)
 	if err != nil {
 		bin = "/usr/bin/docker-registry"
 		if !executable(bin) {
-			return nil, &Missing{What: "docker-registry not found", Fix: "hack/deps.sh (apt-get install " + framework.RegistryPackage + ")"}
+			return nil, &Missing{What: "docker-registry not found", Fix: "hack/deps.sh (apt-get install " + testbed.RegistryPackage + ")"}
 		}
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("create registry dir: %w", err)
 	}
 	r := &Registry{}
-	err = framework.StartOnFreePorts(1, func(ports []int) error {
+	err = testbed.StartOnFreePorts(1, func(ports []int) error {
 		r.Host = net.JoinHostPort(ip, strconv.Itoa(ports[0]))
 		config, err := writeFile(dir, "config.yml", fmt.Appendf(nil, `version: 0.1
 log:
@@ -59,7 +59,7 @@ health:
 		if err != nil {
 			return err
 		}
-		p, err := framework.StartProcess("docker-registry", bin, []string{"serve", config}, nil, filepath.Join(dir, "registry.log"))
+		p, err := testbed.StartProcess("docker-registry", bin, []string{"serve", config}, nil, filepath.Join(dir, "registry.log"))
 		if err != nil {
 			return err
 		}
