@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/isamatch/isamatch/pkg/isa"
 )
 
 // maxRawProductFactor bounds the cross product, as a multiple of the term
@@ -212,7 +214,7 @@ func mergeRequired(user *corev1.NodeSelector, ours []corev1.NodeSelectorTerm, ma
 		}
 	}
 	if len(out.NodeSelectorTerms) == 0 {
-		return nil, fmt.Errorf("the pod's required node affinity excludes every node isamatch allows; remove the conflicting requirement (for example on %s)", ArchLabel)
+		return nil, fmt.Errorf("the pod's required node affinity excludes every node isamatch allows; remove the conflicting requirement (for example on %s)", isa.KubeArchLabel)
 	}
 	if len(out.NodeSelectorTerms) > maxTerms {
 		return nil, fmt.Errorf("the pod's required node affinity combined with isamatch's would have %d terms, more than %d: simplify requiredDuringSchedulingIgnoredDuringExecution or the isa.request alternatives",
@@ -226,7 +228,7 @@ func mergeRequired(user *corev1.NodeSelector, ours []corev1.NodeSelectorTerm, ma
 // hashes nobody writes by hand). They are replaced on re-admission.
 func isOurPreferred(p corev1.PreferredSchedulingTerm) bool {
 	e := p.Preference.MatchExpressions
-	return len(e) == 1 && len(p.Preference.MatchFields) == 0 && e[0].Key == GroupLabel && e[0].Operator == corev1.NodeSelectorOpIn
+	return len(e) == 1 && len(p.Preference.MatchFields) == 0 && e[0].Key == isa.GroupLabel && e[0].Operator == corev1.NodeSelectorOpIn
 }
 
 // mergePreferred keeps the user's preferred terms, drops isamatch's tier

@@ -54,7 +54,7 @@ func benchCluster(b *testing.B) map[string]map[string]string {
 
 func benchPod(images, initImages []string) *corev1.Pod {
 	return podSpec{
-		annotations: ann(RequestAnnotation, "rv64gc_zba_zbb"),
+		annotations: ann(isa.BareRequestAnnotation, "rv64gc_zba_zbb"),
 		images:      images,
 		initImages:  initImages,
 		affinity: &corev1.NodeAffinity{

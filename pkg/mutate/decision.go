@@ -57,12 +57,6 @@ type Decision struct {
 	Summary string
 }
 
-// GroupLabel is the node label naming a node's native ISA group.
-const GroupLabel = isa.NativePrefix + "group"
-
-// ArchLabel is the architecture label the kubelet sets on every node.
-const ArchLabel = corev1.LabelArchStable
-
 // Matcher is the decision logic without Kubernetes I/O: pod inputs and an
 // inventory snapshot in, affinity out. It remembers the ranking of recent
 // sets of alternatives per inventory snapshot (see rank). It is safe for

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/isamatch/isamatch/pkg/inventory"
+	"github.com/isamatch/isamatch/pkg/isa"
 )
 
 // TestRankingFollowsInventory checks that a memoised ranking is not reused
@@ -18,7 +19,7 @@ func TestRankingFollowsInventory(t *testing.T) {
 	nodes := paperCluster(t)
 	inv := inventory.NewStatic(nodes)
 	m := NewPodMutator(&fakeResolver{images: testImages()}, inv, Options{})
-	spec := podSpec{annotations: ann(RequestAnnotation, "rv64imfd"), images: []string{"riscv:1"}}
+	spec := podSpec{annotations: ann(isa.BareRequestAnnotation, "rv64imfd"), images: []string{"riscv:1"}}
 
 	steps := []struct {
 		name   string
@@ -71,8 +72,8 @@ func TestHandleConcurrent(t *testing.T) {
 	res := &fakeResolver{images: testImages()}
 	m := NewPodMutator(res, inv, Options{})
 	specs := []podSpec{
-		{annotations: ann(RequestAnnotation, "rv64imfd"), images: []string{"riscv:1"}},
-		{annotations: ann(QEMUAnnotation, "rv64imfdv"), images: []string{"multi:1"}},
+		{annotations: ann(isa.BareRequestAnnotation, "rv64imfd"), images: []string{"riscv:1"}},
+		{annotations: ann(isa.BareQEMUAnnotation, "rv64imfdv"), images: []string{"multi:1"}},
 		{images: []string{"amd64:1", "private:1"}},
 	}
 	var wg sync.WaitGroup

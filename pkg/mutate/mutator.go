@@ -20,17 +20,6 @@ import (
 	"github.com/isamatch/isamatch/pkg/isa"
 )
 
-// Pod annotations and labels isamatch reads and writes.
-const (
-	RequestAnnotation  = "isa.request"
-	QEMUAnnotation     = "isa.qemu"
-	RequestLabel       = "ARCH"
-	QEMULabel          = "QEMU"
-	DecisionAnnotation = isa.NativePrefix + "decision"
-	IgnoreLabel        = isa.NativePrefix + "ignore"
-	MirrorAnnotation   = corev1.MirrorPodAnnotationKey
-)
-
 // Inventory provides the current node inventory.
 type Inventory interface {
 	Snapshot() *inventory.Snapshot
@@ -89,12 +78,12 @@ func (p *PodMutator) handle(ctx context.Context, req admission.Request) (admissi
 	switch {
 	case pod.Spec.NodeName != "":
 		return admission.Allowed("pod already names a node"), outcomeSkipped
-	case pod.Annotations[MirrorAnnotation] != "":
+	case pod.Annotations[corev1.MirrorPodAnnotationKey] != "":
 		return admission.Allowed("mirror pod"), outcomeSkipped
 	case slices.Contains(p.opts.SkipNamespaces, ns):
 		return admission.Allowed("namespace " + ns + " is skipped"), outcomeSkipped
-	case pod.Labels[IgnoreLabel] == "true":
-		return admission.Allowed("pod opted out with " + IgnoreLabel + "=true"), outcomeSkipped
+	case pod.Labels[isa.IgnoreLabel] == "true":
+		return admission.Allowed("pod opted out with " + isa.IgnoreLabel + "=true"), outcomeSkipped
 	}
 	name := pod.Name
 	if name == "" {
@@ -169,7 +158,7 @@ func (p *PodMutator) respond(ctx context.Context, pod *podFields, d Decision) (a
 	if pod.Annotations == nil {
 		pod.Annotations = map[string]string{}
 	}
-	pod.Annotations[DecisionAnnotation] = d.Summary
+	pod.Annotations[isa.DecisionAnnotation] = d.Summary
 
 	after, err := json.Marshal(patchedFields(pod))
 	if err != nil {

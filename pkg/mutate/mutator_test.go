@@ -76,7 +76,7 @@ func TestHandle(t *testing.T) {
 	}{
 		{
 			name:          "request rv64imfd: best fit first, larger group next",
-			pod:           podSpec{annotations: ann(RequestAnnotation, "rv64imfd"), images: []string{"riscv:1"}},
+			pod:           podSpec{annotations: ann(isa.BareRequestAnnotation, "rv64imfd"), images: []string{"riscv:1"}},
 			wantPlacement: imfdPlacement,
 			wantRequired: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{
 				{Key: "isa.isamatch.io/arch", Operator: "In", Values: []string{"riscv64"}},
@@ -88,13 +88,13 @@ func TestHandle(t *testing.T) {
 		},
 		{
 			name:          "paper label ARCH in upper case",
-			pod:           podSpec{labels: ann(RequestLabel, "RV64IMFD"), images: []string{"riscv:1"}},
+			pod:           podSpec{labels: ann(isa.RequestLabel, "RV64IMFD"), images: []string{"riscv:1"}},
 			wantPlacement: imfdPlacement,
 			wantDecision:  []string{"(label ARCH)"},
 		},
 		{
 			name:          "annotation wins over label",
-			pod:           podSpec{annotations: ann(RequestAnnotation, "rv64imfd"), labels: ann(RequestLabel, "x86-64-v4"), images: []string{"riscv:1"}},
+			pod:           podSpec{annotations: ann(isa.BareRequestAnnotation, "rv64imfd"), labels: ann(isa.RequestLabel, "x86-64-v4"), images: []string{"riscv:1"}},
 			wantPlacement: imfdPlacement,
 		},
 		{
@@ -139,18 +139,18 @@ func TestHandle(t *testing.T) {
 		},
 		{
 			name:          "request no node has",
-			pod:           podSpec{annotations: ann(RequestAnnotation, "x86-64-v4"), images: []string{"amd64:1"}},
+			pod:           podSpec{annotations: ann(isa.BareRequestAnnotation, "x86-64-v4"), images: []string{"amd64:1"}},
 			wantPlacement: map[string]int32{},
 			wantWarnings:  []string{"no node satisfies x86-64-v4"},
 		},
 		{
 			name:       "request the images cannot serve",
-			pod:        podSpec{annotations: ann(RequestAnnotation, "rv64gcv"), images: []string{"amd64:1"}},
+			pod:        podSpec{annotations: ann(isa.BareRequestAnnotation, "rv64gcv"), images: []string{"amd64:1"}},
 			wantDenied: []string{`annotation isa.request "rv64gcv" cannot be served by image "amd64:1", built for linux/amd64`},
 		},
 		{
 			name:       "request the second image cannot serve",
-			pod:        podSpec{annotations: ann(RequestAnnotation, "rv64gc | arm64"), images: []string{"multi:1", "amd64:1"}},
+			pod:        podSpec{annotations: ann(isa.BareRequestAnnotation, "rv64gc | arm64"), images: []string{"multi:1", "amd64:1"}},
 			wantDenied: []string{`image "amd64:1", built for linux/amd64`},
 		},
 		{
@@ -160,22 +160,22 @@ func TestHandle(t *testing.T) {
 		},
 		{
 			name:       "malformed annotation",
-			pod:        podSpec{annotations: ann(RequestAnnotation, "rv64g_zfoo"), images: []string{"riscv:1"}},
+			pod:        podSpec{annotations: ann(isa.BareRequestAnnotation, "rv64g_zfoo"), images: []string{"riscv:1"}},
 			wantDenied: []string{`annotation isa.request "rv64g_zfoo" is malformed`, "accepted: " + Grammar},
 		},
 		{
 			name:       "malformed alternative list",
-			pod:        podSpec{annotations: ann(RequestAnnotation, "rv64gc || amd64"), images: []string{"riscv:1"}},
+			pod:        podSpec{annotations: ann(isa.BareRequestAnnotation, "rv64gc || amd64"), images: []string{"riscv:1"}},
 			wantDenied: []string{`annotation isa.request "rv64gc || amd64" is malformed`, "alternative 2 is empty"},
 		},
 		{
 			name:       "malformed label",
-			pod:        podSpec{labels: ann(RequestLabel, "RV64X"), images: []string{"riscv:1"}},
+			pod:        podSpec{labels: ann(isa.RequestLabel, "RV64X"), images: []string{"riscv:1"}},
 			wantDenied: []string{`label ARCH "RV64X" is malformed`},
 		},
 		{
 			name:       "malformed isa.qemu",
-			pod:        podSpec{annotations: ann(QEMUAnnotation, "mips64"), images: []string{"amd64:1"}},
+			pod:        podSpec{annotations: ann(isa.BareQEMUAnnotation, "mips64"), images: []string{"amd64:1"}},
 			wantDenied: []string{`annotation isa.qemu "mips64" is malformed`, "unknown architecture"},
 		},
 		{
@@ -203,7 +203,7 @@ func TestHandle(t *testing.T) {
 		},
 		{
 			name:          "image label isa.request is ignored when the pod asks",
-			pod:           podSpec{annotations: ann(RequestAnnotation, "rv64imfd"), images: []string{"labelled:1"}},
+			pod:           podSpec{annotations: ann(isa.BareRequestAnnotation, "rv64imfd"), images: []string{"labelled:1"}},
 			wantPlacement: imfdPlacement,
 		},
 		{
@@ -214,7 +214,7 @@ func TestHandle(t *testing.T) {
 		},
 		{
 			name:          "isa.qemu with an amd64 image: emulation only",
-			pod:           podSpec{annotations: ann(QEMUAnnotation, "rv64imfdv"), images: []string{"amd64:1"}},
+			pod:           podSpec{annotations: ann(isa.BareQEMUAnnotation, "rv64imfdv"), images: []string{"amd64:1"}},
 			wantPlacement: map[string]int32{"node1": 100},
 			wantRequired: []corev1.NodeSelectorTerm{{MatchExpressions: append(exprs(t, "rv64imfdv", true),
 				corev1.NodeSelectorRequirement{Key: "kubernetes.io/arch", Operator: "In", Values: []string{"amd64"}})}},
@@ -222,17 +222,17 @@ func TestHandle(t *testing.T) {
 		},
 		{
 			name:          "paper label QEMU with a multi-arch image: emulation first, native fallback after",
-			pod:           podSpec{labels: ann(QEMULabel, "RV64IMFDV"), images: []string{"multi:1"}},
+			pod:           podSpec{labels: ann(isa.QEMULabel, "RV64IMFDV"), images: []string{"multi:1"}},
 			wantPlacement: map[string]int32{"node1": 100, "node5": 40, "node6": 40, "node4": 16},
 		},
 		{
 			name:          "isa.qemu with isa.request as the native fallback",
-			pod:           podSpec{annotations: ann(QEMUAnnotation, "rv64imfdv", RequestAnnotation, "rv64imfd"), images: []string{"multi:1"}},
+			pod:           podSpec{annotations: ann(isa.BareQEMUAnnotation, "rv64imfdv", isa.BareRequestAnnotation, "rv64imfd"), images: []string{"multi:1"}},
 			wantPlacement: map[string]int32{"node1": 100, "node3": 40, "node5": 16, "node6": 16, "node4": 6},
 		},
 		{
 			name: "user required terms ANDed as a cross product, user preferred kept",
-			pod:  podSpec{annotations: ann(RequestAnnotation, "rv64imfd"), images: []string{"riscv:1"}, affinity: userAffinity},
+			pod:  podSpec{annotations: ann(isa.BareRequestAnnotation, "rv64imfd"), images: []string{"riscv:1"}, affinity: userAffinity},
 			// Only node3 passes the user's terms (no node has disk=ssd).
 			wantPlacement: map[string]int32{"node3": 100},
 			wantRequired: []corev1.NodeSelectorTerm{
@@ -240,9 +240,9 @@ func TestHandle(t *testing.T) {
 				{MatchFields: userAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[1].MatchFields, MatchExpressions: exprs(t, "rv64imfd", false)},
 			},
 			wantPreferred: append([]corev1.PreferredSchedulingTerm{userAffinity.PreferredDuringSchedulingIgnoredDuringExecution[0]},
-				corev1.PreferredSchedulingTerm{Weight: 100, Preference: corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: GroupLabel, Operator: "In", Values: []string{isa.GroupID(mustISA(t, "rv64imfd"))}}}}},
-				corev1.PreferredSchedulingTerm{Weight: 40, Preference: corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: GroupLabel, Operator: "In", Values: []string{isa.GroupID(mustISA(t, "rv64imfdv"))}}}}},
-				corev1.PreferredSchedulingTerm{Weight: 16, Preference: corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: GroupLabel, Operator: "In", Values: []string{isa.GroupID(mustISA(t, "rv64imafdcv"))}}}}},
+				corev1.PreferredSchedulingTerm{Weight: 100, Preference: corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: isa.GroupLabel, Operator: "In", Values: []string{isa.GroupID(mustISA(t, "rv64imfd"))}}}}},
+				corev1.PreferredSchedulingTerm{Weight: 40, Preference: corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: isa.GroupLabel, Operator: "In", Values: []string{isa.GroupID(mustISA(t, "rv64imfdv"))}}}}},
+				corev1.PreferredSchedulingTerm{Weight: 16, Preference: corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: isa.GroupLabel, Operator: "In", Values: []string{isa.GroupID(mustISA(t, "rv64imafdcv"))}}}}},
 			),
 		},
 		{
@@ -264,7 +264,7 @@ func TestHandle(t *testing.T) {
 		},
 		{
 			name:       "too many terms",
-			pod:        podSpec{annotations: ann(RequestAnnotation, "rv64imfd | x86-64-v3 | arm64"), images: []string{"multi:1"}, affinity: manyTerms},
+			pod:        podSpec{annotations: ann(isa.BareRequestAnnotation, "rv64imfd | x86-64-v3 | arm64"), images: []string{"multi:1"}, affinity: manyTerms},
 			wantDenied: []string{"66 terms, more than 64"},
 		},
 	}
@@ -316,7 +316,7 @@ func TestHandle(t *testing.T) {
 					t.Errorf("warning %d = %q, want it to contain %q", k, resp.Warnings[k], s)
 				}
 			}
-			decision := pod.Annotations[DecisionAnnotation]
+			decision := pod.Annotations[isa.DecisionAnnotation]
 			if decision == "" || strings.Contains(decision, "\n") {
 				t.Errorf("decision annotation %q is not one line", decision)
 			}
@@ -348,7 +348,7 @@ func TestHandleSkips(t *testing.T) {
 			return admissionRequest(t, podSpec{nodeName: "node3", images: []string{"amd64:1"}}.pod())
 		}, "already names a node"},
 		{"mirror pod", func(t *testing.T) admission.Request {
-			return admissionRequest(t, podSpec{annotations: ann(MirrorAnnotation, "x"), images: []string{"amd64:1"}}.pod())
+			return admissionRequest(t, podSpec{annotations: ann(corev1.MirrorPodAnnotationKey, "x"), images: []string{"amd64:1"}}.pod())
 		}, "mirror pod"},
 		{"skipped namespace", func(t *testing.T) admission.Request {
 			return admissionRequest(t, podSpec{ns: "kube-system", images: []string{"amd64:1"}}.pod())
@@ -357,7 +357,7 @@ func TestHandleSkips(t *testing.T) {
 			return admissionRequest(t, podSpec{ns: "isamatch-system", images: []string{"amd64:1"}}.pod())
 		}, "namespace isamatch-system is skipped"},
 		{"opt-out label", func(t *testing.T) admission.Request {
-			return admissionRequest(t, podSpec{labels: ann(IgnoreLabel, "true"), annotations: ann(RequestAnnotation, "bad!"), images: []string{"amd64:1"}}.pod())
+			return admissionRequest(t, podSpec{labels: ann(isa.IgnoreLabel, "true"), annotations: ann(isa.BareRequestAnnotation, "bad!"), images: []string{"amd64:1"}}.pod())
 		}, "opted out"},
 		{"not a pod", func(t *testing.T) admission.Request {
 			r := admissionRequest(t, podSpec{images: []string{"amd64:1"}}.pod())
@@ -495,7 +495,7 @@ func TestWarningLength(t *testing.T) {
 // one outcome, the right one.
 func TestOutcomeCountedOnce(t *testing.T) {
 	mutated := func(t *testing.T, m *PodMutator) admission.Request {
-		req := admissionRequest(t, podSpec{annotations: ann(RequestAnnotation, "rv64imfd"), images: []string{"riscv:1"}}.pod())
+		req := admissionRequest(t, podSpec{annotations: ann(isa.BareRequestAnnotation, "rv64imfd"), images: []string{"riscv:1"}}.pod())
 		return admissionRequest(t, applyPatch(t, req, m.Handle(t.Context(), req)))
 	}
 	tests := []struct {
@@ -507,13 +507,13 @@ func TestOutcomeCountedOnce(t *testing.T) {
 			return admissionRequest(t, podSpec{nodeName: "node3", images: []string{"riscv:1"}}.pod())
 		}, "skipped"},
 		{"malformed request", func(t *testing.T, _ *PodMutator) admission.Request {
-			return admissionRequest(t, podSpec{annotations: ann(RequestAnnotation, "rv64q!"), images: []string{"riscv:1"}}.pod())
+			return admissionRequest(t, podSpec{annotations: ann(isa.BareRequestAnnotation, "rv64q!"), images: []string{"riscv:1"}}.pod())
 		}, "denied"},
 		{"nodeSelector excludes every node", func(t *testing.T, _ *PodMutator) admission.Request {
-			return admissionRequest(t, podSpec{images: []string{"riscv:1"}, nodeSelector: map[string]string{ArchLabel: "amd64"}}.pod())
+			return admissionRequest(t, podSpec{images: []string{"riscv:1"}, nodeSelector: map[string]string{isa.KubeArchLabel: "amd64"}}.pod())
 		}, "denied"},
 		{"mutated", func(t *testing.T, _ *PodMutator) admission.Request {
-			return admissionRequest(t, podSpec{annotations: ann(RequestAnnotation, "rv64imfd"), images: []string{"riscv:1"}}.pod())
+			return admissionRequest(t, podSpec{annotations: ann(isa.BareRequestAnnotation, "rv64imfd"), images: []string{"riscv:1"}}.pod())
 		}, "mutated"},
 		{"admitted again", mutated, "unchanged"},
 		{"bad object", func(*testing.T, *PodMutator) admission.Request {

@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/isamatch/isamatch/pkg/inventory"
+	"github.com/isamatch/isamatch/pkg/isa"
 )
 
 // TestPatchTouchesOnlyAffinityAndDecision admits raw pods with fields this
@@ -57,7 +58,7 @@ func TestPatchTouchesOnlyAffinityAndDecision(t *testing.T) {
 			patched := applyRaw(t, req.Object.Raw, resp)
 
 			before, after := decodeAny(t, req.Object.Raw), decodeAny(t, patched)
-			if d, _ := object(after, "metadata", "annotations")[DecisionAnnotation].(string); !strings.Contains(d, "tiers:") {
+			if d, _ := object(after, "metadata", "annotations")[isa.DecisionAnnotation].(string); !strings.Contains(d, "tiers:") {
 				t.Errorf("decision annotation = %q, want a decision", d)
 			}
 			if object(after, "spec", "affinity", "nodeAffinity")["requiredDuringSchedulingIgnoredDuringExecution"] == nil {
@@ -65,7 +66,7 @@ func TestPatchTouchesOnlyAffinityAndDecision(t *testing.T) {
 			}
 			for _, doc := range []map[string]any{before, after} {
 				if a := object(doc, "metadata", "annotations"); a != nil {
-					delete(a, DecisionAnnotation)
+					delete(a, isa.DecisionAnnotation)
 					if len(a) == 0 {
 						delete(object(doc, "metadata"), "annotations")
 					}

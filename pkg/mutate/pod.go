@@ -6,6 +6,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
+
+	"github.com/isamatch/isamatch/pkg/isa"
 )
 
 // The pod projection: what the webhook decodes of a pod, and the part of it
@@ -64,8 +66,8 @@ func patchedFields(pod *podFields) any {
 	}
 	if pod.Annotations != nil {
 		ours := map[string]string{}
-		if v, ok := pod.Annotations[DecisionAnnotation]; ok {
-			ours[DecisionAnnotation] = v
+		if v, ok := pod.Annotations[isa.DecisionAnnotation]; ok {
+			ours[isa.DecisionAnnotation] = v
 		}
 		out.Metadata.Annotations = &ours
 	}

@@ -97,10 +97,10 @@ func randomRequest(r *rand.Rand) string {
 func randomPod(r *rand.Rand, nodes map[string]map[string]string) podSpec {
 	p := podSpec{annotations: map[string]string{}}
 	if r.IntN(2) == 0 {
-		p.annotations[RequestAnnotation] = randomRequest(r)
+		p.annotations[isa.BareRequestAnnotation] = randomRequest(r)
 	}
 	if r.IntN(5) == 0 {
-		p.annotations[QEMUAnnotation] = randomRequest(r)
+		p.annotations[isa.BareQEMUAnnotation] = randomRequest(r)
 	}
 	if r.IntN(6) == 0 {
 		p.nodeSelector = map[string]string{"kubernetes.io/arch": pick(r, propValues["kubernetes.io/arch"])}
@@ -186,16 +186,16 @@ func TestPropertyRequired(t *testing.T) {
 				narrowed++
 			}
 			// Independent check: admitted labelled nodes run the request.
-			if g && spec.annotations[QEMUAnnotation] == "" && spec.annotations[RequestAnnotation] != "" {
+			if g && spec.annotations[isa.BareQEMUAnnotation] == "" && spec.annotations[isa.BareRequestAnnotation] != "" {
 				native, _, ok := isa.NodeFromLabels(l)
-				rq, err := isa.ParseRequest(spec.annotations[RequestAnnotation])
+				rq, err := isa.ParseRequest(spec.annotations[isa.BareRequestAnnotation])
 				if err != nil {
 					t.Fatal(err)
 				}
 				if !ok {
-					t.Errorf("%s: request %q admitted node %s that isamatch has not labelled", name, spec.annotations[RequestAnnotation], n)
+					t.Errorf("%s: request %q admitted node %s that isamatch has not labelled", name, spec.annotations[isa.BareRequestAnnotation], n)
 				} else if !slices.ContainsFunc(rq.Alternatives, func(a isa.ISA) bool { return isa.Satisfies(native, a) }) {
-					t.Errorf("%s: request %q admitted node %s (%s) that does not satisfy it", name, spec.annotations[RequestAnnotation], n, native.Short())
+					t.Errorf("%s: request %q admitted node %s (%s) that does not satisfy it", name, spec.annotations[isa.BareRequestAnnotation], n, native.Short())
 				}
 			}
 		}

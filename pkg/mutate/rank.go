@@ -326,7 +326,7 @@ func preferredTerms(qemu *isa.Request, emu []emuAlt, native []alt, ranked []scor
 		}
 		slices.Sort(ids)
 		out = append(out, corev1.PreferredSchedulingTerm{Weight: run.weight, Preference: corev1.NodeSelectorTerm{
-			MatchExpressions: []corev1.NodeSelectorRequirement{{Key: GroupLabel, Operator: corev1.NodeSelectorOpIn, Values: ids}},
+			MatchExpressions: []corev1.NodeSelectorRequirement{{Key: isa.GroupLabel, Operator: corev1.NodeSelectorOpIn, Values: ids}},
 		}})
 	}
 	return out, runs

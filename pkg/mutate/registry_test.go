@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/isamatch/isamatch/pkg/inventory"
+	"github.com/isamatch/isamatch/pkg/isa"
 	"github.com/isamatch/isamatch/pkg/registry"
 )
 
@@ -85,7 +86,7 @@ func TestHandleWithRegistry(t *testing.T) {
 		},
 		{
 			name:          "pod request overrides the image label",
-			pod:           podSpec{annotations: ann(RequestAnnotation, "rv64imfd"), images: []string{host + "/app:multi"}},
+			pod:           podSpec{annotations: ann(isa.BareRequestAnnotation, "rv64imfd"), images: []string{host + "/app:multi"}},
 			wantPlacement: map[string]int32{"node3": 100, "node5": 40, "node6": 40, "node4": 16, "node8": 6},
 		},
 		{

@@ -28,10 +28,10 @@ func podInput(pod *podFields) (in Input, msg string) {
 		}
 		return &r, from, text, ""
 	}
-	in.Request, in.RequestFrom, in.RequestText, msg = parse(RequestAnnotation, RequestLabel)
+	in.Request, in.RequestFrom, in.RequestText, msg = parse(isa.BareRequestAnnotation, isa.RequestLabel)
 	if msg != "" {
 		return in, msg
 	}
-	in.QEMU, in.QEMUFrom, in.QEMUText, msg = parse(QEMUAnnotation, QEMULabel)
+	in.QEMU, in.QEMUFrom, in.QEMUText, msg = parse(isa.BareQEMUAnnotation, isa.QEMULabel)
 	return in, msg
 }

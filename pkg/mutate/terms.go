@@ -25,7 +25,7 @@ func nodeReqs(reqs []isa.Requirement) []corev1.NodeSelectorRequirement {
 }
 
 func archIn(arches []string) corev1.NodeSelectorRequirement {
-	return corev1.NodeSelectorRequirement{Key: ArchLabel, Operator: corev1.NodeSelectorOpIn, Values: arches}
+	return corev1.NodeSelectorRequirement{Key: isa.KubeArchLabel, Operator: corev1.NodeSelectorOpIn, Values: arches}
 }
 
 // plainArches returns the sorted architectures of the plain alternatives.
