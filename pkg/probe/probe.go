@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -54,6 +55,10 @@ type Result struct {
 	Emulated []isa.ISA
 	// EmuSource says where Emulated came from, on one line.
 	EmuSource string
+	// Failed names the sources (SourceHWProbe, SourceGCC, SourceCrossGCC)
+	// that were there but failed without failing the probe: a gcc that
+	// crashed, a hwprobe syscall error. A missing gcc is not a failure.
+	Failed []string
 }
 
 // Labels returns the node labels for r (all under isa.isamatch.io/ and
@@ -83,7 +88,8 @@ func (r Result) Annotations() map[string]string {
 
 // Probe inspects the host root and returns what the node runs natively and
 // under emulation. An unreadable /proc/cpuinfo is an error; a missing gcc,
-// cross gcc or binfmt_misc is not.
+// cross gcc or binfmt_misc is not. Errors of a source are *[SourceError]
+// ([FailedSource] names it).
 func Probe(ctx context.Context, opts Options) (Result, error) {
 	root := opts.HostRoot
 	if root == "" {
@@ -119,11 +125,11 @@ func Probe(ctx context.Context, opts Options) (Result, error) {
 func probeNative(ctx context.Context, fsys fs.FS, runner Runner, gccPaths []string, hwprobe func() ([]HWProbePair, error), res *Result) error {
 	data, err := fs.ReadFile(fsys, "proc/cpuinfo")
 	if err != nil {
-		return fmt.Errorf("read /proc/cpuinfo of the host root: %w", err)
+		return sourceErr(SourceCPUInfo, fmt.Errorf("read /proc/cpuinfo of the host root: %w", err))
 	}
 	ci, err := fromCPUInfo(parseCPUInfo(data))
 	if err != nil {
-		return fmt.Errorf("parse /proc/cpuinfo: %w", err)
+		return sourceErr(SourceCPUInfo, fmt.Errorf("parse /proc/cpuinfo: %w", err))
 	}
 
 	// hwprobe (linux/riscv64 builds): hardware, like cpuinfo.
@@ -133,19 +139,26 @@ func probeNative(ctx context.Context, fsys fs.FS, runner Runner, gccPaths []stri
 		hwReport = "hwprobe: not available on this build"
 	)
 	if hwprobe != nil {
-		hwReport, hw, hwFound = runHWProbe(hwprobe, ci)
+		var failed bool
+		hwReport, hw, hwFound, failed = runHWProbe(hwprobe, ci)
+		if failed {
+			res.Failed = append(res.Failed, SourceHWProbe)
+		}
 	}
 
 	// gcc: reported always, decisive only when no hardware source knows a
 	// RISC-V ISA.
-	gccMarch, gccISA, gccReport := runNativeGCC(ctx, runner, gccPaths)
+	gccMarch, gccISA, gccReport, gccFailed := runNativeGCC(ctx, runner, gccPaths)
+	if gccFailed {
+		res.Failed = append(res.Failed, SourceGCC)
+	}
 
 	var decided string
 	switch {
 	case ci.found && hwFound:
 		u, err := isa.Union(ci.native, hw)
 		if err != nil {
-			return fmt.Errorf("combine cpuinfo and hwprobe: %w", err)
+			return sourceErr(SourceHWProbe, fmt.Errorf("combine cpuinfo and hwprobe: %w", err))
 		}
 		res.Native, res.Hints = u, ci.hints
 		decided = fmt.Sprintf("decided by cpuinfo (%s) and hwprobe: %s", ci.detail, u.Short())
@@ -160,7 +173,7 @@ func probeNative(ctx context.Context, fsys fs.FS, runner Runner, gccPaths []stri
 		decided = fmt.Sprintf("decided by gcc -march=%s (cpuinfo has no RISC-V isa line): %s", gccMarch, gccISA.Short())
 		gccReport = ""
 	default:
-		return fmt.Errorf("no ISA in /proc/cpuinfo of the host root (no riscv isa, x86 flags or arm64 Features line) and no RISC-V gcc: %s", gccReport)
+		return sourceErr(SourceCPUInfo, fmt.Errorf("no ISA in /proc/cpuinfo of the host root (no riscv isa, x86 flags or arm64 Features line) and no RISC-V gcc: %s", gccReport))
 	}
 	parts := []string{decided}
 	if hwprobe != nil {
@@ -176,10 +189,11 @@ func probeNative(ctx context.Context, fsys fs.FS, runner Runner, gccPaths []stri
 	return nil
 }
 
-func runHWProbe(hwprobe func() ([]HWProbePair, error), ci cpuinfoResult) (report string, i isa.ISA, found bool) {
+// runHWProbe asks hwprobe; failed is true when it answered nothing usable.
+func runHWProbe(hwprobe func() ([]HWProbePair, error), ci cpuinfoResult) (report string, i isa.ISA, found, failed bool) {
 	pairs, err := hwprobe()
 	if err != nil {
-		return fmt.Sprintf("hwprobe: %v", err), isa.ISA{}, false
+		return fmt.Sprintf("hwprobe: %v", err), isa.ISA{}, false, true
 	}
 	xlen := 64
 	if ci.found && ci.native.Arch == isa.RISCV32 {
@@ -187,19 +201,19 @@ func runHWProbe(hwprobe func() ([]HWProbePair, error), ci cpuinfoResult) (report
 	}
 	s, hints, ok := HWProbeString(pairs, xlen)
 	if !ok {
-		return "hwprobe: no IMA base behaviour reported", isa.ISA{}, false
+		return "hwprobe: no IMA base behaviour reported", isa.ISA{}, false, true
 	}
 	if ci.found {
 		hints = ci.hints
 	}
 	i, err = isa.ParseCPUInfoRISCV(s, hints)
 	if err != nil {
-		return fmt.Sprintf("hwprobe: %s: %v", s, err), isa.ISA{}, false
+		return fmt.Sprintf("hwprobe: %s: %v", s, err), isa.ISA{}, false, true
 	}
 	if ci.found && ci.native.Arch != i.Arch {
-		return fmt.Sprintf("hwprobe: %s (ignored: cpuinfo says %s)", s, ci.native.Arch), isa.ISA{}, false
+		return fmt.Sprintf("hwprobe: %s (ignored: cpuinfo says %s)", s, ci.native.Arch), isa.ISA{}, false, false
 	}
-	return "hwprobe: " + s, i, true
+	return "hwprobe: " + s, i, true, false
 }
 
 // helpTargetArgs ask gcc for its target defaults. The paper runs
@@ -209,27 +223,28 @@ func runHWProbe(hwprobe func() ([]HWProbePair, error), ci cpuinfoResult) (report
 // Without -c it prints the same -march= line and writes nothing.
 var helpTargetArgs = []string{"-Q", "--help=target"}
 
-// runNativeGCC runs the first gcc found; report is "" when none exists.
-func runNativeGCC(ctx context.Context, runner Runner, paths []string) (march string, parsed *isa.ISA, report string) {
+// runNativeGCC runs the first gcc found; report is "gcc: none" when none
+// exists, failed is true when one exists but did not answer.
+func runNativeGCC(ctx context.Context, runner Runner, paths []string) (march string, parsed *isa.ISA, report string, failed bool) {
 	for _, p := range paths {
 		out, err := runner.Run(ctx, p, helpTargetArgs...)
 		if errors.Is(err, ErrNotFound) {
 			continue
 		}
 		if err != nil {
-			return "", nil, fmt.Sprintf("gcc %s: %v", p, err)
+			return "", nil, fmt.Sprintf("gcc %s: %v", p, err), true
 		}
 		march = marchFromHelpTarget(out)
 		if march == "" {
-			return "", nil, fmt.Sprintf("gcc %s: no -march= line", p)
+			return "", nil, fmt.Sprintf("gcc %s: no -march= line", p), true
 		}
 		i, err := parseMarch(march)
 		if err != nil {
-			return march, nil, fmt.Sprintf("gcc %s -march=%s (not an ISA isamatch reads, not used)", p, march)
+			return march, nil, fmt.Sprintf("gcc %s -march=%s (not an ISA isamatch reads, not used)", p, march), false
 		}
-		return march, &i, fmt.Sprintf("gcc %s -march=%s", p, march)
+		return march, &i, fmt.Sprintf("gcc %s -march=%s", p, march), false
 	}
-	return "", nil, "gcc: none"
+	return "", nil, "gcc: none", false
 }
 
 // gccVerdict says whether the compiler default is within the native ISA
@@ -258,11 +273,11 @@ func isRISCV(a isa.Arch) bool { return a == isa.RISCV64 || a == isa.RISCV32 }
 
 func probeEmulated(ctx context.Context, fsys fs.FS, runner Runner, crossPaths []string, res *Result) error {
 	byArch := map[isa.Arch]isa.ISA{}
-	add := func(i isa.ISA) error {
+	add := func(source string, i isa.ISA) error {
 		if cur, ok := byArch[i.Arch]; ok {
 			u, err := isa.Union(cur, i)
 			if err != nil {
-				return fmt.Errorf("union emulated %s: %w", i.Arch, err)
+				return sourceErr(source, fmt.Errorf("union emulated %s: %w", i.Arch, err))
 			}
 			i = u
 		}
@@ -271,20 +286,23 @@ func probeEmulated(ctx context.Context, fsys fs.FS, runner Runner, crossPaths []
 	}
 	var parts []string
 	for _, p := range crossPaths {
-		report, isas := runCrossGCC(ctx, runner, p)
+		report, isas, failed := runCrossGCC(ctx, runner, p)
 		if report == "" {
 			continue
 		}
+		if failed && !slices.Contains(res.Failed, SourceCrossGCC) {
+			res.Failed = append(res.Failed, SourceCrossGCC)
+		}
 		parts = append(parts, report)
 		for _, i := range isas {
-			if err := add(i); err != nil {
+			if err := add(SourceCrossGCC, i); err != nil {
 				return err
 			}
 		}
 	}
 	entries, err := readBinfmt(fsys)
 	if err != nil {
-		return err
+		return sourceErr(SourceBinfmt, err)
 	}
 	for _, e := range entries {
 		if !e.enabled {
@@ -293,14 +311,14 @@ func probeEmulated(ctx context.Context, fsys fs.FS, runner Runner, crossPaths []
 		}
 		i, ok, err := BinfmtISA(e.name)
 		if err != nil {
-			return err
+			return sourceErr(SourceBinfmt, err)
 		}
 		if !ok {
 			parts = append(parts, "binfmt "+e.name+" enabled (no isamatch architecture)")
 			continue
 		}
 		parts = append(parts, fmt.Sprintf("binfmt %s enabled (baseline %s)", e.name, binfmtBaselines[e.name]))
-		if err := add(i); err != nil {
+		if err := add(SourceBinfmt, i); err != nil {
 			return err
 		}
 	}
@@ -321,18 +339,21 @@ func probeEmulated(ctx context.Context, fsys fs.FS, runner Runner, crossPaths []
 }
 
 // runCrossGCC asks a cross gcc for its default ISA both ways the paper
-// does. report is "" when the compiler does not exist.
-func runCrossGCC(ctx context.Context, runner Runner, p string) (report string, isas []isa.ISA) {
+// does. report is "" when the compiler does not exist; failed is true when
+// a question failed or its answer was not understood.
+func runCrossGCC(ctx context.Context, runner Runner, p string) (report string, isas []isa.ISA, failed bool) {
 	vout, verr := runner.Run(ctx, p, "-v")
 	if errors.Is(verr, ErrNotFound) {
-		return "", nil
+		return "", nil, false
 	}
 	var said []string
 	if verr != nil {
 		said = append(said, fmt.Sprintf("-v failed: %v", verr))
+		failed = true
 	} else if wa := withArchFromVersion(vout); wa != "" {
 		if i, err := isa.ParseGCCMarch(wa); err != nil {
 			said = append(said, fmt.Sprintf("--with-arch=%s (not understood: %v)", wa, err))
+			failed = true
 		} else {
 			said = append(said, "--with-arch="+wa)
 			isas = append(isas, i)
@@ -343,13 +364,15 @@ func runCrossGCC(ctx context.Context, runner Runner, p string) (report string, i
 	qout, qerr := runner.Run(ctx, p, helpTargetArgs...)
 	if qerr != nil {
 		said = append(said, fmt.Sprintf("-Q --help=target failed: %v", qerr))
+		failed = true
 	} else if m := marchFromHelpTarget(qout); m != "" {
 		if i, err := isa.ParseGCCMarch(m); err != nil {
 			said = append(said, fmt.Sprintf("-march=%s (not understood: %v)", m, err))
+			failed = true
 		} else {
 			said = append(said, "-march="+m)
 			isas = append(isas, i)
 		}
 	}
-	return fmt.Sprintf("cross gcc %s: %s", p, strings.Join(said, ", ")), isas
+	return fmt.Sprintf("cross gcc %s: %s", p, strings.Join(said, ", ")), isas, failed
 }
