@@ -29,6 +29,11 @@ type Controller struct {
 	Interval time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Recorder, when set, gets an Event on the Node for every change of
+	// its labels or annotations and for every failed probe.
+	Recorder EventRecorder
+	// Metrics, when set, observes probes and the keys written.
+	Metrics *Metrics
 
 	mu     sync.Mutex
 	last   probe.Result
@@ -57,6 +62,10 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	log := ctrl.LoggerFrom(ctx).WithValues("node", c.NodeName)
 	res, next, err := c.current(ctx)
 	if err != nil {
+		if c.Recorder != nil {
+			c.Recorder.Eventf(nodeRef(c.NodeName), nil, corev1.EventTypeWarning, ReasonProbeFailed, "Probe",
+				"%s", truncate("probe failed, labels left as they were: "+err.Error(), maxNote))
+		}
 		return reconcile.Result{}, fmt.Errorf("probe host: %w", err)
 	}
 	out, err := Reconcile(ctx, c.Client, c.NodeName, Desired{Labels: res.Labels(), Annotations: res.Annotations()})
@@ -68,7 +77,13 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		return reconcile.Result{}, err
 	}
 	if out.Patched {
-		log.Info("node labels reconciled", "set", out.Set, "deleted", out.Deleted, "isa", res.Native.Short())
+		c.Metrics.written(out)
+		log.Info("node labels reconciled", "set", out.Set, "deleted", out.Deleted, "isa", res.Native.Short(),
+			"added", out.Added, "changed", out.Changed, "removed", out.Removed)
+		if c.Recorder != nil {
+			c.Recorder.Eventf(out.Node, nil, corev1.EventTypeNormal, ReasonLabelsChanged, "Label",
+				"%s", changeNote(out, res.NativeSource, res.EmuSource))
+		}
 	} else {
 		log.V(1).Info("node labels up to date")
 	}
@@ -90,7 +105,9 @@ func (c *Controller) current(ctx context.Context) (probe.Result, time.Duration, 
 	defer c.mu.Unlock()
 	t := now()
 	if !c.have || t.Sub(c.lastAt) >= interval {
+		start := time.Now()
 		res, err := c.Probe(ctx)
+		c.Metrics.probed(time.Since(start).Seconds(), res, err)
 		if err != nil {
 			return probe.Result{}, 0, err
 		}

@@ -6,5 +6,8 @@
 // outside isa.isamatch.io/ and qemu.isamatch.io/ alone) and sends one JSON
 // merge patch naming only our keys, or no request at all when nothing
 // changed. [Controller] wraps it for controller-runtime: it re-probes on an
-// interval and reconciles whenever the Node changes.
+// interval and reconciles whenever the Node changes, records an Event on the
+// Node for each change (what changed, and the probe's account of why) and
+// each failed probe, and counts probes, failures by source and keys written
+// in [Metrics].
 package labeler

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -95,6 +96,12 @@ type Result struct {
 	Patched bool
 	// Set and Deleted count the label and annotation keys changed.
 	Set, Deleted int
+	// Added, Changed and Removed are the label keys (not annotations)
+	// the patch added, gave a new value or removed, sorted.
+	Added, Changed, Removed []string
+	// Node is the node as the API server returned it after the patch, or
+	// as read when nothing changed.
+	Node *corev1.Node
 }
 
 // Reconcile brings the named node's isamatch labels and annotations to
@@ -109,7 +116,22 @@ func Reconcile(ctx context.Context, c NodeClient, nodeName string, desired Desir
 		return Result{}, fmt.Errorf("node %s: %w", nodeName, err)
 	}
 	if change.Empty() {
-		return Result{}, nil
+		return Result{Node: node}, nil
+	}
+	res := Result{Patched: true, Node: node}
+	for k, v := range change.Labels {
+		_, had := node.Labels[k]
+		switch {
+		case v == nil:
+			res.Removed = append(res.Removed, k)
+		case had:
+			res.Changed = append(res.Changed, k)
+		default:
+			res.Added = append(res.Added, k)
+		}
+	}
+	for _, keys := range [][]string{res.Added, res.Changed, res.Removed} {
+		slices.Sort(keys)
 	}
 	data, err := change.MergePatch()
 	if err != nil {
@@ -118,7 +140,6 @@ func Reconcile(ctx context.Context, c NodeClient, nodeName string, desired Desir
 	if err := c.Patch(ctx, node, client.RawPatch(types.MergePatchType, data)); err != nil {
 		return Result{}, fmt.Errorf("patch node %s: %w", nodeName, err)
 	}
-	res := Result{Patched: true}
 	for _, m := range []map[string]*string{change.Labels, change.Annotations} {
 		for _, v := range m {
 			if v == nil {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -128,7 +129,7 @@ func TestReconcile(t *testing.T) {
 			name:        "fresh node gets labels, foreign ones survive",
 			labels:      map[string]string{isa.KubeArchLabel: "riscv64", "team": "a"},
 			wantPatches: 1,
-			wantResult:  Result{Patched: true, Set: 3},
+			wantResult:  Result{Patched: true, Set: 3, Added: []string{isa.ArchLabel, isa.NativePrefix + "rv.zba"}},
 			wantLabels:  map[string]string{isa.KubeArchLabel: "riscv64", "team": "a", isa.ArchLabel: "riscv64", isa.NativePrefix + "rv.zba": "true"},
 		},
 		{
@@ -136,7 +137,15 @@ func TestReconcile(t *testing.T) {
 			labels:      map[string]string{isa.ArchLabel: "riscv64", isa.NativePrefix + "rv.zba": "true", isa.NativePrefix + "rv.v": "true"},
 			annotations: map[string]string{isa.NativeISAAnnotation: "rv64imafdc_zba", isa.EmuISAAnnotation: "rv64gc", "note": "x"},
 			wantPatches: 1,
-			wantResult:  Result{Patched: true, Deleted: 2},
+			wantResult:  Result{Patched: true, Deleted: 2, Removed: []string{isa.NativePrefix + "rv.v"}},
+			wantLabels:  map[string]string{isa.ArchLabel: "riscv64", isa.NativePrefix + "rv.zba": "true"},
+		},
+		{
+			name:        "changed value",
+			labels:      map[string]string{isa.ArchLabel: "amd64", isa.NativePrefix + "rv.zba": "true"},
+			annotations: map[string]string{isa.NativeISAAnnotation: "rv64imafdc_zba"},
+			wantPatches: 1,
+			wantResult:  Result{Patched: true, Set: 1, Changed: []string{isa.ArchLabel}},
 			wantLabels:  map[string]string{isa.ArchLabel: "riscv64", isa.NativePrefix + "rv.zba": "true"},
 		},
 		{
@@ -154,7 +163,10 @@ func TestReconcile(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Reconcile(): %v", err)
 			}
-			if diff := cmp.Diff(tc.wantResult, got); diff != "" {
+			if got.Node == nil || got.Node.Name != "n1" {
+				t.Errorf("Result.Node = %v, want node n1", got.Node)
+			}
+			if diff := cmp.Diff(tc.wantResult, got, cmpopts.IgnoreFields(Result{}, "Node")); diff != "" {
 				t.Errorf("Result (-want +got):\n%s", diff)
 			}
 			if len(c.patches) != tc.wantPatches {
