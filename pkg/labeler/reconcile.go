@@ -111,6 +111,12 @@ func Reconcile(ctx context.Context, c NodeClient, nodeName string, desired Desir
 	if err := c.Get(ctx, client.ObjectKey{Name: nodeName}, node); err != nil {
 		return Result{}, fmt.Errorf("get node %s: %w", nodeName, err)
 	}
+	return reconcileNode(ctx, c, node, desired)
+}
+
+// reconcileNode patches node, as read, to desired.
+func reconcileNode(ctx context.Context, c NodeClient, node *corev1.Node, desired Desired) (Result, error) {
+	nodeName := node.Name
 	change, err := ChangeFor(node, desired)
 	if err != nil {
 		return Result{}, fmt.Errorf("node %s: %w", nodeName, err)
