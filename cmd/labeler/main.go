@@ -19,14 +19,16 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
-	"k8s.io/klog/v2/textlogger"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/isamatch/isamatch/internal/buildinfo"
+	"github.com/isamatch/isamatch/internal/logging"
 	"github.com/isamatch/isamatch/pkg/labeler"
 	"github.com/isamatch/isamatch/pkg/probe"
 )
@@ -54,6 +56,9 @@ type options struct {
 	maxOutput      int
 	hwprobe        bool
 	verbosity      int
+	logFormat      string
+	version        bool
+	prune          bool
 }
 
 func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
@@ -73,8 +78,14 @@ func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
 	fs.IntVar(&o.maxOutput, "command-max-output", probe.DefaultMaxOutput, "bytes a host command may print before it is killed")
 	fs.BoolVar(&o.hwprobe, "hwprobe", true, "ask the running kernel's riscv_hwprobe (linux/riscv64 builds only)")
 	fs.IntVar(&o.verbosity, "v", 0, "log verbosity (0 or 1)")
+	fs.StringVar(&o.logFormat, "log-format", logging.FormatText, logging.FlagUsage)
+	fs.BoolVar(&o.version, "version", false, "print the version, VCS revision and Go version, and exit")
+	fs.BoolVar(&o.prune, "prune", false, "remove every isa.isamatch.io/ and qemu.isamatch.io/ label and annotation from every node, then exit (uninstall; needs list and patch on nodes, and the isamatch-node-labels policy gone or cluster-admin rights)")
 	if err := fs.Parse(args); err != nil {
 		return options{}, err
+	}
+	if o.version {
+		return o, nil
 	}
 	if fs.NArg() > 0 {
 		return options{}, fmt.Errorf("unexpected arguments %q: the labeler takes flags only", fs.Args())
@@ -86,6 +97,12 @@ func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
 	}
 	if o.print && o.once {
 		return options{}, errors.New("--print and --once exclude each other: --print never touches the cluster")
+	}
+	if o.prune && (o.print || o.once) {
+		return options{}, errors.New("--prune excludes --print and --once: it removes isamatch's keys from every node and probes nothing")
+	}
+	if o.prune {
+		return o, nil
 	}
 	if !o.print && o.nodeName == "" {
 		return options{}, errors.New("no node name: pass --node-name or set NODE_NAME (the DaemonSet sets it from spec.nodeName)")
@@ -127,9 +144,24 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "labeler: %v\n", err)
 		return exitUsage
 	}
-	log := textlogger.NewLogger(textlogger.NewConfig(textlogger.Verbosity(o.verbosity), textlogger.Output(stderr)))
+	if o.version {
+		fmt.Fprintln(stdout, "labeler", buildinfo.Read())
+		return exitOK
+	}
+	log, err := logging.New(o.logFormat, o.verbosity, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "labeler: %v\n", err)
+		return exitUsage
+	}
 	ctrl.SetLogger(log)
 	ctx = logr.NewContext(ctx, log)
+	if o.prune {
+		if err := runPrune(ctx, o, stdout); err != nil {
+			fmt.Fprintf(stderr, "labeler: %v\n", err)
+			return exitFail
+		}
+		return exitOK
+	}
 
 	var reaper *probe.Reaper
 	if os.Getpid() == 1 {
@@ -284,11 +316,16 @@ func runDaemon(ctx context.Context, o options, probeFn labeler.ProbeFunc, log lo
 	if err := mgr.AddReadyzCheck("ping", healthz.Ping); err != nil {
 		return fmt.Errorf("add readyz check: %w", err)
 	}
-	ctl := &labeler.Controller{Client: mgr.GetClient(), NodeName: o.nodeName, Probe: probeFn, Interval: o.interval}
+	m := labeler.NewMetrics()
+	if err := registerMetrics(metrics.Registry, m); err != nil {
+		return err
+	}
+	ctl := &labeler.Controller{Client: mgr.GetClient(), NodeName: o.nodeName, Probe: probeFn, Interval: o.interval,
+		Recorder: mgr.GetEventRecorder("isamatch-labeler"), Metrics: m}
 	if err := ctl.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("set up controller: %w", err)
 	}
-	log.Info("starting labeler", "node", o.nodeName, "hostRoot", o.hostRoot, "interval", o.interval)
+	log.Info("starting labeler", "node", o.nodeName, "hostRoot", o.hostRoot, "interval", o.interval, "version", buildinfo.Read().Version)
 	if err := mgr.Start(signalContext(ctx)); err != nil {
 		return fmt.Errorf("run manager: %w", err)
 	}

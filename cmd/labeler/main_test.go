@@ -12,13 +12,14 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/isamatch/isamatch/internal/buildinfo"
 	"github.com/isamatch/isamatch/pkg/isa"
 	"github.com/isamatch/isamatch/pkg/probe"
 )
 
 func TestParseArgs(t *testing.T) {
 	defaults := options{hostRoot: "/host", interval: 10 * time.Minute, metricsAddr: ":8080", healthAddr: ":8081",
-		execMode: "auto", commandTimeout: 10 * time.Second, execUID: 65534, execGID: 65534, maxOutput: 1 << 20, hwprobe: true}
+		execMode: "auto", commandTimeout: 10 * time.Second, execUID: 65534, execGID: 65534, maxOutput: 1 << 20, hwprobe: true, logFormat: "text"}
 	with := func(f func(*options)) options { o := defaults; f(&o); return o }
 	tests := []struct {
 		name    string
@@ -41,6 +42,10 @@ func TestParseArgs(t *testing.T) {
 		{name: "exec uid 0", env: "n1", args: []string{"--exec-uid=0"}, wantErr: "--exec-uid=0: host commands never run as root"},
 		{name: "exec gid 0", env: "n1", args: []string{"--exec-gid=0"}, wantErr: "--exec-gid=0: host commands never run as root"},
 		{name: "zero output cap", env: "n1", args: []string{"--command-max-output=0"}, wantErr: "--command-max-output=0 must be positive"},
+		{name: "version needs nothing else", args: []string{"--version"}, want: with(func(o *options) { o.version = true })},
+		{name: "prune needs no node", args: []string{"--prune", "--log-format=json"},
+			want: with(func(o *options) { o.prune, o.logFormat = true, "json" })},
+		{name: "prune and once", env: "n1", args: []string{"--prune", "--once"}, wantErr: "--prune excludes --print and --once"},
 		{name: "no node name", wantErr: "no node name: pass --node-name or set NODE_NAME"},
 		{name: "print and once", args: []string{"--print", "--once"}, wantErr: "exclude each other"},
 		{name: "bad exec mode", env: "n1", args: []string{"--exec=ssh"}, wantErr: `--exec="ssh" is not a mode`},
@@ -97,6 +102,18 @@ func TestRunPrintAndExitCodes(t *testing.T) {
 			args:       []string{"--print", "--exec=direct", "--host-root=/nonexistent-host-root"},
 			wantCode:   exitFail,
 			wantStderr: "labeler: probe host root /nonexistent-host-root: read /proc/cpuinfo of the host root",
+		},
+		{
+			name:       "version",
+			args:       []string{"--version"},
+			wantCode:   exitOK,
+			wantStdout: []string{"labeler " + buildinfo.Read().String()},
+		},
+		{
+			name:       "bad log format",
+			args:       []string{"--print", "--log-format=yaml"},
+			wantCode:   exitUsage,
+			wantStderr: `labeler: --log-format="yaml": use text or json`,
 		},
 		{
 			name:       "usage error",
