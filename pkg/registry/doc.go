@@ -11,9 +11,15 @@
 // [WithDigestTTL], failures for [WithErrorTTL]); concurrent lookups of the
 // same key share one registry resolution, which runs under its own
 // [WithFetchTimeout] while each caller returns when its own context ends.
-// Every registry HTTP request goes through one bounded transport:
-// [WithMaxConcurrent] requests in flight, responses capped at
-// [WithMaxManifestBytes]. Credentials come from a [KeychainFactory], usually
+// The cache is an LRU bounded in bytes ([WithMaxCacheBytes]). Every
+// registry HTTP request goes through one bounded transport: plain HTTP only
+// to [WithInsecureRegistries] hosts; a slot of the namespace
+// ([WithMaxPerNamespace]), of the registry host ([WithMaxPerHost]) and of
+// the global pool ([WithMaxConcurrent]); responses capped at
+// [WithMaxManifestBytes] and, per image, [WithResolutionBudget]. The
+// default dialler refuses non-public addresses after DNS resolution unless
+// [WithAllowedRegistries] allows them. Errors keep a kind and a short
+// message made printable by [Sanitize], never a response body. Credentials come from a [KeychainFactory], usually
 // [KubernetesKeychain] (the pod's imagePullSecrets and its ServiceAccount's,
 // then anonymous). [Metrics] counts cache hits and misses, registry requests
 // and errors by kind.
