@@ -97,10 +97,12 @@ func buildIndex(ctx context.Context, cfg buildConfig, app App) (v1.ImageIndex, e
 	adds := make([]mutate.IndexAddendum, 0, len(cfg.Platforms))
 	for _, p := range cfg.Platforms {
 		start := time.Now()
-		bin := filepath.Join(cfg.WorkDir, app.Name+"-"+p.OS+"-"+p.Arch)
-		if err := testbed.BuildBinary(ctx, cfg.ModuleDir, app.Package, bin, p.OS, p.Arch); err != nil {
+		bins, err := testbed.BuildBinaries(ctx, cfg.ModuleDir, filepath.Join(cfg.WorkDir, app.Name+"-"+p.OS+"-"+p.Arch),
+			testbed.BuildOptions{AsImage: true, GOOS: p.OS, GOARCH: p.Arch}, app.Package)
+		if err != nil {
 			return nil, err
 		}
+		bin := bins[0]
 		img, err := platformImage(cfg, app, p, bin)
 		if err != nil {
 			return nil, fmt.Errorf("assemble %s for %s: %w", app.Name, p, err)

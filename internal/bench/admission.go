@@ -14,6 +14,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/isamatch/isamatch/pkg/isa"
 )
 
 // admissionPhase creates o.Pods unscheduled pods in ns and deletes them.
@@ -63,7 +65,7 @@ func admissionRows(ctx context.Context, e *Env, o Options, t *Table) error {
 			}
 			bytes = append(bytes, len(raw))
 			if with {
-				if got.Annotations[DecisionAnnotation] == "" {
+				if got.Annotations[isa.DecisionAnnotation] == "" {
 					return fmt.Errorf("dry-run pod with request %q has no decision: the webhook did not mutate it", requestMix[i])
 				}
 				mutated = append(mutated, got)

@@ -22,15 +22,11 @@ import (
 
 	"github.com/isamatch/isamatch/internal/democluster"
 	"github.com/isamatch/isamatch/internal/testbed"
+	"github.com/isamatch/isamatch/pkg/isa"
 )
 
 // Names the benchmark cluster uses.
 const (
-	// IgnoreLabel on a namespace keeps the webhook's namespaceSelector from
-	// sending its pods to the webhook: the baseline namespaces carry it.
-	IgnoreLabel = "isa.isamatch.io/ignore"
-	// DecisionAnnotation is the webhook's record on a pod.
-	DecisionAnnotation = "isa.isamatch.io/decision"
 	// WarmImage is the multi-architecture image every warm pod runs.
 	WarmImage  = "bench/app"
 	pullSecret = "bench-registry"
@@ -92,7 +88,7 @@ func StartEnv(ctx context.Context, o Options, nodes map[string]map[string]string
 	}()
 
 	done := step(e.progress, "build cmd/webhook and cmd/labeler as the images are built")
-	bins, err := testbed.BuildBinaries(ctx, e.RepoRoot, filepath.Join(e.Dir, "bin"), "./cmd/webhook", "./cmd/labeler")
+	bins, err := testbed.BuildBinaries(ctx, e.RepoRoot, filepath.Join(e.Dir, "bin"), testbed.BuildOptions{AsImage: true}, "./cmd/webhook", "./cmd/labeler")
 	if err != nil {
 		return e, err
 	}
@@ -179,7 +175,7 @@ func (e *Env) CreateNodes(ctx context.Context, nodes map[string]map[string]strin
 	g.SetLimit(16)
 	for name, labels := range nodes {
 		g.Go(func() error {
-			n := testbed.MakeNode(name).Arch(labels["kubernetes.io/arch"]).CPU("8").Memory("32Gi").Pods(110).Labels(labels).Obj()
+			n := testbed.MakeNode(name).Arch(labels[isa.KubeArchLabel]).CPU("8").Memory("32Gi").Pods(110).Labels(labels).Obj()
 			if ready {
 				return testbed.CreateReadyNode(ctx, e.Client, n)
 			}
@@ -217,7 +213,8 @@ func (e *Env) Namespace(ctx context.Context, ns string, withWebhook bool) error 
 	}
 	var labels map[string]string
 	if !withWebhook {
-		labels = map[string]string{IgnoreLabel: "true"}
+		// The webhook's namespaceSelector skips a namespace with this label.
+		labels = map[string]string{isa.IgnoreLabel: "true"}
 	}
 	reg := *e.Registry
 	reg.Host = e.Proxy.Host
@@ -244,7 +241,7 @@ func (e *Env) WaitInventory(ctx context.Context, want int) error {
 		if err != nil {
 			return "", fmt.Errorf("dry-run probe pod: %w", err)
 		}
-		return got.Annotations[DecisionAnnotation], nil
+		return got.Annotations[isa.DecisionAnnotation], nil
 	})
 	if err != nil {
 		return fmt.Errorf("webhook inventory never counted %d nodes: %w; last decision: %s\n%s", want, err, strings.TrimSpace(last), e.Webhook.LogTail(20))

@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/isamatch/isamatch/internal/testbed"
+	"github.com/isamatch/isamatch/pkg/isa"
 )
 
 // ColdRepo holds the cold images: one index (the warm image's platforms,
@@ -82,7 +83,7 @@ func coldPhase(ctx context.Context, e *Env, o Options, ns, prefix string, images
 	}
 	bad := 0
 	for _, p := range list.Items {
-		if d := p.Annotations[DecisionAnnotation]; d == "" || strings.Contains(d, "[error") {
+		if d := p.Annotations[isa.DecisionAnnotation]; d == "" || strings.Contains(d, "[error") {
 			bad++
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/isamatch/isamatch/internal/testbed"
+	"github.com/isamatch/isamatch/pkg/isa"
 	"github.com/isamatch/isamatch/pkg/labeler"
 	"github.com/isamatch/isamatch/pkg/probe"
 )
@@ -131,7 +132,7 @@ func labelerDaemonRSS(ctx context.Context, e *Env, node, root string, env []stri
 		return MemStatus{}, err
 	}
 	defer p.Stop(10 * time.Second)
-	wantISA := want.Annotations()["isa.isamatch.io/isa"]
+	wantISA := want.Annotations()[isa.NativeISAAnnotation]
 	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
 		if exited, err := p.Exited(); exited {
 			return false, fmt.Errorf("labeler exited: %v\n%s", err, p.LogTail(20))
@@ -140,7 +141,7 @@ func labelerDaemonRSS(ctx context.Context, e *Env, node, root string, env []stri
 		if err := e.Client.Get(ctx, client.ObjectKey{Name: node}, &n); err != nil {
 			return false, fmt.Errorf("get node %s: %w", node, err)
 		}
-		return wantISA != "" && n.Annotations["isa.isamatch.io/isa"] == wantISA, nil
+		return wantISA != "" && n.Annotations[isa.NativeISAAnnotation] == wantISA, nil
 	})
 	if err != nil {
 		return MemStatus{}, fmt.Errorf("labeler never labelled %s from %s: %w", node, root, err)

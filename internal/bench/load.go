@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/isamatch/isamatch/internal/testbed"
+	"github.com/isamatch/isamatch/pkg/isa"
 )
 
 // Unscheduled is a scheduler name no scheduler serves: admission pods
@@ -30,7 +31,7 @@ var requestMix = []string{"", "rv64gc", "rv64gc_zba_zbb", "x86-64-v3", "arm64+sv
 func LoadPod(ns, name, image, scheduler string, i int) *corev1.Pod {
 	w := testbed.MakePod(name, ns).Image(image).Request("10m", "16Mi")
 	if r := requestMix[i%len(requestMix)]; r != "" {
-		w = w.Annotation("isa.request", r)
+		w = w.Annotation(isa.BareRequestAnnotation, r)
 	}
 	if scheduler != "" {
 		w = w.SchedulerName(scheduler)

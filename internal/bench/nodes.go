@@ -77,7 +77,7 @@ func NodeSet(prefix string, nodes int, groups []isa.ISA) map[string]map[string]s
 	for k := range nodes {
 		g := groups[k%len(groups)]
 		labels := isa.NodeLabels(g, nil)
-		labels["kubernetes.io/arch"] = string(g.Arch)
+		labels[isa.KubeArchLabel] = string(g.Arch)
 		out[fmt.Sprintf("%s-%05d", prefix, k)] = labels
 	}
 	return out

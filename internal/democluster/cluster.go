@@ -19,16 +19,11 @@ import (
 
 	"github.com/isamatch/isamatch/internal/experiment"
 	"github.com/isamatch/isamatch/internal/testbed"
+	"github.com/isamatch/isamatch/pkg/isa"
 )
 
-// Label, annotation and object names democluster relies on.
+// Object names democluster relies on.
 const (
-	// ISAAnnotation is the canonical short ISA the labeler writes on a node.
-	ISAAnnotation = "isa.isamatch.io/isa"
-	// ArchLabel is the native architecture label the labeler writes.
-	ArchLabel = "isa.isamatch.io/arch"
-	// DecisionAnnotation is the webhook's record on a pod.
-	DecisionAnnotation = "isa.isamatch.io/decision"
 	// PullSecretName is the kubernetes.io/dockerconfigjson Secret that
 	// PrepareNamespace puts on each namespace's default ServiceAccount.
 	PullSecretName = "isamatch-registry"
@@ -121,7 +116,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		binDir = filepath.Join(c.RepoRoot, "bin")
 	}
 	step := c.step("build cmd/labeler and cmd/webhook into " + binDir)
-	bins, err := testbed.BuildBinaries(ctx, c.RepoRoot, binDir, "./cmd/labeler", "./cmd/webhook")
+	bins, err := testbed.BuildBinaries(ctx, c.RepoRoot, binDir, testbed.BuildOptions{}, "./cmd/labeler", "./cmd/webhook")
 	if err != nil {
 		return c, err
 	}
@@ -272,9 +267,9 @@ func (c *Cluster) label(ctx context.Context, parallel int) error {
 		if err := c.Client.Get(ctx, client.ObjectKey{Name: n.Name}, &node); err != nil {
 			return fmt.Errorf("get node %s: %w", n.Name, err)
 		}
-		if node.Labels[ArchLabel] == "" || node.Annotations[ISAAnnotation] == "" {
+		if node.Labels[isa.ArchLabel] == "" || node.Annotations[isa.NativeISAAnnotation] == "" {
 			return fmt.Errorf("node %s has no %s label or %s annotation after the labeler ran on %s",
-				n.Name, ArchLabel, ISAAnnotation, c.HostRoot(n))
+				n.Name, isa.ArchLabel, isa.NativeISAAnnotation, c.HostRoot(n))
 		}
 	}
 	return nil
@@ -288,7 +283,7 @@ func (c *Cluster) NodeISA(ctx context.Context) (map[string]string, error) {
 	}
 	out := map[string]string{}
 	for _, n := range nodes.Items {
-		out[n.Name] = n.Annotations[ISAAnnotation]
+		out[n.Name] = n.Annotations[isa.NativeISAAnnotation]
 	}
 	return out, nil
 }
@@ -324,11 +319,11 @@ func (c *Cluster) waitInventory(ctx context.Context) error {
 	want := len(c.Nodes)
 	last, err := WaitDecisionCount(ctx, 250*time.Millisecond, 60*time.Second, want, func(ctx context.Context) (string, error) {
 		pod := testbed.MakePod("probe", probeNamespace).Image(c.Registry.Ref(ProbeImage, "v1")).
-			Annotation("isa.request", strings.Join(alts, " | ")).Obj()
+			Annotation(isa.BareRequestAnnotation, strings.Join(alts, " | ")).Obj()
 		if err := c.Client.Create(ctx, pod, client.DryRunAll); err != nil {
 			return "", fmt.Errorf("dry-run probe pod with isa.request %q: %w", strings.Join(alts, " | "), err)
 		}
-		return pod.Annotations[DecisionAnnotation], nil
+		return pod.Annotations[isa.DecisionAnnotation], nil
 	})
 	if err != nil {
 		return fmt.Errorf("webhook inventory never counted all %d nodes: %w; last decision: %s\n%s", want, err, last, c.Webhook.LogTail(30))

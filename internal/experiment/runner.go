@@ -11,11 +11,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-)
 
-// IgnoreLabel opts a namespace out of isamatch; the stock runs use it so
-// both runs share one cluster.
-const IgnoreLabel = "isa.isamatch.io/ignore"
+	"github.com/isamatch/isamatch/pkg/isa"
+)
 
 // Runner creates a scenario's pods one at a time through the API server,
 // waits for the scheduler to bind each, and scores the placements.
@@ -46,7 +44,8 @@ func (r *Runner) Run(ctx context.Context, sc Scenario, isamatch bool, tasks []Ta
 		Labels:       map[string]string{"app": "isamatch-experiment"},
 	}}
 	if !isamatch {
-		ns.Labels[IgnoreLabel] = "true"
+		// The stock run opts out: both runs share one cluster.
+		ns.Labels[isa.IgnoreLabel] = "true"
 	}
 	if err := r.Client.Create(ctx, ns); err != nil {
 		return Result{}, nil, fmt.Errorf("create namespace: %w", err)

@@ -6,6 +6,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/isamatch/isamatch/pkg/isa"
 )
 
 // Image is one test image an experiment needs in the registry.
@@ -57,7 +59,7 @@ func Images() []Image {
 	}
 	for _, n := range ExtensionNeeds {
 		imgs = append(imgs, Image{Repo: "paper/ext", Tag: strings.ToLower(n),
-			Platforms: rv(map[string]string{"isa.request": strings.ToLower(n)})})
+			Platforms: rv(map[string]string{isa.BareImageRequestLabel: strings.ToLower(n)})})
 	}
 	return imgs
 }
@@ -86,7 +88,7 @@ func Scenarios() []Scenario {
 				p := taskPod(t, reg+"/paper/base:v1")
 				p.Spec.NodeSelector = map[string]string{corev1.LabelArchStable: "riscv64"}
 				if isamatch {
-					p.Annotations = map[string]string{"isa.request": t.Need}
+					p.Annotations = map[string]string{isa.BareRequestAnnotation: t.Need}
 				}
 				return p
 			},
@@ -97,7 +99,7 @@ func Scenarios() []Scenario {
 			Pod: func(t Task, isamatch bool, reg string) *corev1.Pod {
 				p := taskPod(t, reg+"/paper/cross:v1")
 				if isamatch {
-					p.Annotations = map[string]string{"isa.qemu": strings.ToLower(t.Need)}
+					p.Annotations = map[string]string{isa.BareQEMUAnnotation: strings.ToLower(t.Need)}
 				}
 				return p
 			},

@@ -11,59 +11,65 @@ import (
 	"strings"
 )
 
-// buildFlags are the one flag set every build of the project's binaries
-// uses (the suites, the demo, the bench and hack/images): static, stripped
-// and reproducible, so what a suite or the bench runs is the binary an image
-// ships. One flag set also means one set of compiled packages in go's build
-// cache.
-var buildFlags = []string{"-trimpath", "-buildvcs=false", "-ldflags=-s -w"}
+// BuildOptions says how BuildBinaries builds. The zero value builds for
+// the host, reusing what a test run compiled.
+type BuildOptions struct {
+	// AsImage builds as the shipped images are built: static
+	// (CGO_ENABLED=0), -trimpath, -buildvcs=false, at the architecture's
+	// baseline ISA (GOAMD64=v1, GOARM64=v8.0, GORISCV64=rva20u64, whatever
+	// the caller's environment says), so what the bench measures is what a
+	// cluster runs. Without it the build keeps go test's compile settings
+	// and so reuses the packages a test run compiled: a suite builds under
+	// its timeout, and recompiling the whole module graph on a busy machine
+	// does not fit in it. Either way the binary is stripped.
+	AsImage bool
+	// GOOS and GOARCH are the target, the host's when empty. Only with
+	// AsImage (a cross build is an image build).
+	GOOS, GOARCH string
+}
 
-// buildEnv pins cgo off and each architecture's baseline ISA, whatever the
-// caller's environment says (later entries of cmd.Env win), so a binary runs
-// on every node of its architecture.
-var buildEnv = []string{"CGO_ENABLED=0", "GOAMD64=v1", "GOARM64=v8.0", "GORISCV64=rva20u64"}
+// imageEnv pins cgo off and each architecture's baseline ISA; later entries
+// of cmd.Env win over the caller's environment.
+var imageEnv = []string{"CGO_ENABLED=0", "GOAMD64=v1", "GOARM64=v8.0", "GORISCV64=rva20u64"}
 
 // BuildBinaries builds the main packages pkgs ("./cmd/webhook") of the
-// module at moduleDir for the host into dir, one binary per package named
-// after the package's last path element, and returns their paths in the
-// order of pkgs. Go's build cache makes a rebuild of unchanged sources quick.
-func BuildBinaries(ctx context.Context, moduleDir, dir string, pkgs ...string) ([]string, error) {
+// module at moduleDir into dir, one binary per package named after the
+// package's last path element, and returns their paths in the order of
+// pkgs. Every build of the project's binaries (the suites, the demo, the
+// bench and hack/images) goes through it. Go's build cache makes a rebuild
+// of unchanged sources quick.
+func BuildBinaries(ctx context.Context, moduleDir, dir string, o BuildOptions, pkgs ...string) ([]string, error) {
 	if len(pkgs) == 0 {
 		return nil, errors.New("build: no packages given")
+	}
+	if !o.AsImage && (o.GOOS != "" || o.GOARCH != "") {
+		return nil, fmt.Errorf("build for %s/%s: a cross build needs BuildOptions.AsImage", o.GOOS, o.GOARCH)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("build: create %s: %w", dir, err)
 	}
-	if err := goBuild(ctx, moduleDir, dir+string(filepath.Separator), "", "", pkgs); err != nil {
-		return nil, err
+	args := []string{"build", "-ldflags=-s -w", "-o", dir + string(filepath.Separator)}
+	env := os.Environ()
+	target := ""
+	if o.AsImage {
+		args = append(args, "-trimpath", "-buildvcs=false")
+		env = append(env, imageEnv...)
+		if o.GOOS != "" || o.GOARCH != "" {
+			env = append(env, "GOOS="+o.GOOS, "GOARCH="+o.GOARCH)
+			target = " for " + o.GOOS + "/" + o.GOARCH
+		}
+	}
+	cmd := exec.CommandContext(ctx, "go", append(args, pkgs...)...)
+	cmd.Dir = moduleDir
+	cmd.Env = env
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("go build %s%s: %w\n%s", strings.Join(pkgs, " "), target, err, msg)
 	}
 	bins := make([]string, len(pkgs))
 	for i, pkg := range pkgs {
 		bins[i] = filepath.Join(dir, path.Base(pkg))
 	}
 	return bins, nil
-}
-
-// BuildBinary builds the main package pkg of the module at moduleDir into
-// the file out for goos/goarch (both given, or both empty for the host).
-func BuildBinary(ctx context.Context, moduleDir, pkg, out, goos, goarch string) error {
-	return goBuild(ctx, moduleDir, out, goos, goarch, []string{pkg})
-}
-
-func goBuild(ctx context.Context, moduleDir, out, goos, goarch string, pkgs []string) error {
-	args := append(append([]string{"build"}, buildFlags...), "-o", out)
-	cmd := exec.CommandContext(ctx, "go", append(args, pkgs...)...)
-	cmd.Dir = moduleDir
-	cmd.Env = append(os.Environ(), buildEnv...)
-	target := ""
-	if goos != "" || goarch != "" {
-		cmd.Env = append(cmd.Env, "GOOS="+goos, "GOARCH="+goarch)
-		target = " for " + goos + "/" + goarch
-	}
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("go build %s%s: %w\n%s", strings.Join(pkgs, " "), target, err, msg)
-	}
-	return nil
 }
 
 // RepoRoot finds the isamatch module root from the working directory up.

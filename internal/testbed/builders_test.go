@@ -8,6 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/isamatch/isamatch/pkg/isa"
 )
 
 func TestMakeNode(t *testing.T) {
@@ -43,7 +45,7 @@ func wantNode(name, arch, cpu, mem string, pods int64, labels map[string]string,
 	l := map[string]string{
 		"kubernetes.io/hostname": name,
 		"kubernetes.io/os":       "linux",
-		"kubernetes.io/arch":     arch,
+		isa.KubeArchLabel:        arch,
 	}
 	for k, v := range labels {
 		l[k] = v
@@ -83,11 +85,11 @@ func TestMakePod(t *testing.T) {
 		{
 			name: "image, requests, metadata, selector",
 			got: MakePod("p", "ns").Image("reg/app:1").Request("500m", "1Gi").Limit("", "2Gi").
-				Annotation("isa.request", "rv64gcv").Label("ARCH", "riscv64").NodeSelector("kubernetes.io/arch", "riscv64").Obj(),
+				Annotation(isa.BareRequestAnnotation, "rv64gcv").Label(isa.RequestLabel, "riscv64").NodeSelector(isa.KubeArchLabel, "riscv64").Obj(),
 			want: func(p *corev1.Pod) {
-				p.Annotations = map[string]string{"isa.request": "rv64gcv"}
-				p.Labels = map[string]string{"ARCH": "riscv64"}
-				p.Spec.NodeSelector = map[string]string{"kubernetes.io/arch": "riscv64"}
+				p.Annotations = map[string]string{isa.BareRequestAnnotation: "rv64gcv"}
+				p.Labels = map[string]string{isa.RequestLabel: "riscv64"}
+				p.Spec.NodeSelector = map[string]string{isa.KubeArchLabel: "riscv64"}
 				p.Spec.Containers[0].Image = "reg/app:1"
 				p.Spec.Containers[0].Resources = corev1.ResourceRequirements{
 					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("1Gi")},

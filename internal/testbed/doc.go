@@ -5,7 +5,9 @@
 // (MakePod, WaitScheduled, WaitSettled), Debian's docker-registry on loopback
 // with TLS and basic auth (StartRegistry) that multi-platform images are
 // pushed to (PushIndex, PushImage), child processes on free ports
-// (StartProcess, StartOnFreePorts).
+// (StartProcess, StartOnFreePorts), the one build of the project's binaries
+// (BuildBinaries) and the one loader of the shipped MutatingWebhookConfiguration
+// (ShippedWebhookConfiguration, EnvtestWebhookConfiguration).
 //
 // The control-plane binaries come from KUBEBUILDER_ASSETS, which `make test`
 // exports after building them with hack/controlplane.sh.

@@ -20,6 +20,8 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"golang.org/x/crypto/bcrypt"
+
+	"github.com/isamatch/isamatch/pkg/isa"
 )
 
 func TestHTPasswd(t *testing.T) {
@@ -177,7 +179,7 @@ func inProcessRegistry(t *testing.T) *Registry {
 func TestPushIndex(t *testing.T) {
 	reg := inProcessRegistry(t)
 	platforms := []Platform{
-		{Arch: "riscv64", Variant: "rva23u64", Labels: map[string]string{"isa.request": "rva23u64"}},
+		{Arch: "riscv64", Variant: "rva23u64", Labels: map[string]string{isa.BareImageRequestLabel: "rva23u64"}},
 		{Arch: "amd64", Variant: "v3"},
 		{OS: "linux", Arch: "arm64", Features: []string{"sve2"}},
 	}
@@ -224,7 +226,7 @@ func TestPushIndex(t *testing.T) {
 	want := []seen{
 		{Descriptor: v1.Platform{OS: "linux", Architecture: "riscv64", Variant: "rva23u64"},
 			Config: v1.Platform{OS: "linux", Architecture: "riscv64", Variant: "rva23u64"},
-			Labels: map[string]string{"isa.request": "rva23u64"}},
+			Labels: map[string]string{isa.BareImageRequestLabel: "rva23u64"}},
 		{Descriptor: v1.Platform{OS: "linux", Architecture: "amd64", Variant: "v3"},
 			Config: v1.Platform{OS: "linux", Architecture: "amd64", Variant: "v3"}},
 		{Descriptor: v1.Platform{OS: "linux", Architecture: "arm64", Features: []string{"sve2"}},

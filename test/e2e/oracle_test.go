@@ -26,9 +26,9 @@ var randomImages = []experiment.Image{
 	{Repo: "rand/rva23", Tag: "v1", Platforms: []experiment.Platform{
 		{OS: "linux", Architecture: "riscv64", Variant: "rva23u64"}, {OS: "linux", Architecture: "amd64", Variant: "v4"}}},
 	{Repo: "rand/rvv-label", Tag: "v1", Platforms: []experiment.Platform{
-		{OS: "linux", Architecture: "riscv64", Labels: map[string]string{"isa.request": "rv64gcv"}}}},
+		{OS: "linux", Architecture: "riscv64", Labels: map[string]string{isa.BareImageRequestLabel: "rv64gcv"}}}},
 	{Repo: "rand/thead-label", Tag: "v1", Platforms: []experiment.Platform{
-		{OS: "linux", Architecture: "riscv64", Labels: map[string]string{"isa.request": "rv64gc_xtheadvector"}}}},
+		{OS: "linux", Architecture: "riscv64", Labels: map[string]string{isa.BareImageRequestLabel: "rv64gc_xtheadvector"}}}},
 	{Repo: "rand/cross", Tag: "v1", Platforms: []experiment.Platform{
 		{OS: "linux", Architecture: "amd64"}, {OS: "linux", Architecture: "riscv64"}}},
 }
@@ -143,10 +143,10 @@ func (p randPod) Pod(namespace, registry string) *corev1.Pod {
 	w := testbed.MakePod(p.name, namespace).Image(registry+"/"+p.image.Repo+":"+p.image.Tag).
 		Request(fmt.Sprintf("%dm", p.milliCPU), fmt.Sprintf("%dMi", p.memMi))
 	if p.request != "" {
-		w = w.Annotation("isa.request", p.request)
+		w = w.Annotation(isa.BareRequestAnnotation, p.request)
 	}
 	if p.qemu != "" {
-		w = w.Annotation("isa.qemu", p.qemu)
+		w = w.Annotation(isa.BareQEMUAnnotation, p.qemu)
 	}
 	if len(p.zones) > 0 {
 		w = w.NodeAffinity(zoneLabel, corev1.NodeSelectorOpIn, p.zones...)
@@ -193,7 +193,7 @@ func needs(img experiment.Image) []platformNeed {
 			panic(fmt.Sprintf("image %s platform %s/%s/%s: %v", img.Repo, p.OS, p.Architecture, p.Variant, err))
 		}
 		pn := platformNeed{arch: i.Arch, plain: p.Variant == "", isa: i}
-		if l := p.Labels["isa.request"]; l != "" {
+		if l := p.Labels[isa.BareImageRequestLabel]; l != "" {
 			r, err := isa.ParseRequest(l)
 			if err != nil {
 				panic(fmt.Sprintf("image %s label %q: %v", img.Repo, l, err))

@@ -15,6 +15,7 @@ import (
 	"github.com/isamatch/isamatch/internal/democluster"
 	"github.com/isamatch/isamatch/internal/experiment"
 	"github.com/isamatch/isamatch/internal/testbed"
+	"github.com/isamatch/isamatch/pkg/isa"
 )
 
 // paperSeed is the workload seed of the paper's experiment.
@@ -107,7 +108,7 @@ var _ = Describe("The paper's cluster (Table 1)", Ordered, ContinueOnFailure, fu
 			t := experiment.Task{Name: fmt.Sprintf("cross-%02d", i), Kind: "compute", MilliCPU: 1000, MemMi: 256, Need: "RV64IMFDV"}
 			pod := qemu.Pod(t, true, c.Registry.Host)
 			pod.Namespace = ns.Name
-			Expect(pod.Annotations).To(HaveKeyWithValue("isa.qemu", "rv64imfdv"))
+			Expect(pod.Annotations).To(HaveKeyWithValue(isa.BareQEMUAnnotation, "rv64imfdv"))
 			Expect(c.Client.Create(ctx, pod)).To(Succeed())
 			Expect(testbed.WaitScheduled(ctx, c.Client, []*corev1.Pod{pod})).To(Succeed())
 			order = append(order, pod.Spec.NodeName)
@@ -128,7 +129,7 @@ func dryRunDecision(ctx SpecContext, c *democluster.Cluster, pod *corev1.Pod) st
 	Expect(c.PrepareNamespace(ctx, ns)).To(Succeed())
 	pod.Namespace = ns
 	Expect(c.Client.Create(ctx, pod, client.DryRunAll)).To(Succeed())
-	return pod.Annotations[democluster.DecisionAnnotation]
+	return pod.Annotations[isa.DecisionAnnotation]
 }
 
 // offBestFit describes the placements the oracle did not count as best fit.

@@ -20,6 +20,7 @@ import (
 	"github.com/isamatch/isamatch/internal/democluster"
 	"github.com/isamatch/isamatch/internal/experiment"
 	"github.com/isamatch/isamatch/internal/testbed"
+	"github.com/isamatch/isamatch/pkg/isa"
 )
 
 // The randomized cluster's size and seed.
@@ -128,7 +129,7 @@ var _ = Describe("A seeded randomized cluster beyond the paper", Ordered, func()
 		undecided := 0
 		for _, o := range objs {
 			placed[o.Name] = o.Spec.NodeName
-			if o.Annotations[democluster.DecisionAnnotation] == "" {
+			if o.Annotations[isa.DecisionAnnotation] == "" {
 				undecided++
 			}
 		}
@@ -159,7 +160,7 @@ var _ = Describe("A seeded randomized cluster beyond the paper", Ordered, func()
 			}
 			var decisions []string
 			for _, name := range first(v.OffBestFitPods, 3) {
-				decisions = append(decisions, name+": "+byName[name].Annotations[democluster.DecisionAnnotation])
+				decisions = append(decisions, name+": "+byName[name].Annotations[isa.DecisionAnnotation])
 			}
 			AddReportEntry("randomized run: off best fit", fmt.Sprintf("first 20 of %d:\n  %s\nthe webhook's decisions for the first:\n  %s",
 				len(v.OffBestFit), strings.Join(first(v.OffBestFit, 20), "\n  "), strings.Join(decisions, "\n  ")))

@@ -21,8 +21,8 @@ import (
 )
 
 const (
-	n = "isa.isamatch.io/"
-	q = "qemu.isamatch.io/"
+	n = isa.NativePrefix
+	q = isa.EmuPrefix
 )
 
 func mergePatch(s string) client.Patch { return client.RawPatch(types.MergePatchType, []byte(s)) }
@@ -48,7 +48,7 @@ var _ = Describe("labeler --once", func() {
 		Expect(got.Labels).To(HaveKeyWithValue(n+"rv.c", "true"))
 		Expect(got.Labels).NotTo(HaveKey(n + "rv.v"))
 		Expect(got.Labels).To(HaveKeyWithValue("team", "a"))
-		Expect(got.Labels).To(HaveKeyWithValue("kubernetes.io/arch", "riscv64"))
+		Expect(got.Labels).To(HaveKeyWithValue(isa.KubeArchLabel, "riscv64"))
 		Expect(got.Labels).To(HaveKeyWithValue("kubernetes.io/hostname", "vf2"))
 		Expect(got.Annotations).To(HaveKeyWithValue("note", "keep"))
 		Expect(got.Annotations).To(HaveKeyWithValue(n+"source", ContainSubstring("decided by cpuinfo (isa of 4 harts)")))
@@ -136,25 +136,25 @@ var _ = Describe("ValidatingAdmissionPolicy isamatch-labeler", func() {
 			Expect(err.Error()).To(ContainSubstring(wantErr))
 		},
 		Entry("accepts its own node's isa labels and annotations", "vap-a", "vap-a",
-			`{"metadata":{"labels":{"isa.isamatch.io/arch":"amd64","qemu.isamatch.io/riscv64":"true"},"annotations":{"isa.isamatch.io/source":"test"}}}`, ""),
+			`{"metadata":{"labels":{"`+isa.ArchLabel+`":"amd64","`+q+`riscv64":"true"},"annotations":{"`+isa.NativeSourceAnnotation+`":"test"}}}`, ""),
 		Entry("accepts removing its own isa label", "vap-a", "vap-a",
-			`{"metadata":{"labels":{"qemu.isamatch.io/riscv64":null}}}`, ""),
+			`{"metadata":{"labels":{"`+q+`riscv64":null}}}`, ""),
 		Entry("rejects a patch of another node", "vap-a", "vap-b",
-			`{"metadata":{"labels":{"isa.isamatch.io/arch":"amd64"}}}`, "the isamatch labeler on node vap-a may not change node vap-b"),
+			`{"metadata":{"labels":{"`+isa.ArchLabel+`":"amd64"}}}`, "the isamatch labeler on node vap-a may not change node vap-b"),
 		Entry("rejects a kubernetes.io/ label", "vap-a", "vap-a",
-			`{"metadata":{"labels":{"kubernetes.io/arch":"arm64"}}}`, "may only change labels under isa.isamatch.io/ and qemu.isamatch.io/, not kubernetes.io/arch"),
+			`{"metadata":{"labels":{"`+isa.KubeArchLabel+`":"arm64"}}}`, "may only change labels under "+n+" and "+q+", not "+isa.KubeArchLabel),
 		Entry("rejects removing a foreign label", "vap-a", "vap-a",
 			`{"metadata":{"labels":{"kubernetes.io/hostname":null}}}`, "not kubernetes.io/hostname"),
 		Entry("rejects a foreign annotation", "vap-a", "vap-a",
-			`{"metadata":{"annotations":{"node.alpha.kubernetes.io/ttl":"5"}}}`, "may only change annotations under isa.isamatch.io/ and qemu.isamatch.io/, not node.alpha.kubernetes.io/ttl"),
+			`{"metadata":{"annotations":{"node.alpha.kubernetes.io/ttl":"5"}}}`, "may only change annotations under "+n+" and "+q+", not node.alpha.kubernetes.io/ttl"),
 		Entry("rejects a spec change (cordon)", "vap-a", "vap-a",
 			`{"spec":{"unschedulable":true}}`, "not its spec, status, finalizers or owner references"),
 		Entry("rejects a token without the node-name extra", "", "vap-a",
-			`{"metadata":{"labels":{"isa.isamatch.io/arch":"amd64"}}}`, "its token names no node"),
+			`{"metadata":{"labels":{"`+isa.ArchLabel+`":"amd64"}}}`, "its token names no node"),
 	)
 
 	It("leaves other identities alone and RBAC still limits the labeler", func(ctx SpecContext) {
-		Expect(cp.Client.Patch(ctx, getNode(ctx, "vap-b"), mergePatch(`{"metadata":{"labels":{"kubernetes.io/arch":"arm64"}}}`))).To(Succeed())
+		Expect(cp.Client.Patch(ctx, getNode(ctx, "vap-b"), mergePatch(`{"metadata":{"labels":{"`+isa.KubeArchLabel+`":"arm64"}}}`))).To(Succeed())
 
 		err := saClient("vap-a").Delete(ctx, getNode(ctx, "vap-a"))
 		Expect(apierrors.IsForbidden(err)).To(BeTrue(), "delete node: %v", err)
@@ -193,12 +193,12 @@ var _ = Describe("ValidatingAdmissionPolicy isamatch-node-labels", func() {
 		},
 		Entry("may still set its own other labels", `{"metadata":{"labels":{"team":"kl"}}}`, ""),
 		Entry("may not add an isa label", `{"metadata":{"labels":{"`+isa.NativePrefix+`rv.v":"true"}}}`,
-			"only the isamatch labeler (ServiceAccount isamatch-labeler/isamatch-labeler) may set node labels under isa.isamatch.io/ and qemu.isamatch.io/; system:node:kl-a may not change "+isa.NativePrefix+"rv.v on node kl-a"),
+			"only the isamatch labeler (ServiceAccount isamatch-labeler/isamatch-labeler) may set node labels under "+n+" and "+q+"; system:node:kl-a may not change "+isa.NativePrefix+"rv.v on node kl-a"),
 		Entry("may not add a qemu label", `{"metadata":{"labels":{"`+isa.EmuPrefix+`arch.riscv64":"true"}}}`, "may not change "+isa.EmuPrefix+"arch.riscv64"),
 		Entry("may not change an isa label", `{"metadata":{"labels":{"`+isa.NativePrefix+`rv.c":"false"}}}`, "may not change "+isa.NativePrefix+"rv.c"),
 		Entry("may not remove an isa label", `{"metadata":{"labels":{"`+isa.NativePrefix+`rv.c":null}}}`, "may not change "+isa.NativePrefix+"rv.c"),
 		Entry("may not set an isa annotation", `{"metadata":{"annotations":{"`+isa.NativePrefix+`source":"trust me"}}}`,
-			"may set node annotations under isa.isamatch.io/ and qemu.isamatch.io/; system:node:kl-a may not change "+isa.NativePrefix+"source"),
+			"may set node annotations under "+n+" and "+q+"; system:node:kl-a may not change "+isa.NativePrefix+"source"),
 	)
 
 	It("keeps a kubelet from registering with isa labels, and off other nodes", func(ctx SpecContext) {
@@ -260,13 +260,13 @@ var _ = Describe("labeler daemon", func() {
 		}).WithContext(ctx).WithTimeout(30 * time.Second).Should(Succeed())
 
 		By("putting back a label someone removed")
-		Expect(cp.Client.Patch(ctx, getNode(ctx, "daemon-node"), mergePatch(`{"metadata":{"labels":{"isa.isamatch.io/rv.v":null}}}`))).To(Succeed())
+		Expect(cp.Client.Patch(ctx, getNode(ctx, "daemon-node"), mergePatch(`{"metadata":{"labels":{"`+n+`rv.v":null}}}`))).To(Succeed())
 		Eventually(func(g Gomega) {
 			g.Expect(getNode(ctx, "daemon-node").Labels).To(HaveKeyWithValue(n+"rv.v", "true"))
 		}).WithContext(ctx).WithTimeout(30 * time.Second).Should(Succeed())
 
 		By("removing a stale label someone added under our prefix")
-		Expect(cp.Client.Patch(ctx, getNode(ctx, "daemon-node"), mergePatch(`{"metadata":{"labels":{"isa.isamatch.io/rv.xtheadvector":"true"}}}`))).To(Succeed())
+		Expect(cp.Client.Patch(ctx, getNode(ctx, "daemon-node"), mergePatch(`{"metadata":{"labels":{"`+n+`rv.xtheadvector":"true"}}}`))).To(Succeed())
 		Eventually(func(g Gomega) {
 			g.Expect(getNode(ctx, "daemon-node").Labels).NotTo(HaveKey(n + "rv.xtheadvector"))
 		}).WithContext(ctx).WithTimeout(30 * time.Second).Should(Succeed())

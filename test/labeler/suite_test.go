@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/isamatch/isamatch/internal/testbed"
+	"github.com/isamatch/isamatch/pkg/isa"
 )
 
 func TestLabeler(t *testing.T) {
@@ -52,8 +53,9 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	Expect(err).NotTo(HaveOccurred())
 	workDir = GinkgoT().TempDir()
 
-	labelerBin = filepath.Join(workDir, "labeler")
-	Expect(testbed.BuildBinary(ctx, repoRoot, "./cmd/labeler", labelerBin, "", "")).To(Succeed())
+	bins, err := testbed.BuildBinaries(ctx, repoRoot, workDir, testbed.BuildOptions{}, "./cmd/labeler")
+	Expect(err).NotTo(HaveOccurred())
+	labelerBin = bins[0]
 
 	// A kubelet's real powers: the Node authorizer and NodeRestriction, so
 	// that only ValidatingAdmissionPolicy isamatch-node-labels keeps it off
@@ -182,7 +184,7 @@ func waitForPolicy(ctx SpecContext) {
 	Expect(cp.Client.Create(ctx, probe)).To(Succeed())
 	c := saClient("some-other-node")
 	Eventually(func() error {
-		patch := client.RawPatch("application/merge-patch+json", []byte(`{"metadata":{"labels":{"isa.isamatch.io/arch":"amd64"}}}`))
+		patch := client.RawPatch("application/merge-patch+json", []byte(`{"metadata":{"labels":{"`+isa.ArchLabel+`":"amd64"}}}`))
 		return c.Patch(ctx, probe.DeepCopy(), patch)
 	}).WithContext(ctx).WithTimeout(30*time.Second).WithPolling(200*time.Millisecond).
 		Should(MatchError(ContainSubstring("may not change node policy-probe")), "the ValidatingAdmissionPolicy never started denying")
@@ -193,7 +195,7 @@ func waitForPolicy(ctx SpecContext) {
 		// A new value each time: a write the policy missed is not a change
 		// the next time.
 		try++
-		patch := client.RawPatch("application/merge-patch+json", fmt.Appendf(nil, `{"metadata":{"labels":{"isa.isamatch.io/arch":"v%d"}}}`, try))
+		patch := client.RawPatch("application/merge-patch+json", fmt.Appendf(nil, `{"metadata":{"labels":{%q:"v%d"}}}`, isa.ArchLabel, try))
 		return kubelet.Patch(ctx, probe.DeepCopy(), patch)
 	}).WithContext(ctx).WithTimeout(30*time.Second).WithPolling(200*time.Millisecond).
 		Should(MatchError(ContainSubstring("only the isamatch labeler")), "the ValidatingAdmissionPolicy isamatch-node-labels never started denying")
@@ -216,7 +218,7 @@ func nodeClient(node string) client.Client {
 func owned(m map[string]string) map[string]string {
 	out := map[string]string{}
 	for k, v := range m {
-		if strings.HasPrefix(k, "isa.isamatch.io/") || strings.HasPrefix(k, "qemu.isamatch.io/") {
+		if strings.HasPrefix(k, isa.NativePrefix) || strings.HasPrefix(k, isa.EmuPrefix) {
 			out[k] = v
 		}
 	}

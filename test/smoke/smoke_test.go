@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/isamatch/isamatch/internal/testbed"
+	"github.com/isamatch/isamatch/pkg/isa"
 	"github.com/isamatch/isamatch/test/framework"
 )
 
@@ -46,9 +47,9 @@ var _ = Describe("control plane", func() {
 var _ = Describe("simulated nodes and the real kube-scheduler", Ordered, func() {
 	var ns string
 	riscv := testbed.MakeNode("smoke-riscv").Arch("riscv64").CPU("8").Memory("32Gi").Pods(10).
-		Label("isa.isamatch.io/arch", "riscv64").Obj()
+		Label(isa.ArchLabel, "riscv64").Obj()
 	amd := testbed.MakeNode("smoke-amd64").Arch("amd64").CPU("4").Memory("16Gi").Pods(10).
-		Label("isa.isamatch.io/arch", "amd64").Obj()
+		Label(isa.ArchLabel, "amd64").Obj()
 
 	BeforeAll(func(ctx SpecContext) {
 		nsObj := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "smoke-"}}
@@ -74,8 +75,8 @@ var _ = Describe("simulated nodes and the real kube-scheduler", Ordered, func() 
 
 	It("places each pod on the node its nodeSelector names", func(ctx SpecContext) {
 		pods := []*corev1.Pod{
-			testbed.MakePod("wants-riscv", ns).Request("1", "1Gi").NodeSelector("isa.isamatch.io/arch", "riscv64").Obj(),
-			testbed.MakePod("wants-amd64", ns).Request("1", "1Gi").NodeSelector("isa.isamatch.io/arch", "amd64").Obj(),
+			testbed.MakePod("wants-riscv", ns).Request("1", "1Gi").NodeSelector(isa.ArchLabel, "riscv64").Obj(),
+			testbed.MakePod("wants-amd64", ns).Request("1", "1Gi").NodeSelector(isa.ArchLabel, "amd64").Obj(),
 			testbed.MakePod("wants-riscv-affinity", ns).Request("1", "1Gi").
 				NodeAffinity(corev1.LabelArchStable, corev1.NodeSelectorOpIn, "riscv64").Obj(),
 		}
@@ -96,10 +97,10 @@ var _ = Describe("simulated nodes and the real kube-scheduler", Ordered, func() 
 
 	It("leaves pods that fit no node unschedulable", func(ctx SpecContext) {
 		pods := []*corev1.Pod{
-			testbed.MakePod("wants-arm64", ns).NodeSelector("isa.isamatch.io/arch", "arm64").Obj(),
+			testbed.MakePod("wants-arm64", ns).NodeSelector(isa.ArchLabel, "arm64").Obj(),
 			// 5 CPUs fit only the riscv64 node's 8, not amd64's 4.
-			testbed.MakePod("too-big-for-amd64", ns).Request("5", "1Gi").NodeSelector("isa.isamatch.io/arch", "amd64").Obj(),
-			testbed.MakePod("fits-riscv", ns).Request("5", "1Gi").NodeSelector("isa.isamatch.io/arch", "riscv64").Obj(),
+			testbed.MakePod("too-big-for-amd64", ns).Request("5", "1Gi").NodeSelector(isa.ArchLabel, "amd64").Obj(),
+			testbed.MakePod("fits-riscv", ns).Request("5", "1Gi").NodeSelector(isa.ArchLabel, "riscv64").Obj(),
 		}
 		for _, p := range pods {
 			Expect(cp.Client.Create(ctx, p)).To(Succeed())
@@ -113,7 +114,7 @@ var _ = Describe("simulated nodes and the real kube-scheduler", Ordered, func() 
 
 var _ = Describe("registry", func() {
 	platforms := []testbed.Platform{
-		{Arch: "riscv64", Variant: "rva23u64", Labels: map[string]string{"isa.request": "rva23u64"}},
+		{Arch: "riscv64", Variant: "rva23u64", Labels: map[string]string{isa.BareImageRequestLabel: "rva23u64"}},
 		{Arch: "riscv64"},
 		{Arch: "amd64", Variant: "v3"},
 		{Arch: "arm64"},
@@ -140,7 +141,7 @@ var _ = Describe("registry", func() {
 		Expect(err).NotTo(HaveOccurred())
 		cf, err := img.ConfigFile()
 		Expect(err).NotTo(HaveOccurred())
-		Expect(cf.Config.Labels).To(HaveKeyWithValue("isa.request", "rva23u64"))
+		Expect(cf.Config.Labels).To(HaveKeyWithValue(isa.BareImageRequestLabel, "rva23u64"))
 
 		By("refusing anonymous reads")
 		_, err = remote.Index(ref, remote.WithContext(ctx), remote.WithTransport(reg.Transport()))

@@ -68,8 +68,9 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	work := GinkgoT().TempDir()
 
 	By("building cmd/webhook")
-	webhookBin = filepath.Join(work, "webhook")
-	Expect(testbed.BuildBinary(ctx, repoRoot, "./cmd/webhook", webhookBin, "", "")).To(Succeed())
+	bins, err := testbed.BuildBinaries(ctx, repoRoot, work, testbed.BuildOptions{}, "./cmd/webhook")
+	Expect(err).NotTo(HaveOccurred())
+	webhookBin = bins[0]
 
 	By("starting docker-registry with TLS and htpasswd")
 	reg = framework.RequireRegistry(ctx, testbed.RegistryOptions{})
@@ -130,7 +131,7 @@ func pushImages(ctx context.Context) {
 	Expect(err).NotTo(HaveOccurred())
 	_, err = testbed.PushImage(ctx, reg, amdImage, "v1", testbed.Platform{Arch: "amd64"})
 	Expect(err).NotTo(HaveOccurred())
-	_, err = testbed.PushImage(ctx, reg, rvvImage, "v1", testbed.Platform{Arch: "riscv64", Labels: map[string]string{"isa.request": "rv64gcv"}})
+	_, err = testbed.PushImage(ctx, reg, rvvImage, "v1", testbed.Platform{Arch: "riscv64", Labels: map[string]string{isa.BareImageRequestLabel: "rv64gcv"}})
 	Expect(err).NotTo(HaveOccurred())
 	_, err = testbed.PushImage(ctx, reg, saImage, "v1", testbed.Platform{Arch: "arm64"})
 	Expect(err).NotTo(HaveOccurred())
@@ -168,5 +169,5 @@ func describe(pod *corev1.Pod) string {
 		b, _ := yaml.Marshal(pod.Spec.Affinity.NodeAffinity)
 		aff = string(b)
 	}
-	return fmt.Sprintf("pod %s/%s decision %q affinity:\n%s", pod.Namespace, pod.Name, pod.Annotations["isa.isamatch.io/decision"], aff)
+	return fmt.Sprintf("pod %s/%s decision %q affinity:\n%s", pod.Namespace, pod.Name, pod.Annotations[isa.DecisionAnnotation], aff)
 }

@@ -18,15 +18,16 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/isamatch/isamatch/internal/testbed"
+	"github.com/isamatch/isamatch/pkg/isa"
 	"github.com/isamatch/isamatch/test/framework"
 )
 
 const (
-	archKey     = "isa.isamatch.io/arch"
-	levelKey    = "isa.isamatch.io/x86-64-level"
-	vectorKey   = "isa.isamatch.io/rv.v"
-	rva23Key    = "isa.isamatch.io/rv.rva23u64"
-	decisionKey = "isa.isamatch.io/decision"
+	archKey     = isa.ArchLabel
+	levelKey    = isa.X86LevelLabel
+	vectorKey   = isa.NativePrefix + "rv.v"
+	rva23Key    = isa.NativePrefix + "rv.rva23u64"
+	decisionKey = isa.DecisionAnnotation
 	secretName  = "regcred"
 )
 
@@ -215,16 +216,16 @@ var _ = Describe("Pods created through the API server", func() {
 	It("are denied when isa.request is malformed, with the annotation, the value and the grammar", func(ctx SpecContext) {
 		namespaceWith(ctx, "malformed", reg.Password)
 		pod := testbed.MakePod("bad", "malformed").Image(reg.Ref(amdImage, "v1")).ImagePullSecret(secretName).
-			Annotation("isa.request", "rv64gcv | ???").Obj()
+			Annotation(isa.BareRequestAnnotation, "rv64gcv | ???").Obj()
 		_, _, err := createPod(ctx, pod)
 		Expect(err).To(HaveOccurred())
 		Expect(apierrors.IsForbidden(err)).To(BeTrue(), "want a Forbidden denial, got %v", err)
-		Expect(err.Error()).To(And(ContainSubstring("isa.request"), ContainSubstring("???"), ContainSubstring("accepted")))
+		Expect(err.Error()).To(And(ContainSubstring(isa.BareRequestAnnotation), ContainSubstring("???"), ContainSubstring("accepted")))
 	})
 
 	It("are left alone in a namespace labelled isa.isamatch.io/ignore=true", func(ctx SpecContext) {
 		Expect(cp.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
-			Name: "optout", Labels: map[string]string{"isa.isamatch.io/ignore": "true"}}})).To(Succeed())
+			Name: "optout", Labels: map[string]string{isa.IgnoreLabel: "true"}}})).To(Succeed())
 		Expect(cp.Client.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: "optout"}})).
 			To(Or(Succeed(), Satisfy(apierrors.IsAlreadyExists)))
 		created, warnings, err := createPod(ctx, testbed.MakePod("amd", "optout").Image(reg.Ref(amdImage, "v1")).Obj())

@@ -1,0 +1,65 @@
+package testbed
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestBuildBinariesRefuses(t *testing.T) {
+	tests := []struct {
+		name    string
+		opts    BuildOptions
+		pkgs    []string
+		wantErr string
+	}{
+		{"no packages", BuildOptions{}, nil, "no packages"},
+		{"cross build without AsImage", BuildOptions{GOOS: "linux", GOARCH: "riscv64"}, []string{"./cmd/labeler"}, "needs BuildOptions.AsImage"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := BuildBinaries(t.Context(), ".", t.TempDir(), tc.opts, tc.pkgs...)
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Fatalf("BuildBinaries error = %v, want one containing %q", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+// TestBuildBinaries builds a tiny module so the test does not compile the
+// project's dependency graph.
+func TestBuildBinaries(t *testing.T) {
+	mod := t.TempDir()
+	writeFile(t, filepath.Join(mod, "go.mod"), "module example.com/tiny\n\ngo 1.22\n")
+	writeFile(t, filepath.Join(mod, "cmd", "one", "main.go"), "package main\n\nfunc main() {}\n")
+	writeFile(t, filepath.Join(mod, "cmd", "two", "main.go"), "package main\n\nfunc main() {}\n")
+	for _, o := range []BuildOptions{{}, {AsImage: true}, {AsImage: true, GOOS: "linux", GOARCH: "riscv64"}} {
+		dir := t.TempDir()
+		got, err := BuildBinaries(t.Context(), mod, dir, o, "./cmd/one", "./cmd/two")
+		if err != nil {
+			t.Fatalf("BuildBinaries(%+v): %v", o, err)
+		}
+		want := []string{filepath.Join(dir, "one"), filepath.Join(dir, "two")}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("BuildBinaries(%+v) paths (-want +got):\n%s", o, diff)
+		}
+		for _, p := range got {
+			if st, err := os.Stat(p); err != nil || st.Mode()&0o111 == 0 {
+				t.Errorf("BuildBinaries(%+v): %s is not an executable file (%v)", o, p, err)
+			}
+		}
+	}
+}
+
+func writeFile(t *testing.T, path, data string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
