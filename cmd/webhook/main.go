@@ -19,7 +19,6 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
-	"k8s.io/klog/v2/textlogger"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client/config"
@@ -29,6 +28,8 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
+	"github.com/isamatch/isamatch/internal/buildinfo"
+	"github.com/isamatch/isamatch/internal/logging"
 	"github.com/isamatch/isamatch/pkg/inventory"
 	"github.com/isamatch/isamatch/pkg/mutate"
 	"github.com/isamatch/isamatch/pkg/registry"
@@ -90,6 +91,8 @@ type options struct {
 	namespace          string
 	verbosity          int
 	enableHTTP2        bool
+	logFormat          string
+	version            bool
 }
 
 func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
@@ -115,11 +118,16 @@ func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
 	fs.StringVar(&o.namespace, "namespace", DefaultNamespace, "namespace of the webhook's Service and certificate Secret")
 	fs.IntVar(&o.verbosity, "v", 0, "log verbosity (0 or 1)")
 	fs.BoolVar(&o.enableHTTP2, "enable-http2", false, "serve the webhook over HTTP/2 too (off: HTTP/1.1 only, as kubebuilder scaffolds, for the HTTP/2 rapid-reset and stream-cancellation CVEs; the API server keeps a pool of keep-alive connections)")
+	fs.StringVar(&o.logFormat, "log-format", logging.FormatText, logging.FlagUsage)
+	fs.BoolVar(&o.version, "version", false, "print the version, VCS revision and Go version, and exit")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected arguments %q: webhook takes flags only", fs.Args())
+	}
+	if o.version {
+		return o, nil
 	}
 	if o.port < 1 || o.port > 65535 {
 		return o, fmt.Errorf("--port %d: want 1..65535", o.port)
@@ -156,9 +164,9 @@ func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
 	return o, nil
 }
 
-func main() { os.Exit(run(os.Args[1:], os.Stderr)) }
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
-func run(args []string, stderr io.Writer) int {
+func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("webhook", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	o, err := parseArgs(fs, args)
@@ -169,7 +177,16 @@ func run(args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "webhook: %v\n", err)
 		return exitUsage
 	}
-	ctrl.SetLogger(textlogger.NewLogger(textlogger.NewConfig(textlogger.Verbosity(o.verbosity), textlogger.Output(stderr))))
+	if o.version {
+		fmt.Fprintln(stdout, "webhook", buildinfo.Read())
+		return exitOK
+	}
+	logger, err := logging.New(o.logFormat, o.verbosity, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "webhook: %v\n", err)
+		return exitUsage
+	}
+	ctrl.SetLogger(logger)
 	log := ctrl.Log.WithName("webhook")
 	if err := serve(ctrl.SetupSignalHandler(), o); err != nil {
 		log.Error(err, "Webhook failed")
@@ -261,15 +278,9 @@ func setup(cfg *rest.Config, o options) (manager.Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create clientset: %w", err)
 	}
-	regMetrics := registry.NewMetrics()
-	if err := regMetrics.Register(metrics.Registry); err != nil {
-		return nil, fmt.Errorf("register registry metrics: %w", err)
-	}
-	mutMetrics := mutate.NewMetrics()
-	for _, c := range mutMetrics.Collectors() {
-		if err := metrics.Registry.Register(c); err != nil {
-			return nil, fmt.Errorf("register webhook metrics: %w", err)
-		}
+	regMetrics, mutMetrics, err := registerMetrics(metrics.Registry)
+	if err != nil {
+		return nil, err
 	}
 	ropts := []registry.Option{
 		registry.WithKeychainFactory(registry.KubernetesKeychain(clientset)),

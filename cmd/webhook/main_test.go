@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/isamatch/isamatch/internal/buildinfo"
 	"github.com/isamatch/isamatch/pkg/registry"
 )
 
@@ -21,6 +22,7 @@ func TestParseArgs(t *testing.T) {
 		cacheTTL:    5 * time.Minute,
 		budget:      8 * time.Second,
 		namespace:   "isamatch-system",
+		logFormat:   "text",
 
 		perHost:         registry.DefaultMaxPerHost,
 		perNamespace:    registry.DefaultMaxPerNamespace,
@@ -111,9 +113,19 @@ func TestRunUsageErrors(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var stderr strings.Builder
-			if got := run(tc.args, &stderr); got != tc.want {
+			if got := run(tc.args, io.Discard, &stderr); got != tc.want {
 				t.Errorf("run(%q) = %d, want %d; stderr:\n%s", tc.args, got, tc.want, stderr.String())
 			}
 		})
+	}
+}
+
+func TestRunVersion(t *testing.T) {
+	var stdout, stderr strings.Builder
+	if code := run([]string{"--version"}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("run(--version) = %d, want %d; stderr: %s", code, exitOK, stderr.String())
+	}
+	if diff := cmp.Diff("webhook "+buildinfo.Read().String()+"\n", stdout.String()); diff != "" {
+		t.Errorf("--version output (-want +got):\n%s", diff)
 	}
 }
