@@ -275,10 +275,13 @@ var _ = Describe("The shipped manifests", func() {
 			}
 			Skip("kubectl not installed")
 		}
-		// Namespaced objects are checked against an existing namespace.
-		err = cp.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "isamatch-system"}})
-		if !apierrors.IsAlreadyExists(err) {
-			Expect(err).NotTo(HaveOccurred())
+		// Namespaced objects are checked against existing namespaces: a
+		// server dry run does not create the namespaces it applies.
+		for _, ns := range []string{"isamatch-system", "isamatch-labeler"} {
+			err = cp.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+			if !apierrors.IsAlreadyExists(err) {
+				Expect(err).NotTo(HaveOccurred())
+			}
 		}
 		cmd := exec.CommandContext(ctx, kubectl, "--kubeconfig", cp.KubeconfigPath, "apply", "--dry-run=server",
 			"-k", filepath.Join(repoRoot, "config"))
