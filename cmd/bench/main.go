@@ -34,7 +34,7 @@ func parseArgs(fs *flag.FlagSet, args []string) (bench.Options, error) {
 	fs.IntVar(&o.Nodes, "nodes", 500, "Ready simulated nodes the scheduler places pods on")
 	fs.IntVar(&o.NodeGroups, "node-groups", 50, "ISA groups of those nodes (20..265)")
 	fs.IntVar(&o.InventoryNodes, "inventory-nodes", 5000, "nodes in the webhook's inventory for the memory row")
-	fs.IntVar(&o.DecideGroups, "decide-groups", 200, "ISA groups of the decision and memory rows (20..265)")
+	fs.IntVar(&o.InventoryGroups, "inventory-groups", 200, "ISA groups of the memory row's inventory (20..265)")
 	fs.IntVar(&o.ColdImages, "cold-images", 24, "new images per run, one pod each")
 	fs.IntVar(&o.ColdShared, "cold-shared", 16, "new images per run with --cold-pods-per-image concurrent pods each")
 	fs.IntVar(&o.ColdPodsPerImage, "cold-pods-per-image", 8, "concurrent pods per shared new image")
@@ -69,7 +69,7 @@ func parseArgs(fs *flag.FlagSet, args []string) (bench.Options, error) {
 	for _, f := range []struct {
 		name string
 		v    int
-	}{{"node-groups", o.NodeGroups}, {"decide-groups", o.DecideGroups}} {
+	}{{"node-groups", o.NodeGroups}, {"inventory-groups", o.InventoryGroups}} {
 		if f.v < 20 || f.v > 265 {
 			return o, fmt.Errorf("--%s=%d: want 20..265 (the request mix needs the first 20 groups; 265 ISAs are defined)", f.name, f.v)
 		}

@@ -28,7 +28,7 @@ func TestParseArgs(t *testing.T) {
 		}},
 		{name: "too few runs", args: []string{"--runs=2"}, wantErr: "--runs=2: want at least 3"},
 		{name: "no pods", args: []string{"--pods=0"}, wantErr: "--pods=0"},
-		{name: "too many groups", args: []string{"--decide-groups=300"}, wantErr: "--decide-groups=300: want 20..265"},
+		{name: "too many groups", args: []string{"--inventory-groups=300"}, wantErr: "--inventory-groups=300: want 20..265"},
 		{name: "inventory below the cluster", args: []string{"--inventory-nodes=100"}, wantErr: "--inventory-nodes=100 is below --nodes=500"},
 		{name: "unknown section", args: []string{"--only=admission,nope"}, wantErr: `unknown section "nope"`},
 		{name: "positional argument", args: []string{"extra"}, wantErr: "unexpected arguments"},

@@ -89,14 +89,17 @@ func TestStats(t *testing.T) {
 }
 
 func TestParseHistSums(t *testing.T) {
-	text := `# HELP x
-apiserver_admission_webhook_admission_duration_seconds_bucket{name="pods.isa.isamatch.io",le="0.005"} 3
+	text := `# HELP apiserver_admission_webhook_admission_duration_seconds x
+# TYPE apiserver_admission_webhook_admission_duration_seconds histogram
+apiserver_admission_webhook_admission_duration_seconds_bucket{name="pods.isa.isamatch.io",operation="CREATE",le="0.005"} 3
+apiserver_admission_webhook_admission_duration_seconds_bucket{name="pods.isa.isamatch.io",operation="CREATE",le="+Inf"} 100
 apiserver_admission_webhook_admission_duration_seconds_sum{name="pods.isa.isamatch.io",operation="CREATE"} 0.5
 apiserver_admission_webhook_admission_duration_seconds_count{name="pods.isa.isamatch.io",operation="CREATE"} 100
+apiserver_admission_webhook_admission_duration_seconds_bucket{name="other",operation="CREATE",le="+Inf"} 9
 apiserver_admission_webhook_admission_duration_seconds_sum{name="other",operation="CREATE"} 9
 apiserver_admission_webhook_admission_duration_seconds_count{name="other",operation="CREATE"} 9
 `
-	got, err := ParseHistSums(strings.NewReader(text), "apiserver_admission_webhook_admission_duration_seconds", `name="pods.isa.isamatch.io"`)
+	got, err := ParseHistSums(strings.NewReader(text), "apiserver_admission_webhook_admission_duration_seconds", map[string]string{"name": "pods.isa.isamatch.io"})
 	if err != nil {
 		t.Fatal(err)
 	}

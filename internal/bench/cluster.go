@@ -50,6 +50,10 @@ type Env struct {
 	// PprofAddr and MetricsAddr are the webhook's pprof and metrics
 	// addresses.
 	PprofAddr, MetricsAddr string
+	// WebhookName and WebhookPath are the shipped configuration's webhook
+	// name and service path (without its leading "/"): the series labels
+	// of the API server's and the webhook's latency metrics.
+	WebhookName, WebhookPath string
 	// NodeNames are the Ready nodes, by name.
 	NodeNames []string
 	Dir       string
@@ -99,6 +103,7 @@ func StartEnv(ctx context.Context, o Options, nodes map[string]map[string]string
 	if err != nil {
 		return e, err
 	}
+	e.WebhookName, e.WebhookPath = hook.Webhooks[0].Name, *hook.Webhooks[0].ClientConfig.Service.Path
 	done = step(e.progress, "start kube-apiserver, etcd and kube-scheduler")
 	if e.CP, err = democluster.StartControlPlane(ctx, e.Dir, hook); err != nil {
 		return e, err

@@ -155,12 +155,12 @@ func labelerDaemonRSS(ctx context.Context, e *Env, node, root string, env []stri
 }
 
 // webhookMemoryRows is item 5, first half: more (not Ready) nodes until the
-// inventory holds o.InventoryNodes in o.DecideGroups groups, one admission
+// inventory holds o.InventoryNodes in o.InventoryGroups groups, one admission
 // load, then the webhook's VmRSS, read o.Runs times a second apart.
 func webhookMemoryRows(ctx context.Context, e *Env, o Options, t *Table) error {
 	extra := o.InventoryNodes - len(e.NodeNames)
 	if extra > 0 {
-		gs, err := GroupISAs(o.DecideGroups)
+		gs, err := GroupISAs(o.InventoryGroups)
 		if err != nil {
 			return err
 		}

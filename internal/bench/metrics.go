@@ -1,14 +1,15 @@
 package bench
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
-	"strings"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 )
 
 // HistSums are the _sum and _count of the histograms whose series match,
@@ -28,41 +29,41 @@ func (h HistSums) Sub(before HistSums) HistSums {
 	return HistSums{Sum: h.Sum - before.Sum, Count: h.Count - before.Count}
 }
 
-// ParseHistSums reads Prometheus text exposition and sums name_sum and
-// name_count over the series whose labels contain every string of match.
-func ParseHistSums(r io.Reader, name string, match ...string) (HistSums, error) {
-	var h HistSums
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64*1024), 1024*1024)
-	for sc.Scan() {
-		line := sc.Text()
-		var target *float64
-		switch {
-		case strings.HasPrefix(line, name+"_sum"):
-			target = &h.Sum
-		case strings.HasPrefix(line, name+"_count"):
-			target = &h.Count
-		default:
-			continue
-		}
-		ok := true
-		for _, m := range match {
-			if !strings.Contains(line, m) {
-				ok = false
-				break
-			}
-		}
-		if !ok {
-			continue
-		}
-		i := strings.LastIndexByte(line, ' ')
-		v, err := strconv.ParseFloat(line[i+1:], 64)
-		if err != nil {
-			return h, fmt.Errorf("parse metric line %q: %w", line, err)
-		}
-		*target += v
+// ParseHistSums reads Prometheus text exposition and sums the _sum and
+// _count of histogram name over the series whose labels include every
+// pair of match.
+func ParseHistSums(r io.Reader, name string, match map[string]string) (HistSums, error) {
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(r)
+	if err != nil {
+		return HistSums{}, fmt.Errorf("parse metrics: %w", err)
 	}
-	return h, sc.Err()
+	var h HistSums
+	f, ok := families[name]
+	if !ok {
+		return h, nil
+	}
+	if f.GetType() != dto.MetricType_HISTOGRAM {
+		return h, fmt.Errorf("metric %s is a %s, want a histogram", name, f.GetType())
+	}
+	for _, m := range f.GetMetric() {
+		if !hasLabels(m, match) {
+			continue
+		}
+		h.Sum += m.GetHistogram().GetSampleSum()
+		h.Count += float64(m.GetHistogram().GetSampleCount())
+	}
+	return h, nil
+}
+
+func hasLabels(m *dto.Metric, want map[string]string) bool {
+	found := 0
+	for _, l := range m.GetLabel() {
+		if v, ok := want[l.GetName()]; ok && v == l.GetValue() {
+			found++
+		}
+	}
+	return found == len(want)
 }
 
 // admissionMetrics are the two views of the webhook's cost: the API
@@ -77,7 +78,7 @@ func (e *Env) readAdmissionMetrics(ctx context.Context) (admissionMetrics, error
 	if err != nil {
 		return m, fmt.Errorf("read kube-apiserver metrics: %w", err)
 	}
-	if m.apiserver, err = ParseHistSums(bytes.NewReader(raw), "apiserver_admission_webhook_admission_duration_seconds", `name="pods.isa.isamatch.io"`); err != nil {
+	if m.apiserver, err = ParseHistSums(bytes.NewReader(raw), "apiserver_admission_webhook_admission_duration_seconds", map[string]string{"name": e.WebhookName}); err != nil {
 		return m, err
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+e.MetricsAddr+"/metrics", nil)
@@ -89,6 +90,6 @@ func (e *Env) readAdmissionMetrics(ctx context.Context) (admissionMetrics, error
 		return m, fmt.Errorf("read webhook metrics: %w", err)
 	}
 	defer resp.Body.Close()
-	m.handler, err = ParseHistSums(resp.Body, "controller_runtime_webhook_latency_seconds", `webhook="/mutate-v1-pod"`)
+	m.handler, err = ParseHistSums(resp.Body, "controller_runtime_webhook_latency_seconds", map[string]string{"webhook": "/" + e.WebhookPath})
 	return m, err
 }

@@ -26,8 +26,9 @@ type Options struct {
 	Nodes, NodeGroups int
 	// InventoryNodes is the node count of the memory row (default 5000).
 	InventoryNodes int
-	// DecideGroups is the ISA group count of the decision row (default 200).
-	DecideGroups int
+	// InventoryGroups is the ISA group count of the memory row's
+	// inventory (default 200).
+	InventoryGroups int
 	// ColdImages is the number of new images per run whose pods each have
 	// one (default 24); ColdShared images get ColdPodsPerImage pods each
 	// at once (default 16 and 8).
@@ -43,7 +44,7 @@ type Options struct {
 }
 
 // SectionNames are the sections Options.Only may name, in run order.
-var SectionNames = []string{"decide", "admission", "scheduling", "cold", "labeler-pass", "labeler-memory", "webhook-memory"}
+var SectionNames = []string{"admission", "scheduling", "cold", "labeler-pass", "labeler-memory", "webhook-memory"}
 
 func (o Options) runs(section string) bool {
 	return len(o.Only) == 0 || slices.Contains(o.Only, section)
@@ -61,7 +62,7 @@ func (o Options) withDefaults() Options {
 	def(&o.Nodes, 500)
 	def(&o.NodeGroups, 50)
 	def(&o.InventoryNodes, 5000)
-	def(&o.DecideGroups, 200)
+	def(&o.InventoryGroups, 200)
 	def(&o.ColdImages, 24)
 	def(&o.ColdShared, 16)
 	def(&o.ColdPodsPerImage, 8)
@@ -83,15 +84,6 @@ func Run(ctx context.Context, o Options) (*Table, error) {
 		fmt.Sprintf("each figure: median of %d runs; each comparison: a ratio against the baseline of the same run", o.Runs),
 	}}
 
-	if o.runs("decide") {
-		done := step(o.Progress, "decision work per pod, in process")
-		decideRows(t, o)
-		done()
-	}
-	if len(o.Only) == 1 && o.Only[0] == "decide" {
-		return t, nil
-	}
-
 	e, err := StartEnv(ctx, o, NodeSet("node", o.Nodes, mustGroups(o.NodeGroups)))
 	if err != nil {
 		return t, err
@@ -101,7 +93,7 @@ func Run(ctx context.Context, o Options) (*Table, error) {
 			fmt.Fprintf(o.Progress, "bench: stop cluster: %v\n", err)
 		}
 	}()
-	t.Header = append(t.Header, fmt.Sprintf("cluster: kube-apiserver + etcd + kube-scheduler %s (test/framework), %d Ready simulated nodes in %d ISA groups, webhook binary (stripped) behind config/webhook's MutatingWebhookConfiguration, docker-registry (TLS, htpasswd) behind a counting proxy",
+	t.Header = append(t.Header, fmt.Sprintf("cluster: kube-apiserver + etcd + kube-scheduler %s (internal/testbed), %d Ready simulated nodes in %d ISA groups, webhook binary (stripped) behind config/webhook's MutatingWebhookConfiguration, docker-registry (TLS, htpasswd) behind a counting proxy",
 		filepath.Base(e.CP.AssetsDir), o.Nodes, o.NodeGroups))
 
 	sections := []struct {
@@ -149,39 +141,6 @@ func oneLine(err error) string {
 		s = s[:117] + "..."
 	}
 	return s
-}
-
-// decideRows is item 3.
-func decideRows(t *Table, o Options) {
-	sizes := []int{1000, 5000, 20000}
-	cold := make([][]float64, len(sizes))
-	warm := make([][]float64, len(sizes))
-	for range o.Runs {
-		for k, n := range sizes {
-			c, err := MeasureDecide(n, o.DecideGroups, 300*time.Millisecond)
-			if err != nil {
-				t.Add(Row{Section: "3 decision", Name: "decision work per pod", Figure: "not measured: " + oneLine(err), Verdict: Error})
-				return
-			}
-			cold[k] = append(cold[k], float64(c.Cold)/1e3)
-			warm[k] = append(warm[k], float64(c.Warm)/1e3)
-		}
-	}
-	for k, n := range sizes {
-		t.Add(Row{Section: "3 decision", Name: fmt.Sprintf("Decide per pod, %d nodes / %d groups, cold (no memo)", n, o.DecideGroups),
-			Figure: fmt.Sprintf("%.1f µs", Median(cold[k])), Verdict: Info, Runs: runsText("%.1f", cold[k])})
-	}
-	for k, n := range sizes {
-		t.Add(Row{Section: "3 decision", Name: fmt.Sprintf("Decide per pod, %d nodes, warm (ranking memoised)", n),
-			Figure: fmt.Sprintf("%.2f µs", Median(warm[k])), Verdict: Info, Runs: runsText("%.2f", warm[k])})
-	}
-	ratios := make([]float64, o.Runs)
-	for r := range o.Runs {
-		ratios[r] = cold[2][r] / cold[0][r]
-	}
-	med := Median(ratios)
-	t.Add(Row{Section: "3 decision", Name: "cold cost 20k nodes / 1k nodes (same 200 groups): grows with groups, not nodes",
-		Figure: fmt.Sprintf("%.2f", med), Goal: "~1 (<= 1.5)", Verdict: verdict(med <= 1.5), Runs: runsText("%.2f", ratios)})
 }
 
 // loadPods builds n LoadPods named prefix-i.
