@@ -9,5 +9,7 @@
 //
 // Exit status: 0 on success (match: the node satisfies the request), 1 on
 // invalid input (the message names the bad token) or no match, 2 on a usage
-// error. The entry point is run(args, stdout, stderr), which tests call.
+// error. affinity prints, as YAML, the required node affinity the webhook
+// writes on a pod with that isa.request (--emulated: isa.qemu), from the
+// webhook's own code (mutate.RequiredAffinity). The entry point is run(args, stdout, stderr), which tests call.
 package main

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/isamatch/isamatch/pkg/isa"
+	"github.com/isamatch/isamatch/pkg/mutate"
 )
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
@@ -220,25 +221,9 @@ func labels(args []string, stdout io.Writer) error {
 	return nil
 }
 
-// nodeAffinity builds the required node affinity of a request: one selector
-// term per alternative (terms are ORed, expressions within a term ANDed).
-func nodeAffinity(req isa.Request, emulated bool) *corev1.Affinity {
-	sel := &corev1.NodeSelector{}
-	for _, alt := range req.Alternatives {
-		var term corev1.NodeSelectorTerm
-		for _, r := range isa.Requirements(alt, emulated) {
-			term.MatchExpressions = append(term.MatchExpressions, corev1.NodeSelectorRequirement{
-				Key: r.Key, Operator: corev1.NodeSelectorOperator(r.Operator), Values: r.Values,
-			})
-		}
-		sel.NodeSelectorTerms = append(sel.NodeSelectorTerms, term)
-	}
-	return &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: sel}}
-}
-
 func affinity(args []string, stdout io.Writer) error {
 	fs := newFlags("affinity")
-	emulated := fs.Bool("emulated", false, "match nodes that can emulate or cross-compile for the request (qemu.isamatch.io labels)")
+	emulated := fs.Bool("emulated", false, "the request as isa.qemu: nodes that emulate or cross-compile for it, or run it natively")
 	rest, err := parseFlags(fs, args, 1, "one REQUEST")
 	if err != nil {
 		return err
@@ -247,7 +232,12 @@ func affinity(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	out, err := yaml.Marshal(nodeAffinity(req, *emulated))
+	// The same code as the webhook's, so the output is what it writes.
+	sel, err := mutate.RequiredAffinity(req, *emulated)
+	if err != nil {
+		return err
+	}
+	out, err := yaml.Marshal(corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: sel}})
 	if err != nil {
 		return fmt.Errorf("marshal affinity: %w", err)
 	}
