@@ -161,15 +161,20 @@ func TestProcReaders(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for start := time.Now(); time.Since(start) < 50*time.Millisecond; {
-		_ = fmt.Sprint(start) // burn CPU so the clock moves by more than a tick
-	}
-	after, err := CPUTime(os.Getpid())
-	if err != nil {
-		t.Fatal(err)
+	// Burn CPU until the clock moves by a tick. On a loaded machine 50 ms
+	// of wall time may hold no tick of this process's CPU time, so the
+	// loop waits for the reading rather than for the wall clock, bounded.
+	after := before
+	for start := time.Now(); after <= before && time.Since(start) < 20*time.Second; {
+		for t0 := time.Now(); time.Since(t0) < 20*time.Millisecond; {
+			_ = fmt.Sprint(t0)
+		}
+		if after, err = CPUTime(os.Getpid()); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if after <= before {
-		t.Errorf("CPU time went from %v to %v after 50ms of work", before, after)
+		t.Errorf("CPU time stayed at %v after 20 s of work", before)
 	}
 	m, err := ReadMemStatus(os.Getpid())
 	if err != nil {
