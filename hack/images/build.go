@@ -98,7 +98,7 @@ func buildIndex(ctx context.Context, cfg buildConfig, app App) (v1.ImageIndex, e
 	for _, p := range cfg.Platforms {
 		start := time.Now()
 		bins, err := testbed.BuildBinaries(ctx, cfg.ModuleDir, filepath.Join(cfg.WorkDir, app.Name+"-"+p.OS+"-"+p.Arch),
-			testbed.BuildOptions{AsImage: true, GOOS: p.OS, GOARCH: p.Arch}, app.Package)
+			testbed.BuildOptions{AsImage: true, GOOS: p.OS, GOARCH: p.Arch, Version: cfg.Version, Revision: cfg.Revision}, app.Package)
 		if err != nil {
 			return nil, err
 		}

@@ -26,7 +26,14 @@ type BuildOptions struct {
 	// GOOS and GOARCH are the target, the host's when empty. Only with
 	// AsImage (a cross build is an image build).
 	GOOS, GOARCH string
+	// Version and Revision, when set, are linked into internal/buildinfo
+	// (-X): what --version and isamatch_build_info report. Neither may
+	// contain a space.
+	Version, Revision string
 }
+
+// buildinfoPkg holds the variables Version and Revision set.
+const buildinfoPkg = "github.com/isamatch/isamatch/internal/buildinfo"
 
 // imageEnv pins cgo off and each architecture's baseline ISA; later entries
 // of cmd.Env win over the caller's environment.
@@ -48,7 +55,16 @@ func BuildBinaries(ctx context.Context, moduleDir, dir string, o BuildOptions, p
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("build: create %s: %w", dir, err)
 	}
-	args := []string{"build", "-ldflags=-s -w", "-o", dir + string(filepath.Separator)}
+	ldflags := "-s -w"
+	for name, v := range map[string]string{"version": o.Version, "revision": o.Revision} {
+		if strings.ContainsAny(v, " \t\n'\"") {
+			return nil, fmt.Errorf("build: %s %q: want no spaces or quotes", name, v)
+		}
+		if v != "" {
+			ldflags += " -X " + buildinfoPkg + "." + name + "=" + v
+		}
+	}
+	args := []string{"build", "-ldflags=" + ldflags, "-o", dir + string(filepath.Separator)}
 	env := os.Environ()
 	target := ""
 	if o.AsImage {

@@ -2,6 +2,7 @@ package testbed
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,6 +19,7 @@ func TestBuildBinariesRefuses(t *testing.T) {
 	}{
 		{"no packages", BuildOptions{}, nil, "no packages"},
 		{"cross build without AsImage", BuildOptions{GOOS: "linux", GOARCH: "riscv64"}, []string{"./cmd/labeler"}, "needs BuildOptions.AsImage"},
+		{"version with a space", BuildOptions{Version: "v1 beta"}, []string{"./cmd/labeler"}, `version "v1 beta": want no spaces`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -51,6 +53,27 @@ func TestBuildBinaries(t *testing.T) {
 				t.Errorf("BuildBinaries(%+v): %s is not an executable file (%v)", o, p, err)
 			}
 		}
+	}
+}
+
+// TestBuildBinariesLinksVersion builds a stand-in of internal/buildinfo in
+// a module of the project's path and runs it.
+func TestBuildBinariesLinksVersion(t *testing.T) {
+	mod := t.TempDir()
+	writeFile(t, filepath.Join(mod, "go.mod"), "module github.com/isamatch/isamatch\n\ngo 1.22\n")
+	writeFile(t, filepath.Join(mod, "internal", "buildinfo", "b.go"), "package buildinfo\n\nvar version, revision string\n\nfunc Get() string { return version + \" \" + revision }\n")
+	writeFile(t, filepath.Join(mod, "cmd", "v", "main.go"),
+		"package main\n\nimport \"github.com/isamatch/isamatch/internal/buildinfo\"\n\nfunc main() { print(buildinfo.Get()) }\n")
+	got, err := BuildBinaries(t.Context(), mod, t.TempDir(), BuildOptions{AsImage: true, Version: "v1.2.3", Revision: "abc123"}, "./cmd/v")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.CommandContext(t.Context(), got[0]).CombinedOutput()
+	if err != nil {
+		t.Fatalf("run %s: %v\n%s", got[0], err, out)
+	}
+	if diff := cmp.Diff("v1.2.3 abc123", string(out)); diff != "" {
+		t.Errorf("linked version and revision (-want +got):\n%s", diff)
 	}
 }
 
