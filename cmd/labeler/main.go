@@ -25,7 +25,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/isamatch/isamatch/internal/buildinfo"
 	"github.com/isamatch/isamatch/internal/logging"
@@ -48,6 +47,7 @@ type options struct {
 	print          bool
 	interval       time.Duration
 	metricsAddr    string
+	metricsSecure  bool
 	healthAddr     string
 	execMode       string
 	commandTimeout time.Duration
@@ -70,6 +70,7 @@ func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
 	fs.BoolVar(&o.print, "print", false, "probe only and print the labels it would set, key=value sorted; no cluster access")
 	fs.DurationVar(&o.interval, "interval", 10*time.Minute, "how often the daemon re-probes the host")
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", `metrics endpoint address ("0" disables)`)
+	fs.BoolVar(&o.metricsSecure, "metrics-secure", true, "serve metrics over HTTPS to callers whose token the API server authenticates and authorises for GET /metrics (false: plain HTTP to anyone, for local runs)")
 	fs.StringVar(&o.healthAddr, "health-probe-bind-address", ":8081", `healthz/readyz address ("0" disables)`)
 	fs.StringVar(&o.execMode, "exec", "auto", "how host binaries run: chroot (into --host-root, needs CAP_SYS_CHROOT), direct (<host-root>/<path> as is), auto (chroot unless --host-root is /)")
 	fs.DurationVar(&o.commandTimeout, "command-timeout", probe.DefaultCommandTimeout, "timeout of each host command (gcc); its whole process group is killed then")
@@ -300,7 +301,7 @@ func runDaemon(ctx context.Context, o options, probeFn labeler.ProbeFunc, log lo
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 scheme,
 		Logger:                 log,
-		Metrics:                metricsserver.Options{BindAddress: o.metricsAddr},
+		Metrics:                metricsServerOptions(o.metricsAddr, o.metricsSecure),
 		HealthProbeBindAddress: o.healthAddr,
 		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
 			// Watch only our own Node.

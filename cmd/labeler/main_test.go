@@ -19,7 +19,7 @@ import (
 
 func TestParseArgs(t *testing.T) {
 	defaults := options{hostRoot: "/host", interval: 10 * time.Minute, metricsAddr: ":8080", healthAddr: ":8081",
-		execMode: "auto", commandTimeout: 10 * time.Second, execUID: 65534, execGID: 65534, maxOutput: 1 << 20, hwprobe: true, logFormat: "text"}
+		execMode: "auto", commandTimeout: 10 * time.Second, execUID: 65534, execGID: 65534, maxOutput: 1 << 20, hwprobe: true, logFormat: "text", metricsSecure: true}
 	with := func(f func(*options)) options { o := defaults; f(&o); return o }
 	tests := []struct {
 		name    string
@@ -46,6 +46,8 @@ func TestParseArgs(t *testing.T) {
 		{name: "prune needs no node", args: []string{"--prune", "--log-format=json"},
 			want: with(func(o *options) { o.prune, o.logFormat = true, "json" })},
 		{name: "prune and once", env: "n1", args: []string{"--prune", "--once"}, wantErr: "--prune excludes --print and --once"},
+		{name: "plain HTTP metrics for local runs", env: "n1", args: []string{"--metrics-secure=false"},
+			want: with(func(o *options) { o.nodeName, o.metricsSecure = "n1", false })},
 		{name: "no node name", wantErr: "no node name: pass --node-name or set NODE_NAME"},
 		{name: "print and once", args: []string{"--print", "--once"}, wantErr: "exclude each other"},
 		{name: "bad exec mode", env: "n1", args: []string{"--exec=ssh"}, wantErr: `--exec="ssh" is not a mode`},

@@ -2,35 +2,21 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"strings"
 	"time"
 
-	"github.com/open-policy-agent/cert-controller/pkg/rotator"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client/config"
-	"sigs.k8s.io/controller-runtime/pkg/healthz"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
-	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/isamatch/isamatch/internal/buildinfo"
 	"github.com/isamatch/isamatch/internal/logging"
-	"github.com/isamatch/isamatch/pkg/inventory"
 	"github.com/isamatch/isamatch/pkg/mutate"
 	"github.com/isamatch/isamatch/pkg/registry"
 )
@@ -93,6 +79,8 @@ type options struct {
 	enableHTTP2        bool
 	logFormat          string
 	version            bool
+	clientCAFile       string
+	metricsSecure      bool
 }
 
 func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
@@ -120,6 +108,8 @@ func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
 	fs.BoolVar(&o.enableHTTP2, "enable-http2", false, "serve the webhook over HTTP/2 too (off: HTTP/1.1 only, as kubebuilder scaffolds, for the HTTP/2 rapid-reset and stream-cancellation CVEs; the API server keeps a pool of keep-alive connections)")
 	fs.StringVar(&o.logFormat, "log-format", logging.FormatText, logging.FlagUsage)
 	fs.BoolVar(&o.version, "version", false, "print the version, VCS revision and Go version, and exit")
+	fs.StringVar(&o.clientCAFile, "client-ca-file", "", "PEM file of the CA that signs the API server's webhook client certificate: when set, a caller without a certificate it signed is refused in the TLS handshake (the API server sends one through its AdmissionConfiguration, see config/README.md)")
+	fs.BoolVar(&o.metricsSecure, "metrics-secure", true, "serve metrics over HTTPS to callers whose token the API server authenticates and authorises for GET /metrics (false: plain HTTP to anyone, for local runs)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -213,129 +203,4 @@ func serve(ctx context.Context, o options) error {
 		return err
 	}
 	return mgr.Start(ctx)
-}
-
-// setup builds the manager with everything registered: the certificate
-// rotator (with --cert-rotation), the node inventory, the resolver and the
-// mutating handler, which joins the webhook server once the serving
-// certificate is in place, and the health and readiness checks.
-func setup(cfg *rest.Config, o options) (manager.Manager, error) {
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		return nil, fmt.Errorf("build scheme: %w", err)
-	}
-	wo := webhook.Options{Port: o.port, CertDir: o.certDir}
-	if !o.enableHTTP2 {
-		wo.TLSOpts = append(wo.TLSOpts, func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} })
-	}
-	srv := webhook.NewServer(wo)
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                 scheme,
-		Metrics:                metricsserver.Options{BindAddress: o.metricsAddr},
-		HealthProbeBindAddress: o.probeAddr,
-		PprofBindAddress:       o.pprofAddr,
-		WebhookServer:          srv,
-		// Nothing reads managedFields; in the node inventory's cache they
-		// were a third of the heap (5,000 nodes).
-		Cache: cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
-	})
-	if err != nil {
-		return nil, fmt.Errorf("create manager: %w", err)
-	}
-
-	certsReady := make(chan struct{})
-	if o.certRotation {
-		err := rotator.AddRotator(mgr, &rotator.CertRotator{
-			SecretKey:      types.NamespacedName{Namespace: o.namespace, Name: CertSecretName},
-			CertDir:        o.certDir,
-			CAName:         "isamatch-ca",
-			CAOrganization: "isamatch",
-			DNSName:        ServiceName + "." + o.namespace + ".svc",
-			ExtraDNSNames:  []string{ServiceName + "." + o.namespace + ".svc.cluster.local", ServiceName + "." + o.namespace},
-			IsReady:        certsReady,
-			Webhooks:       []rotator.WebhookInfo{{Name: WebhookConfigName, Type: rotator.Mutating}},
-			// Every replica keeps the certificate: no leader needed.
-			RequireLeaderElection: false,
-		})
-		if err != nil {
-			return nil, fmt.Errorf("set up certificate rotation: %w", err)
-		}
-	} else {
-		close(certsReady)
-	}
-
-	inv, err := inventory.Setup(mgr)
-	if err != nil {
-		return nil, fmt.Errorf("set up node inventory: %w", err)
-	}
-	// A cold image resolution reads the pod's pull credentials (service
-	// account and secrets) from the API server. At client-go's default of
-	// 5 requests/s (20 with the in-cluster config) the rate limiter, not the
-	// registry, capped cold admissions at about 3 per second.
-	kcfg := rest.CopyConfig(mgr.GetConfig())
-	kcfg.QPS, kcfg.Burst = max(kcfg.QPS, keychainQPS), max(kcfg.Burst, keychainBurst)
-	clientset, err := kubernetes.NewForConfig(kcfg)
-	if err != nil {
-		return nil, fmt.Errorf("create clientset: %w", err)
-	}
-	regMetrics, mutMetrics, err := registerMetrics(metrics.Registry)
-	if err != nil {
-		return nil, err
-	}
-	ropts := []registry.Option{
-		registry.WithKeychainFactory(registry.KubernetesKeychain(clientset)),
-		registry.WithInsecureRegistries(o.insecureRegistries...),
-		registry.WithAllowedRegistries(o.allowRegistries...),
-		registry.WithMaxPerHost(o.perHost),
-		registry.WithMaxPerNamespace(o.perNamespace),
-		registry.WithResolutionBudget(o.maxResolution, o.maxIndexEntries),
-		registry.WithMaxCacheBytes(o.cacheBytes),
-		registry.WithTTL(o.cacheTTL),
-		registry.WithMetrics(regMetrics),
-	}
-	if o.registryCA != "" {
-		pem, err := registry.LoadCA(o.registryCA)
-		if err != nil {
-			return nil, fmt.Errorf("--registry-ca: %w", err)
-		}
-		ropts = append(ropts, registry.WithRegistryCA(pem))
-	}
-	res := registry.NewResolver(ropts...)
-	handler := mutate.NewPodMutator(res, inv, mutate.Options{
-		Budget:         o.budget,
-		SkipNamespaces: []string{"kube-system", o.namespace},
-		Metrics:        mutMetrics,
-	})
-
-	// The webhook server reads its certificate when it starts, so it joins
-	// the manager only once the rotator has written one.
-	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
-		select {
-		case <-certsReady:
-		case <-ctx.Done():
-			return nil
-		}
-		mgr.GetWebhookServer().Register(MutatePath, &webhook.Admission{Handler: handler})
-		return nil
-	})); err != nil {
-		return nil, fmt.Errorf("add webhook starter: %w", err)
-	}
-	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
-		return nil, fmt.Errorf("add health check: %w", err)
-	}
-	started := srv.StartedChecker()
-	if err := mgr.AddReadyzCheck("webhook", func(req *http.Request) error {
-		select {
-		case <-certsReady:
-		default:
-			return errors.New("serving certificate not ready yet")
-		}
-		if !inv.HasSynced() {
-			return errors.New("node inventory not synced yet")
-		}
-		return started(req)
-	}); err != nil {
-		return nil, fmt.Errorf("add readiness check: %w", err)
-	}
-	return mgr, nil
 }

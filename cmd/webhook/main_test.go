@@ -29,6 +29,7 @@ func TestParseArgs(t *testing.T) {
 		maxIndexEntries: registry.DefaultMaxIndexEntries,
 		maxResolution:   registry.DefaultMaxResolutionBytes,
 		cacheBytes:      registry.DefaultMaxCacheBytes,
+		metricsSecure:   true,
 	}
 	tests := []struct {
 		name      string
@@ -62,6 +63,9 @@ func TestParseArgs(t *testing.T) {
 		}},
 		{name: "allowed registry not a CIDR", args: []string{"--allow-registry", "10.0.0.0/40"}, wantErr: `--allow-registry: allowed registry "10.0.0.0/40"`},
 		{name: "zero per-namespace slots", args: []string{"--registry-max-per-namespace", "0"}, wantErr: "--registry-max-per-namespace 0: want a number >= 1"},
+		{name: "client CA and plain HTTP metrics", args: []string{"--client-ca-file", "/ca/client-ca.crt", "--metrics-secure=false"}, want: func(o *options) {
+			o.clientCAFile, o.metricsSecure = "/ca/client-ca.crt", false
+		}},
 		{name: "port out of range", args: []string{"--port", "70000"}, wantErr: "--port 70000"},
 		{name: "budget over the API server timeout", args: []string{"--budget", "11s"}, wantErr: "--budget 11s"},
 		{name: "zero budget", args: []string{"--budget", "0s"}, wantErr: "--budget 0s"},

@@ -68,8 +68,8 @@ type WebhookOptions struct {
 type Webhook struct {
 	// Process is the running binary.
 	Process *testbed.Process
-	// HealthAddr and MetricsAddr are its healthz/readyz and metrics
-	// addresses, on free loopback ports.
+	// HealthAddr and MetricsAddr are its healthz/readyz and (plain HTTP)
+	// metrics addresses, on free loopback ports.
 	HealthAddr, MetricsAddr string
 }
 
@@ -91,6 +91,8 @@ func StartWebhook(ctx context.Context, o WebhookOptions) (Webhook, error) {
 			"--registry-ca=" + o.RegistryCA,
 			"--health-probe-bind-address=" + w.HealthAddr,
 			"--metrics-bind-address=" + w.MetricsAddr,
+			// The demo, the benchmarks and the suites scrape over plain HTTP.
+			"--metrics-secure=false",
 		}, o.ExtraArgs...)
 		p, err := testbed.StartProcess("webhook", o.Bin, args, nil, o.Log)
 		if err != nil {

@@ -1,0 +1,226 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+
+	"github.com/open-policy-agent/cert-controller/pkg/rotator"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sigs.k8s.io/controller-runtime/pkg/webhook"
+
+	"github.com/isamatch/isamatch/pkg/inventory"
+	"github.com/isamatch/isamatch/pkg/mutate"
+	"github.com/isamatch/isamatch/pkg/registry"
+)
+
+// setup builds the manager with everything registered, in this order:
+//
+//  1. the webhook server and the manager, which is given the server but
+//     does not run it yet;
+//  2. the certificate rotator (with --cert-rotation), which closes
+//     certsReady once a serving certificate is on disk;
+//  3. the node inventory and the mutating handler;
+//  4. a starter that waits for certsReady and only then registers the
+//     handler through mgr.GetWebhookServer();
+//  5. the health and readiness checks.
+//
+// The order of 4 is the one that matters. controller-runtime adds the
+// webhook server to the manager on the first call of GetWebhookServer(),
+// and the server reads its certificate when it starts: a call during
+// set-up would start it with the manager, before the rotator has written
+// a certificate, and the server would fail. So nothing here calls
+// mgr.GetWebhookServer() but the starter, which runs once the manager is
+// up (a runnable added to a running manager starts at once); the readiness
+// check holds the server itself (srv) for the same reason.
+func setup(cfg *rest.Config, o options) (manager.Manager, error) {
+	srv, tlsOpts, err := newWebhookServer(o)
+	if err != nil {
+		return nil, err
+	}
+	mgr, err := newManager(cfg, o, srv, tlsOpts)
+	if err != nil {
+		return nil, err
+	}
+	certsReady, err := addCertRotator(mgr, o)
+	if err != nil {
+		return nil, err
+	}
+	inv, err := inventory.Setup(mgr)
+	if err != nil {
+		return nil, fmt.Errorf("set up node inventory: %w", err)
+	}
+	handler, err := newHandler(mgr, inv, o)
+	if err != nil {
+		return nil, err
+	}
+	if err := addWebhookStarter(mgr, certsReady, handler); err != nil {
+		return nil, err
+	}
+	if err := addChecks(mgr, srv, certsReady, inv); err != nil {
+		return nil, err
+	}
+	return mgr, nil
+}
+
+// newWebhookServer builds the (not yet started) webhook server and returns
+// the TLS options it uses, which the metrics server shares.
+func newWebhookServer(o options) (webhook.Server, []func(*tls.Config), error) {
+	tlsOpts := serverTLSOptions(o.enableHTTP2)
+	webhookTLS := tlsOpts
+	if o.clientCAFile != "" {
+		opt, err := requireClientCert(o.clientCAFile)
+		if err != nil {
+			return nil, nil, err
+		}
+		webhookTLS = append(slices.Clone(tlsOpts), opt)
+	}
+	srv := webhook.NewServer(webhook.Options{Port: o.port, CertDir: o.certDir, TLSOpts: webhookTLS})
+	return srv, tlsOpts, nil
+}
+
+func newManager(cfg *rest.Config, o options, srv webhook.Server, tlsOpts []func(*tls.Config)) (manager.Manager, error) {
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return nil, fmt.Errorf("build scheme: %w", err)
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                 scheme,
+		Metrics:                metricsServerOptions(o.metricsAddr, o.metricsSecure, tlsOpts),
+		HealthProbeBindAddress: o.probeAddr,
+		PprofBindAddress:       o.pprofAddr,
+		WebhookServer:          srv,
+		// Nothing reads managedFields; in the node inventory's cache they
+		// were a third of the heap (5,000 nodes).
+		Cache: cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create manager: %w", err)
+	}
+	return mgr, nil
+}
+
+// addCertRotator adds the certificate rotator with --cert-rotation. The
+// channel it returns is closed once a serving certificate is in --cert-dir
+// (at once without rotation: the certificate is provided).
+func addCertRotator(mgr manager.Manager, o options) (<-chan struct{}, error) {
+	certsReady := make(chan struct{})
+	if !o.certRotation {
+		close(certsReady)
+		return certsReady, nil
+	}
+	err := rotator.AddRotator(mgr, &rotator.CertRotator{
+		SecretKey:      types.NamespacedName{Namespace: o.namespace, Name: CertSecretName},
+		CertDir:        o.certDir,
+		CAName:         "isamatch-ca",
+		CAOrganization: "isamatch",
+		DNSName:        ServiceName + "." + o.namespace + ".svc",
+		ExtraDNSNames:  []string{ServiceName + "." + o.namespace + ".svc.cluster.local", ServiceName + "." + o.namespace},
+		IsReady:        certsReady,
+		Webhooks:       []rotator.WebhookInfo{{Name: WebhookConfigName, Type: rotator.Mutating}},
+		// Every replica keeps the certificate: no leader needed.
+		RequireLeaderElection: false,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("set up certificate rotation: %w", err)
+	}
+	return certsReady, nil
+}
+
+// newHandler builds the resolver and the pod mutator and registers their
+// metrics.
+func newHandler(mgr manager.Manager, inv *inventory.Inventory, o options) (*mutate.PodMutator, error) {
+	// A cold image resolution reads the pod's pull credentials (service
+	// account and secrets) from the API server. At client-go's default of
+	// 5 requests/s (20 with the in-cluster config) the rate limiter, not the
+	// registry, capped cold admissions at about 3 per second.
+	kcfg := rest.CopyConfig(mgr.GetConfig())
+	kcfg.QPS, kcfg.Burst = max(kcfg.QPS, keychainQPS), max(kcfg.Burst, keychainBurst)
+	clientset, err := kubernetes.NewForConfig(kcfg)
+	if err != nil {
+		return nil, fmt.Errorf("create clientset: %w", err)
+	}
+	regMetrics, mutMetrics, err := registerMetrics(metrics.Registry)
+	if err != nil {
+		return nil, err
+	}
+	ropts := []registry.Option{
+		registry.WithKeychainFactory(registry.KubernetesKeychain(clientset)),
+		registry.WithInsecureRegistries(o.insecureRegistries...),
+		registry.WithAllowedRegistries(o.allowRegistries...),
+		registry.WithMaxPerHost(o.perHost),
+		registry.WithMaxPerNamespace(o.perNamespace),
+		registry.WithResolutionBudget(o.maxResolution, o.maxIndexEntries),
+		registry.WithMaxCacheBytes(o.cacheBytes),
+		registry.WithTTL(o.cacheTTL),
+		registry.WithMetrics(regMetrics),
+	}
+	if o.registryCA != "" {
+		pem, err := registry.LoadCA(o.registryCA)
+		if err != nil {
+			return nil, fmt.Errorf("--registry-ca: %w", err)
+		}
+		ropts = append(ropts, registry.WithRegistryCA(pem))
+	}
+	res := registry.NewResolver(ropts...)
+	return mutate.NewPodMutator(res, inv, mutate.Options{
+		Budget:         o.budget,
+		SkipNamespaces: []string{"kube-system", o.namespace},
+		Metrics:        mutMetrics,
+	}), nil
+}
+
+// addWebhookStarter adds the runnable that registers handler once the
+// serving certificate is in place; its GetWebhookServer() call is what adds
+// the webhook server to the (by then running) manager. See setup.
+func addWebhookStarter(mgr manager.Manager, certsReady <-chan struct{}, handler *mutate.PodMutator) error {
+	err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		select {
+		case <-certsReady:
+		case <-ctx.Done():
+			return nil
+		}
+		mgr.GetWebhookServer().Register(MutatePath, &webhook.Admission{Handler: handler})
+		return nil
+	}))
+	if err != nil {
+		return fmt.Errorf("add webhook starter: %w", err)
+	}
+	return nil
+}
+
+// addChecks adds /healthz and /readyz: ready once the certificate is in
+// place, the node inventory has synced and the webhook server serves.
+func addChecks(mgr manager.Manager, srv webhook.Server, certsReady <-chan struct{}, inv *inventory.Inventory) error {
+	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
+		return fmt.Errorf("add health check: %w", err)
+	}
+	started := srv.StartedChecker()
+	err := mgr.AddReadyzCheck("webhook", func(req *http.Request) error {
+		select {
+		case <-certsReady:
+		default:
+			return errors.New("serving certificate not ready yet")
+		}
+		if !inv.HasSynced() {
+			return errors.New("node inventory not synced yet")
+		}
+		return started(req)
+	})
+	if err != nil {
+		return fmt.Errorf("add readiness check: %w", err)
+	}
+	return nil
+}
