@@ -9,11 +9,15 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -27,16 +31,46 @@ import (
 // renderConfig runs `kubectl kustomize config` and decodes every object.
 func renderConfig(t *testing.T) []runtime.Object {
 	t.Helper()
+	dir, err := filepath.Abs(filepath.Join("..", "..", "config"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return renderKustomization(t, dir)
+}
+
+// renderWithComponents renders config with the named components of
+// config/components through an overlay in a temporary directory (kustomize
+// takes relative paths only).
+func renderWithComponents(t *testing.T, components ...string) []runtime.Object {
+	t.Helper()
+	configDir, err := filepath.Abs(filepath.Join("..", "..", "config"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	overlay := t.TempDir()
+	rel, err := filepath.Rel(overlay, configDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - " + rel + "\ncomponents:\n"
+	for _, c := range components {
+		k += "  - " + filepath.Join(rel, "components", c) + "\n"
+	}
+	if err := os.WriteFile(filepath.Join(overlay, "kustomization.yaml"), []byte(k), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return renderKustomization(t, overlay)
+}
+
+// renderKustomization runs `kubectl kustomize dir` and decodes every object.
+func renderKustomization(t *testing.T, dir string) []runtime.Object {
+	t.Helper()
 	kubectl, err := exec.LookPath("kubectl")
 	if err != nil {
 		if os.Getenv("CI") == "" {
 			t.Skip("kubectl not installed (required when CI is set)")
 		}
 		t.Fatalf("kubectl not found: %v", err)
-	}
-	dir, err := filepath.Abs(filepath.Join("..", "..", "config"))
-	if err != nil {
-		t.Fatal(err)
 	}
 	cmd := exec.CommandContext(t.Context(), kubectl, "kustomize", dir)
 	var stderr bytes.Buffer
@@ -110,7 +144,7 @@ func TestConfigRenders(t *testing.T) {
 		{"timeoutSeconds at most 10", wh.TimeoutSeconds != nil && *wh.TimeoutSeconds <= 10},
 		{"sideEffects None", wh.SideEffects != nil && *wh.SideEffects == admissionregistrationv1.SideEffectClassNone},
 		{"admissionReviewVersions [v1]", slices.Equal(wh.AdmissionReviewVersions, []string{"v1"})},
-		{"reinvocationPolicy Never", wh.ReinvocationPolicy != nil && *wh.ReinvocationPolicy == admissionregistrationv1.NeverReinvocationPolicy},
+		{"reinvocationPolicy IfNeeded", wh.ReinvocationPolicy != nil && *wh.ReinvocationPolicy == admissionregistrationv1.IfNeededReinvocationPolicy},
 		{"pods CREATE only", len(wh.Rules) == 1 && slices.Equal(wh.Rules[0].Operations, []admissionregistrationv1.OperationType{admissionregistrationv1.Create}) &&
 			slices.Equal(wh.Rules[0].Resources, []string{"pods"}) && slices.Equal(wh.Rules[0].APIGroups, []string{""})},
 		{"namespaceSelector excludes kube-system and isamatch-system", wh.NamespaceSelector != nil && slices.ContainsFunc(wh.NamespaceSelector.MatchExpressions, func(r metav1.LabelSelectorRequirement) bool {
@@ -138,6 +172,11 @@ func TestConfigRenders(t *testing.T) {
 	pdb := find(t, objs, ServiceName, func(p *policyv1.PodDisruptionBudget) string { return p.Name })
 	cr := find(t, objs, ServiceName, func(r *rbacv1.ClusterRole) string { return r.Name })
 	role := find(t, objs, ServiceName, func(r *rbacv1.Role) string { return r.Name })
+	labelerRole := find(t, objs, "isamatch-labeler", func(r *rbacv1.ClusterRole) string { return r.Name })
+	reader := find(t, objs, "isamatch-metrics-reader", func(r *rbacv1.ClusterRole) string { return r.Name })
+	vap := find(t, objs, ServiceName, func(p *admissionregistrationv1.ValidatingAdmissionPolicy) string { return p.Name })
+	vapb := find(t, objs, ServiceName, func(b *admissionregistrationv1.ValidatingAdmissionPolicyBinding) string { return b.Name })
+	webhookUser := "system:serviceaccount:" + args.namespace + ":" + pod.ServiceAccountName
 	sc := c.SecurityContext
 	psc := pod.SecurityContext
 	webhookPort := int32(0)
@@ -178,7 +217,23 @@ func TestConfigRenders(t *testing.T) {
 		{"labeler in its own namespace, warned at restricted", ds.Namespace == labelerNS.Name && labelerNS.Name != DefaultNamespace &&
 			labelerNS.Labels["pod-security.kubernetes.io/warn"] == "restricted" && labelerNS.Labels["pod-security.kubernetes.io/audit"] == "restricted"},
 		{"labeler mounts no host / and every host directory recursively read-only", labelerMountsNarrow(ds.Spec.Template.Spec)},
-		{"Role maintains the certificate secret", role.Namespace == args.namespace && allows(role.Rules, "", "secrets", "get", "list", "watch", "update", "create")},
+		{"ClusterRole updates only the configuration " + WebhookConfigName, onlyNamed(cr.Rules, "admissionregistration.k8s.io", "mutatingwebhookconfigurations", "update", WebhookConfigName)},
+		{"ClusterRole writes no other admission object", !allows(cr.Rules, "admissionregistration.k8s.io", "mutatingwebhookconfigurations", "create") &&
+			!allows(cr.Rules, "admissionregistration.k8s.io", "mutatingwebhookconfigurations", "patch") &&
+			!allows(cr.Rules, "admissionregistration.k8s.io", "mutatingwebhookconfigurations", "delete") &&
+			!allows(cr.Rules, "admissionregistration.k8s.io", "validatingadmissionpolicies", "update")},
+		{"ClusterRole reviews metrics tokens", allows(cr.Rules, "authentication.k8s.io", "tokenreviews", "create") && allows(cr.Rules, "authorization.k8s.io", "subjectaccessreviews", "create")},
+		{"labeler ClusterRole reviews metrics tokens", allows(labelerRole.Rules, "authentication.k8s.io", "tokenreviews", "create") && allows(labelerRole.Rules, "authorization.k8s.io", "subjectaccessreviews", "create")},
+		{"metrics-reader may GET /metrics", slices.ContainsFunc(reader.Rules, func(r rbacv1.PolicyRule) bool {
+			return slices.Contains(r.NonResourceURLs, "/metrics") && slices.Contains(r.Verbs, "get")
+		})},
+		{"Role maintains the certificate secret", role.Namespace == args.namespace && allows(role.Rules, "", "secrets", "get", "list", "watch", "update")},
+		{"Role reads and updates only the certificate secret", onlyNamed(role.Rules, "", "secrets", "get", CertSecretName) && onlyNamed(role.Rules, "", "secrets", "update", CertSecretName)},
+		{"Role creates no secrets", !allows(role.Rules, "", "secrets", "create")},
+		{"metrics served securely", args.metricsSecure},
+		{"policy matches the webhook's ServiceAccount", len(vap.Spec.MatchConditions) == 1 && strings.Contains(vap.Spec.MatchConditions[0].Expression, "'"+webhookUser+"'")},
+		{"policy fails closed", vap.Spec.FailurePolicy != nil && *vap.Spec.FailurePolicy == admissionregistrationv1.Fail},
+		{"policy bound with Deny", vapb.Spec.PolicyName == vap.Name && slices.Equal(vapb.Spec.ValidationActions, []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny})},
 	}...)
 	for _, ck := range checks {
 		if !ck.ok {
@@ -211,6 +266,21 @@ func mountsSecret(pod corev1.PodSpec, c corev1.Container, secret, dir string) bo
 		}
 	}
 	return false
+}
+
+// onlyNamed reports whether some rule grants verb on resource and every
+// rule that does is restricted to resourceNames [name].
+func onlyNamed(rules []rbacv1.PolicyRule, group, resource, verb, name string) bool {
+	granted := false
+	for _, r := range rules {
+		if slices.Contains(r.APIGroups, group) && slices.Contains(r.Resources, resource) && slices.Contains(r.Verbs, verb) {
+			if !slices.Equal(r.ResourceNames, []string{name}) {
+				return false
+			}
+			granted = true
+		}
+	}
+	return granted
 }
 
 // allows reports whether some rule grants every verb on resource.
@@ -254,4 +324,64 @@ func labelerMountsNarrow(pod corev1.PodSpec) bool {
 		}
 	}
 	return len(host) > 0
+}
+
+// TestComponentsRender renders config with the optional NetworkPolicy
+// components and checks that each policy selects the pods it is written for
+// and names ports they have.
+func TestComponentsRender(t *testing.T) {
+	objs := renderWithComponents(t, "ingress-networkpolicy", "egress-networkpolicy")
+	dep := find(t, objs, ServiceName, func(d *appsv1.Deployment) string { return d.Name })
+	ds := find(t, objs, "isamatch-labeler", func(d *appsv1.DaemonSet) string { return d.Name })
+	tests := []struct {
+		policy    string
+		namespace string
+		pod       corev1.PodTemplateSpec
+		kind      networkingv1.PolicyType
+		toPorts   []string
+	}{
+		{policy: "isamatch-webhook-ingress", namespace: dep.Namespace, pod: dep.Spec.Template, kind: networkingv1.PolicyTypeIngress, toPorts: []string{"webhook", "metrics"}},
+		{policy: "isamatch-labeler-ingress", namespace: ds.Namespace, pod: ds.Spec.Template, kind: networkingv1.PolicyTypeIngress, toPorts: []string{"8080"}},
+		{policy: "isamatch-webhook-egress", namespace: dep.Namespace, pod: dep.Spec.Template, kind: networkingv1.PolicyTypeEgress},
+		{policy: "isamatch-labeler-egress", namespace: ds.Namespace, pod: ds.Spec.Template, kind: networkingv1.PolicyTypeEgress},
+	}
+	for _, tc := range tests {
+		t.Run(tc.policy, func(t *testing.T) {
+			np := find(t, objs, tc.policy, func(p *networkingv1.NetworkPolicy) string { return p.Name })
+			if np.Namespace != tc.namespace {
+				t.Errorf("namespace = %q, want the pods' %q", np.Namespace, tc.namespace)
+			}
+			if !selects(np.Spec.PodSelector.MatchLabels, tc.pod.Labels) {
+				t.Errorf("podSelector %v does not select pod labels %v", np.Spec.PodSelector.MatchLabels, tc.pod.Labels)
+			}
+			if diff := cmp.Diff([]networkingv1.PolicyType{tc.kind}, np.Spec.PolicyTypes); diff != "" {
+				t.Errorf("policyTypes (-want +got):\n%s", diff)
+			}
+			var got []string
+			for _, r := range np.Spec.Ingress {
+				for _, p := range r.Ports {
+					port := p.Port.String()
+					if !hasPort(tc.pod.Spec, port) {
+						t.Errorf("ingress port %s is no container port of the pods", port)
+					}
+					got = append(got, port)
+				}
+			}
+			if diff := cmp.Diff(tc.toPorts, got); diff != "" {
+				t.Errorf("ingress ports (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// hasPort reports whether a container of spec has a port named or numbered port.
+func hasPort(spec corev1.PodSpec, port string) bool {
+	for _, c := range spec.Containers {
+		for _, p := range c.Ports {
+			if p.Name == port || strconv.Itoa(int(p.ContainerPort)) == port {
+				return true
+			}
+		}
+	}
+	return false
 }
