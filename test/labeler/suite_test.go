@@ -88,7 +88,7 @@ func kustomizeObjects(dir string) []*unstructured.Unstructured {
 	}
 	Expect(yaml.Unmarshal(raw, &k)).To(Succeed())
 	Expect(k.Namespace).To(Equal(namespace))
-	namespaced := map[string]bool{"ServiceAccount": true, "DaemonSet": true}
+	namespaced := map[string]bool{"ServiceAccount": true, "DaemonSet": true, "Service": true}
 	var objs []*unstructured.Unstructured
 	for _, res := range k.Resources {
 		data, err := os.ReadFile(filepath.Join(dir, res))
