@@ -28,7 +28,8 @@ const maxNote = 1024
 
 // changeNote says what a reconcile changed on the node and why: the label
 // keys added (with values), changed and removed, then the probe's account
-// of the native and emulated ISAs. It is cut to maxNote bytes.
+// of the native and emulated ISAs. It fits in maxNote bytes: a long list of
+// keys is cut, the account of why never entirely.
 func changeNote(out Result, nativeSource, emuSource string) string {
 	var parts []string
 	labels := map[string]string{}
@@ -57,11 +58,14 @@ func changeNote(out Result, nativeSource, emuSource string) string {
 	if ann := out.Set + out.Deleted - len(out.Added) - len(out.Changed) - len(out.Removed); ann > 0 {
 		parts = append(parts, fmt.Sprintf("%d annotations updated", ann))
 	}
-	parts = append(parts, "source: "+nativeSource)
+	// The why is kept whatever the number of keys: the what gets the room
+	// the why leaves.
+	why := "source: " + nativeSource
 	if emuSource != "" {
-		parts = append(parts, "emulation: "+emuSource)
+		why += "; emulation: " + emuSource
 	}
-	return truncate(strings.Join(parts, "; "), maxNote)
+	why = truncate(why, maxNote/2)
+	return truncate(strings.Join(parts, "; "), maxNote-len(why)-2) + "; " + why
 }
 
 // truncate cuts s to at most n bytes on a rune boundary, marking the cut.

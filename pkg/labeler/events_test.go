@@ -155,3 +155,52 @@ func counterValue(t *testing.T, c prometheus.Counter) float64 {
 	}
 	return out.GetCounter().GetValue()
 }
+
+func TestChangeNote(t *testing.T) {
+	many := make([]string, 60)
+	labels := map[string]string{}
+	for i := range many {
+		many[i] = fmt.Sprintf("%srv.z%02d", isa.NativePrefix, i)
+		labels[many[i]] = "true"
+	}
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Labels: labels}}
+	tests := []struct {
+		name       string
+		out        Result
+		native     string
+		emu        string
+		wantPrefix string
+		wantSuffix string
+	}{
+		{
+			name:       "few keys: all named, then why",
+			out:        Result{Set: 2, Deleted: 1, Added: many[:1], Removed: many[1:2], Node: node},
+			native:     "decided by cpuinfo: rv64gc",
+			emu:        "none",
+			wantPrefix: "added " + many[0] + "=true; removed " + many[1] + "; 1 annotations updated; ",
+			wantSuffix: "; source: decided by cpuinfo: rv64gc; emulation: none",
+		},
+		{
+			name:       "many keys: list cut, why kept",
+			out:        Result{Set: 60, Added: many, Node: node},
+			native:     "decided by cpuinfo: rv64gcv",
+			wantPrefix: "added " + many[0] + "=true, ",
+			wantSuffix: " ...; source: decided by cpuinfo: rv64gcv",
+		},
+		{
+			name:       "huge source: both cut",
+			out:        Result{Set: 60, Added: many, Node: node},
+			native:     strings.Repeat("x", 3000),
+			wantPrefix: "added " + many[0] + "=true, ",
+			wantSuffix: "x ...",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := changeNote(tc.out, tc.native, tc.emu)
+			if len(got) > maxNote || !strings.HasPrefix(got, tc.wantPrefix) || !strings.HasSuffix(got, tc.wantSuffix) {
+				t.Errorf("changeNote() = %q (%d bytes), want at most %d bytes, prefix %q, suffix %q", got, len(got), maxNote, tc.wantPrefix, tc.wantSuffix)
+			}
+		})
+	}
+}

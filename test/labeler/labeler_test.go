@@ -3,6 +3,8 @@ package labeler
 import (
 	"bufio"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -12,6 +14,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -226,13 +229,16 @@ var _ = Describe("labeler daemon", func() {
 		other := testbed.MakeNode("daemon-other").Arch("riscv64").Obj()
 		Expect(testbed.CreateReadyNode(ctx, cp.Client, other)).To(Succeed())
 
-		var daemon *testbed.Process
+		var (
+			daemon      *testbed.Process
+			metricsPort int
+		)
 		err := testbed.StartOnFreePorts(2, func(ports []int) error {
 			p, err := testbed.StartProcess("labeler daemon", labelerBin, []string{
 				"--node-name=daemon-node", "--host-root=" + fixture("spacemit-k1"), "--exec=direct",
 				"--hwprobe=false", "--interval=1h", "--kubeconfig=" + saKubeconfig("daemon-node"),
 				fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", ports[0]),
-				fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", ports[1]),
+				fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", ports[1]), "--metrics-secure=false",
 			}, []string{"GOMEMLIMIT=48MiB"}, filepath.Join(workDir, "daemon.log"))
 			if err != nil {
 				return err
@@ -243,7 +249,7 @@ var _ = Describe("labeler daemon", func() {
 				_ = p.Stop(10 * time.Second) // err carries its log tail
 				return err
 			}
-			daemon = p
+			daemon, metricsPort = p, ports[0]
 			return nil
 		})
 		Expect(err).NotTo(HaveOccurred())
@@ -257,6 +263,37 @@ var _ = Describe("labeler daemon", func() {
 		By("labelling its node")
 		Eventually(func(g Gomega) {
 			g.Expect(getNode(ctx, "daemon-node").Labels).To(HaveKeyWithValue(n+"rv.v", "true"))
+		}).WithContext(ctx).WithTimeout(30 * time.Second).Should(Succeed())
+
+		By("recording an Event on its node saying what changed and why")
+		Eventually(func(g Gomega) {
+			events := &eventsv1.EventList{}
+			g.Expect(cp.Client.List(ctx, events, client.InNamespace("default"))).To(Succeed())
+			var notes []string
+			for _, e := range events.Items {
+				if e.Regarding.Kind == "Node" && e.Regarding.Name == "daemon-node" && e.Reason == "LabelsChanged" {
+					g.Expect(e.ReportingController).To(Equal("isamatch-labeler"))
+					g.Expect(e.Type).To(Equal(corev1.EventTypeNormal))
+					notes = append(notes, e.Note)
+				}
+			}
+			g.Expect(notes).To(ContainElement(SatisfyAll(HavePrefix("added "+n+"arch=riscv64, "), ContainSubstring(" ..."),
+				ContainSubstring("source: decided by cpuinfo"), WithTransform(func(s string) int { return len(s) }, BeNumerically("<=", 1024)))))
+		}).WithContext(ctx).WithTimeout(30 * time.Second).Should(Succeed())
+
+		By("exposing its metrics")
+		Eventually(func(g Gomega) {
+			resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort))
+			g.Expect(err).NotTo(HaveOccurred())
+			defer resp.Body.Close()
+			body, err := io.ReadAll(resp.Body)
+			g.Expect(err).NotTo(HaveOccurred())
+			lines := strings.Split(string(body), "\n")
+			g.Expect(lines).To(ContainElement(HavePrefix("isamatch_labeler_probe_duration_seconds_count 1")))
+			g.Expect(lines).To(ContainElement(MatchRegexp(`^isamatch_labeler_labels_written_total\{change="set"\} [1-9]`)))
+			g.Expect(lines).To(ContainElement(`isamatch_labeler_probe_failures_total{source="cpuinfo"} 0`))
+			g.Expect(lines).To(ContainElement(`isamatch_labeler_probe_errors_total 0`))
+			g.Expect(lines).To(ContainElement(MatchRegexp(`^isamatch_build_info\{goversion="go[^"]+",revision="[^"]+",version="[^"]+"\} 1$`)))
 		}).WithContext(ctx).WithTimeout(30 * time.Second).Should(Succeed())
 
 		By("putting back a label someone removed")
