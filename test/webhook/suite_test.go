@@ -80,10 +80,15 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	hook, err := testbed.EnvtestWebhookConfiguration(repoRoot)
 	Expect(err).NotTo(HaveOccurred())
 	hook.Name = envtestWebhookName
+	// The API server presents a client certificate to the webhook of the
+	// client-certificate specs (endpoint_test.go) through its
+	// AdmissionConfiguration.
+	admissionConfig := setUpAPIServerClientCert(work)
 	cp, err = testbed.Start(ctx, testbed.Options{
 		WebhookInstallOptions: envtest.WebhookInstallOptions{
 			MutatingWebhooks: []*admissionregistrationv1.MutatingWebhookConfiguration{hook},
 		},
+		APIServerFlags: map[string][]string{"admission-control-config-file": {admissionConfig}},
 	})
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(func() { Expect(cp.Stop()).To(Succeed()) })
