@@ -36,7 +36,7 @@ test-node:
 	node_assets="$$(hack/controlplane.sh node)"
 	echo "KUBEBUILDER_ASSETS=$$assets ISAMATCH_NODE_ASSETS=$$node_assets"
 	mkdir -p .cache
-	KUBEBUILDER_ASSETS="$$assets" ISAMATCH_NODE_ASSETS="$$node_assets" $(GO) test -timeout $(GOTEST_TIMEOUT) $(GOTEST_FLAGS) ./test/node/... -ginkgo.v 2>&1 | tee .cache/test-node.log
+	KUBEBUILDER_ASSETS="$$assets" ISAMATCH_NODE_ASSETS="$$node_assets" $(GO) test -timeout $(GOTEST_TIMEOUT) $(GOTEST_FLAGS) ./test/node -ginkgo.v 2>&1 | tee .cache/test-node.log
 
 vet:
 	$(GO) vet $(PKGS)

@@ -51,6 +51,7 @@ func (c *Cluster) Stop(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("kube-proxy --cleanup: %w\n%s", err, out))
 		}
 	}
+	removeKubeletChains()
 	if ip, err := lookPath("ip"); err == nil {
 		if exec.Command(ip, "link", "show", BridgeName).Run() == nil {
 			if out, err := exec.Command(ip, "link", "delete", BridgeName).CombinedOutput(); err != nil {
@@ -65,6 +66,29 @@ func (c *Cluster) Stop(ctx context.Context) error {
 		errs = append(errs, os.RemoveAll(c.opts.Dir))
 	}
 	return errors.Join(errs...)
+}
+
+// removeKubeletChains removes the iptables chains the kubelet itself makes
+// (kube-proxy --cleanup leaves them): KUBE-FIREWALL, which drops traffic
+// from other addresses to 127.0.0.0/8, its jumps from INPUT and OUTPUT, and
+// the canary and hint chains. Best effort: a chain that is not there is fine.
+func removeKubeletChains() {
+	for _, tool := range []string{"iptables", "ip6tables"} {
+		bin, err := lookPath(tool)
+		if err != nil {
+			continue
+		}
+		ipt := func(args ...string) { _ = exec.Command(bin, append([]string{"-w"}, args...)...).Run() }
+		for _, hook := range []string{"INPUT", "OUTPUT"} {
+			ipt("-t", "filter", "-D", hook, "-j", "KUBE-FIREWALL")
+		}
+		for _, table := range []string{"filter", "nat", "mangle"} {
+			for _, chain := range []string{"KUBE-FIREWALL", "KUBE-KUBELET-CANARY", "KUBE-IPTABLES-HINT"} {
+				ipt("-t", table, "-F", chain)
+				ipt("-t", table, "-X", chain)
+			}
+		}
+	}
 }
 
 // drainPods deletes every pod and waits until the kubelet has confirmed
