@@ -240,13 +240,13 @@ func (e *Env) WaitInventory(ctx context.Context, want int) error {
 	if err := e.Namespace(ctx, ns, true); err != nil {
 		return err
 	}
-	last, err := democluster.WaitDecisionCount(ctx, 500*time.Millisecond, 3*time.Minute, want, func(ctx context.Context) (string, error) {
+	last, err := democluster.WaitDecisionCount(ctx, 500*time.Millisecond, 3*time.Minute, want, func(ctx context.Context) (map[string]string, error) {
 		pod := testbed.MakePod("probe", ns).Image(e.Ref(WarmImage, "v1")).Obj()
 		got, err := e.Clientset.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 		if err != nil {
-			return "", fmt.Errorf("dry-run probe pod: %w", err)
+			return nil, fmt.Errorf("dry-run probe pod: %w", err)
 		}
-		return got.Annotations[isa.DecisionAnnotation], nil
+		return got.Annotations, nil
 	})
 	if err != nil {
 		return fmt.Errorf("webhook inventory never counted %d nodes: %w; last decision: %s\n%s", want, err, strings.TrimSpace(last), e.Webhook.LogTail(20))

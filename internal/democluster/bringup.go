@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"time"
 
@@ -18,6 +17,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/isamatch/isamatch/internal/testbed"
+	"github.com/isamatch/isamatch/pkg/isa"
+	"github.com/isamatch/isamatch/pkg/mutate"
 )
 
 // StartControlPlane starts kube-apiserver, etcd and kube-scheduler with
@@ -148,22 +149,28 @@ func SetUpNamespace(ctx context.Context, c client.Client, ns string, labels map[
 	return nil
 }
 
-var matchingNodesRE = regexp.MustCompile(`\((\d+) nodes? now\)`)
-
 // WaitDecisionCount calls admit every interval, up to timeout, until the
-// decision annotation it returns (from a dry-run pod admission) says the
-// webhook's inventory matched want nodes: the webhook serves and has seen
-// every node. It returns the last decision, or a note saying there was
-// none, for the caller's error message.
-func WaitDecisionCount(ctx context.Context, interval, timeout time.Duration, want int, admit func(context.Context) (string, error)) (last string, err error) {
+// pod annotations it returns (from a dry-run pod admission) say, in the
+// machine-readable decision counts, that the webhook's inventory matched
+// want nodes: the webhook serves and has seen every node. It returns the
+// last human decision line, or a note saying there was none, for the
+// caller's error message.
+func WaitDecisionCount(ctx context.Context, interval, timeout time.Duration, want int, admit func(context.Context) (map[string]string, error)) (last string, err error) {
 	err = wait.PollUntilContextTimeout(ctx, interval, timeout, true, func(ctx context.Context) (bool, error) {
-		d, err := admit(ctx)
+		ann, err := admit(ctx)
 		if err != nil {
 			return false, err
 		}
-		last = d
-		m := matchingNodesRE.FindStringSubmatch(last)
-		return m != nil && m[1] == strconv.Itoa(want), nil
+		last = ann[isa.DecisionAnnotation]
+		raw, ok := ann[isa.DecisionCountsAnnotation]
+		if !ok {
+			return false, nil
+		}
+		c, err := mutate.ParseDecisionCounts(raw)
+		if err != nil {
+			return false, fmt.Errorf("decode %s %q: %w", isa.DecisionCountsAnnotation, raw, err)
+		}
+		return c.RequiredNodes == want, nil
 	})
 	if err != nil && last == "" {
 		last = "(no decision annotation: the webhook did not mutate the pod)"

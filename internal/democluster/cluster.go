@@ -317,13 +317,13 @@ func (c *Cluster) waitInventory(ctx context.Context) error {
 	}
 	slices.Sort(alts)
 	want := len(c.Nodes)
-	last, err := WaitDecisionCount(ctx, 250*time.Millisecond, 60*time.Second, want, func(ctx context.Context) (string, error) {
+	last, err := WaitDecisionCount(ctx, 250*time.Millisecond, 60*time.Second, want, func(ctx context.Context) (map[string]string, error) {
 		pod := testbed.MakePod("probe", probeNamespace).Image(c.Registry.Ref(ProbeImage, "v1")).
 			Annotation(isa.BareRequestAnnotation, strings.Join(alts, " | ")).Obj()
 		if err := c.Client.Create(ctx, pod, client.DryRunAll); err != nil {
-			return "", fmt.Errorf("dry-run probe pod with isa.request %q: %w", strings.Join(alts, " | "), err)
+			return nil, fmt.Errorf("dry-run probe pod with isa.request %q: %w", strings.Join(alts, " | "), err)
 		}
-		return pod.Annotations[isa.DecisionAnnotation], nil
+		return pod.Annotations, nil
 	})
 	if err != nil {
 		return fmt.Errorf("webhook inventory never counted all %d nodes: %w; last decision: %s\n%s", want, err, last, c.Webhook.LogTail(30))

@@ -51,6 +51,8 @@ type Decision struct {
 	Warnings  []Warning
 	// MatchingNodes is how many nodes of the inventory satisfy Required now.
 	MatchingNodes int
+	// Counts are the decision's numbers, for programs.
+	Counts DecisionCounts
 	// RequiredText describes Required for messages.
 	RequiredText string
 	// Summary is the readable one-line record for the decision annotation.
@@ -175,6 +177,7 @@ func (m *Matcher) Decide(in Input, snap *inventory.Snapshot) Decision {
 	d.Required = requiredTerms(emu, native)
 	r := m.rank(snap, in.QEMU, emu, native)
 	d.MatchingNodes, d.Preferred = r.matching, r.preferred
+	d.Counts = DecisionCounts{RequiredNodes: r.matching, Tiers: r.counts}
 	d.RequiredText = requiredString(emu, native)
 	if len(d.Required) > 0 && d.MatchingNodes == 0 {
 		d.Warnings = append(d.Warnings, Warning{"noNode",

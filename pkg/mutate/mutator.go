@@ -159,6 +159,7 @@ func (p *PodMutator) respond(ctx context.Context, pod *podFields, d Decision) (a
 		pod.Annotations = map[string]string{}
 	}
 	pod.Annotations[isa.DecisionAnnotation] = d.Summary
+	pod.Annotations[isa.DecisionCountsAnnotation] = d.Counts.encode()
 
 	after, err := json.Marshal(patchedFields(pod))
 	if err != nil {

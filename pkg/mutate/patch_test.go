@@ -61,12 +61,16 @@ func TestPatchTouchesOnlyAffinityAndDecision(t *testing.T) {
 			if d, _ := object(after, "metadata", "annotations")[isa.DecisionAnnotation].(string); !strings.Contains(d, "tiers:") {
 				t.Errorf("decision annotation = %q, want a decision", d)
 			}
+			if _, err := ParseDecisionCounts(object(after, "metadata", "annotations")[isa.DecisionCountsAnnotation].(string)); err != nil {
+				t.Errorf("decision counts annotation: %v", err)
+			}
 			if object(after, "spec", "affinity", "nodeAffinity")["requiredDuringSchedulingIgnoredDuringExecution"] == nil {
 				t.Errorf("no required node affinity after the patch: %s", patched)
 			}
 			for _, doc := range []map[string]any{before, after} {
 				if a := object(doc, "metadata", "annotations"); a != nil {
 					delete(a, isa.DecisionAnnotation)
+					delete(a, isa.DecisionCountsAnnotation)
 					if len(a) == 0 {
 						delete(object(doc, "metadata"), "annotations")
 					}

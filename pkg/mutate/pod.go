@@ -43,7 +43,7 @@ func decodePod(raw []byte, pod *podFields) error {
 }
 
 // patchedFields is the part of a pod the webhook may change: the decision
-// annotation and the node affinity. The patch is the difference of this
+// annotations and the node affinity. The patch is the difference of this
 // projection before and after the decision, so it names only those paths:
 // the pod's other annotations, its pod (anti-)affinity and every field of
 // it this webhook does not know (a newer API server's) are never touched,
@@ -66,8 +66,10 @@ func patchedFields(pod *podFields) any {
 	}
 	if pod.Annotations != nil {
 		ours := map[string]string{}
-		if v, ok := pod.Annotations[isa.DecisionAnnotation]; ok {
-			ours[isa.DecisionAnnotation] = v
+		for _, k := range []string{isa.DecisionAnnotation, isa.DecisionCountsAnnotation} {
+			if v, ok := pod.Annotations[k]; ok {
+				ours[k] = v
+			}
 		}
 		out.Metadata.Annotations = &ours
 	}

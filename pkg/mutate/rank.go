@@ -51,6 +51,7 @@ type ranking struct {
 	matching  int
 	preferred []corev1.PreferredSchedulingTerm // shared: never modified
 	tiers     string                           // for the summary
+	counts    []TierCounts                     // shared: never modified
 }
 
 // rankMemo remembers rankings for one inventory snapshot: pods of one
@@ -126,7 +127,7 @@ func (m *Matcher) rank(snap *inventory.Snapshot, qemu *isa.Request, emu []emuAlt
 	compute := func() ranking {
 		matching, ranked := scanGroups(snap, emu, native)
 		pref, runs := preferredTerms(qemu, emu, native, ranked)
-		return ranking{matching: matching, preferred: pref, tiers: tiersString(qemu != nil && len(emu) > 0, pref, runs, native)}
+		return ranking{matching: matching, preferred: pref, tiers: tiersString(qemu != nil && len(emu) > 0, pref, runs, native), counts: tierCounts(runs)}
 	}
 	memo := m.memo.Load()
 	if memo == nil || memo.snap != snap {

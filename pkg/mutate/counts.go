@@ -1,0 +1,52 @@
+package mutate
+
+import "encoding/json"
+
+// DecisionCounts is the decision's numbers in a machine-readable form: the
+// decision-counts annotation (isa.DecisionCountsAnnotation) holds it as
+// compact JSON beside the human line, so programs need not parse that line.
+type DecisionCounts struct {
+	// RequiredNodes is how many nodes of the webhook's inventory satisfy
+	// the required affinity at admission.
+	RequiredNodes int `json:"requiredNodes"`
+	// Tiers are the native preferred terms, highest weight first.
+	Tiers []TierCounts `json:"tiers,omitempty"`
+	// WouldDeny is set in warn mode when enforcement would have denied the
+	// pod.
+	WouldDeny bool `json:"wouldDeny,omitempty"`
+}
+
+// TierCounts is one preferred term: its weight and how many ISA groups and
+// nodes it names.
+type TierCounts struct {
+	Weight int32 `json:"weight"`
+	Groups int   `json:"groups"`
+	Nodes  int   `json:"nodes"`
+}
+
+// ParseDecisionCounts decodes the decision-counts annotation.
+func ParseDecisionCounts(s string) (DecisionCounts, error) {
+	var c DecisionCounts
+	err := json.Unmarshal([]byte(s), &c)
+	return c, err
+}
+
+func (c DecisionCounts) encode() string {
+	b, err := json.Marshal(c)
+	if err != nil { // only plain numbers: cannot fail
+		return "{}"
+	}
+	return string(b)
+}
+
+func tierCounts(runs []tierRun) []TierCounts {
+	out := make([]TierCounts, 0, len(runs))
+	for _, run := range runs {
+		n := 0
+		for _, g := range run.groups {
+			n += g.nodes
+		}
+		out = append(out, TierCounts{Weight: run.weight, Groups: len(run.groups), Nodes: n})
+	}
+	return out
+}

@@ -1,0 +1,48 @@
+package mutate
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/isamatch/isamatch/pkg/inventory"
+	"github.com/isamatch/isamatch/pkg/isa"
+)
+
+// TestDecisionCounts checks the machine-readable numbers the webhook writes
+// beside the human decision line, on the paper's cluster.
+func TestDecisionCounts(t *testing.T) {
+	tests := []struct {
+		name string
+		pod  podSpec
+		want DecisionCounts
+	}{
+		{
+			name: "rv64imfd on the riscv nodes",
+			pod:  podSpec{annotations: ann(isa.BareRequestAnnotation, "rv64imfd"), images: []string{"riscv:1"}},
+			want: DecisionCounts{RequiredNodes: 4, Tiers: []TierCounts{{Weight: 100, Groups: 1, Nodes: 1}, {Weight: 40, Groups: 1, Nodes: 2}, {Weight: 16, Groups: 1, Nodes: 1}}},
+		},
+		{
+			name: "amd64 image only",
+			pod:  podSpec{images: []string{"amd64:1"}},
+			want: DecisionCounts{RequiredNodes: 1, Tiers: []TierCounts{{Weight: 100, Groups: 1, Nodes: 1}}},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m := NewPodMutator(&fakeResolver{images: testImages()}, inventory.NewStatic(paperCluster(t)), Options{})
+			req := admissionRequest(t, tc.pod.pod())
+			pod := applyPatch(t, req, m.Handle(t.Context(), req))
+			if pod.Annotations[isa.DecisionAnnotation] == "" {
+				t.Errorf("no human decision line beside the counts")
+			}
+			got, err := ParseDecisionCounts(pod.Annotations[isa.DecisionCountsAnnotation])
+			if err != nil {
+				t.Fatalf("decode %s: %v", isa.DecisionCountsAnnotation, err)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("decision counts (-want +got):\n%s\nhuman line: %s", diff, pod.Annotations[isa.DecisionAnnotation])
+			}
+		})
+	}
+}
