@@ -10,6 +10,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/isamatch/isamatch/internal/isacli"
 )
 
 func TestRun(t *testing.T) {
@@ -122,11 +124,11 @@ func TestNormalizeJSON(t *testing.T) {
 	if code := run([]string{"normalize", "--json", "rv64gc_zba"}, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
-	var got normalized
+	var got isacli.Normalized
 	if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
 		t.Fatal(err)
 	}
-	want := normalized{
+	want := isacli.Normalized{
 		Canonical:  "rv64i2p1_m2p0_a2p1_f2p2_d2p2_c2p0_zicsr2p0_zifencei2p0_zmmul1p0_zaamo1p0_zalrsc1p0_zca1p0_zcd1p0_zba1p0",
 		Short:      "rv64imafdc_zicsr_zifencei_zmmul_zaamo_zalrsc_zca_zcd_zba",
 		Arch:       "riscv64",
