@@ -1,0 +1,119 @@
+package kubectlisa
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/isamatch/isamatch/pkg/inventory"
+	"github.com/isamatch/isamatch/pkg/isa"
+	"github.com/isamatch/isamatch/pkg/mutate"
+)
+
+// CheckResult is where a pod asking for Request could run now.
+type CheckResult struct {
+	Request string `json:"request"`
+	// Required is the webhook's description of the required affinity.
+	Required string `json:"required"`
+	// MatchingNodes is how many nodes the required affinity admits.
+	MatchingNodes int `json:"matchingNodes"`
+	// Nodes are those nodes, best first: the scheduler's node-affinity
+	// score (Weight), then affinity, then name.
+	Nodes    []CheckRow `json:"nodes"`
+	Warnings []string   `json:"warnings,omitempty"`
+}
+
+// CheckRow is one node that could run the request.
+type CheckRow struct {
+	Node  string `json:"node"`
+	ISA   string `json:"isa,omitempty"`
+	Group string `json:"group,omitempty"`
+	// Tier is the 1-based position of the first preferred term the node
+	// matches (0: none); Weight the sum of the weights it matches.
+	Tier   int   `json:"tier"`
+	Weight int32 `json:"weight"`
+	// Affinity is isa.Affinity of the node's ISA for the alternative it
+	// fits best (1 is an exact fit).
+	Affinity float64 `json:"affinity"`
+}
+
+// Check decides a pod that asks for request natively, as the webhook would
+// against the cluster's nodes now, and lists the nodes that could run it.
+func Check(ctx context.Context, cs kubernetes.Interface, request string) (CheckResult, error) {
+	req, err := isa.ParseRequest(request)
+	if err != nil {
+		return CheckResult{}, fmt.Errorf("request %q: %w", clean(request, maxShown), err)
+	}
+	nodes, err := listNodes(ctx, cs)
+	if err != nil {
+		return CheckResult{}, err
+	}
+	labels := make(map[string]map[string]string, len(nodes))
+	for _, n := range nodes {
+		labels[n.Name] = n.Labels
+	}
+	snap := inventory.NewStatic(labels).Snapshot()
+	d := mutate.NewMatcher().Decide(mutate.Input{Request: &req, RequestFrom: "argument", RequestText: request}, snap)
+	if d.Denied != "" {
+		return CheckResult{}, fmt.Errorf("the webhook would deny it: %s", d.Denied)
+	}
+	res := CheckResult{Request: req.String(), Required: d.RequiredText, MatchingNodes: d.MatchingNodes, Nodes: []CheckRow{}}
+	for _, w := range d.Warnings {
+		res.Warnings = append(res.Warnings, w.Text)
+	}
+	for k := range nodes {
+		n := &nodes[k]
+		if !anyTermMatches(d.Required, n.Labels) {
+			continue
+		}
+		row := nodeRow(n)
+		c := CheckRow{Node: n.Name, ISA: row.ISA, Group: row.Group}
+		c.Tier, c.Weight = preferredScore(d.Preferred, n.Labels)
+		if native, _, ok := isa.NodeFromLabels(n.Labels); ok {
+			for _, alt := range req.Alternatives {
+				c.Affinity = max(c.Affinity, isa.Affinity(native, alt))
+			}
+		}
+		res.Nodes = append(res.Nodes, c)
+	}
+	slices.SortStableFunc(res.Nodes, func(a, b CheckRow) int {
+		if c := cmp.Compare(b.Weight, a.Weight); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(b.Affinity, a.Affinity); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Node, b.Node)
+	})
+	return res, nil
+}
+
+func tierString(t int) string {
+	if t == 0 {
+		return "-"
+	}
+	return fmt.Sprint(t)
+}
+
+func writeCheck(w io.Writer, res CheckResult) error {
+	fmt.Fprintf(w, "request:  %s\nrequired: %s (%d node(s) now)\n", res.Request, res.Required, res.MatchingNodes)
+	for _, wn := range res.Warnings {
+		fmt.Fprintf(w, "warning:  %s\n", wn)
+	}
+	if len(res.Nodes) == 0 {
+		_, err := fmt.Fprintln(w, "no node can run it now")
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	fmt.Fprintln(tw, "NODE\tTIER\tWEIGHT\tAFFINITY\tGROUP\tISA")
+	for _, r := range res.Nodes {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.4f\t%s\t%s\n", r.Node, tierString(r.Tier), r.Weight, r.Affinity, orNone(r.Group), orNone(r.ISA))
+	}
+	return tw.Flush()
+}
