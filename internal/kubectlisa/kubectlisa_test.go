@@ -138,10 +138,10 @@ func decidedPod(t *testing.T, objs []runtime.Object, node string) *corev1.Pod {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := mutate.Input{Request: &req, RequestFrom: "annotation " + mutate.RequestAnnotation, RequestText: "rv64gc",
+	in := mutate.Input{Request: &req, RequestFrom: "annotation " + isa.BareRequestAnnotation, RequestText: "rv64gc",
 		Images: []mutate.ImageInfo{{Ref: "registry.example/app:v1", Platforms: []registry.Platform{{OS: "linux", Architecture: "riscv64"}, {OS: "linux", Architecture: "amd64"}}}}}
 	d := mutate.NewMatcher().Decide(in, inventory.NewStatic(labels).Snapshot())
-	pod := testbed.MakePod("app", "default").Image("registry.example/app:v1").Annotation(mutate.RequestAnnotation, "rv64gc").
+	pod := testbed.MakePod("app", "default").Image("registry.example/app:v1").Annotation(isa.BareRequestAnnotation, "rv64gc").
 		Annotation(isa.DecisionAnnotation, d.Summary).Obj()
 	pod.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
 		RequiredDuringSchedulingIgnoredDuringExecution:  &corev1.NodeSelector{NodeSelectorTerms: d.Required},
@@ -172,7 +172,7 @@ func TestExplain(t *testing.T) {
 		want summary
 	}{
 		{name: "decided pod on its second tier", ref: "pod/app", want: summary{
-			Decided: true, Request: &Asked{Text: "rv64gc", From: "annotation " + mutate.RequestAnnotation},
+			Decided: true, Request: &Asked{Text: "rv64gc", From: "annotation " + isa.BareRequestAnnotation},
 			Images: []ImageEntry{{Ref: "registry.example/app:v1", Platforms: []string{"linux/riscv64", "linux/amd64"}}},
 			Tiers:  [][]string{{"rv-gc"}, {"rv-gcv"}, {"rv-gcvb"}}, Node: "rv-gcv", NodeTier: 2, Required: 1,
 		}},
