@@ -81,6 +81,7 @@ type options struct {
 	version            bool
 	clientCAFile       string
 	metricsSecure      bool
+	enforcement        string
 }
 
 func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
@@ -110,6 +111,7 @@ func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
 	fs.BoolVar(&o.version, "version", false, "print the version, VCS revision and Go version, and exit")
 	fs.StringVar(&o.clientCAFile, "client-ca-file", "", "PEM file of the CA that signs the API server's webhook client certificate: when set, a caller without a certificate it signed is refused in the TLS handshake (the API server sends one through its AdmissionConfiguration, see config/README.md)")
 	fs.BoolVar(&o.metricsSecure, "metrics-secure", true, "serve metrics over HTTPS to callers whose token the API server authenticates and authorises for GET /metrics (false: plain HTTP to anyone, for local runs)")
+	fs.StringVar(&o.enforcement, "enforcement", mutate.EnforcementDeny, `what a pod isamatch cannot place correctly gets: "deny" refuses it, "warn" admits it without isamatch's affinity, with an admission warning, a would-deny decision annotation and outcome would_deny (for rolling out)`)
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -118,6 +120,9 @@ func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
 	}
 	if o.version {
 		return o, nil
+	}
+	if o.enforcement != mutate.EnforcementDeny && o.enforcement != mutate.EnforcementWarn {
+		return o, fmt.Errorf("--enforcement %q: want deny or warn", o.enforcement)
 	}
 	if o.port < 1 || o.port > 65535 {
 		return o, fmt.Errorf("--port %d: want 1..65535", o.port)

@@ -30,6 +30,7 @@ func TestParseArgs(t *testing.T) {
 		maxResolution:   registry.DefaultMaxResolutionBytes,
 		cacheBytes:      registry.DefaultMaxCacheBytes,
 		metricsSecure:   true,
+		enforcement:     "deny",
 	}
 	tests := []struct {
 		name      string
@@ -66,6 +67,8 @@ func TestParseArgs(t *testing.T) {
 		{name: "client CA and plain HTTP metrics", args: []string{"--client-ca-file", "/ca/client-ca.crt", "--metrics-secure=false"}, want: func(o *options) {
 			o.clientCAFile, o.metricsSecure = "/ca/client-ca.crt", false
 		}},
+		{name: "warn mode", args: []string{"--enforcement=warn"}, want: func(o *options) { o.enforcement = "warn" }},
+		{name: "unknown enforcement", args: []string{"--enforcement", "audit"}, wantErr: `--enforcement "audit": want deny or warn`},
 		{name: "port out of range", args: []string{"--port", "70000"}, wantErr: "--port 70000"},
 		{name: "budget over the API server timeout", args: []string{"--budget", "11s"}, wantErr: "--budget 11s"},
 		{name: "zero budget", args: []string{"--budget", "0s"}, wantErr: "--budget 0s"},

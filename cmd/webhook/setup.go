@@ -179,6 +179,7 @@ func newHandler(mgr manager.Manager, inv *inventory.Inventory, o options) (*muta
 		Budget:         o.budget,
 		SkipNamespaces: []string{"kube-system", o.namespace},
 		Metrics:        mutMetrics,
+		Enforcement:    o.enforcement,
 	}), nil
 }
 

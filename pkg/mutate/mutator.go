@@ -47,6 +47,7 @@ const (
 	outcomeMutated   = "mutated"
 	outcomeUnchanged = "unchanged"
 	outcomeDenied    = "denied"
+	outcomeWouldDeny = "would_deny"
 	outcomeError     = "error"
 )
 
@@ -94,8 +95,7 @@ func (p *PodMutator) handle(ctx context.Context, req admission.Request) (admissi
 
 	d := p.decide(ctx, ns, pod)
 	if d.Denied != "" {
-		log.V(1).Info("denied", "reason", d.Denied)
-		return admission.Denied(d.Denied), outcomeDenied
+		return p.deny(ctx, pod, d.Denied)
 	}
 	return p.respond(ctx, pod, d)
 }
@@ -123,10 +123,7 @@ func (p *PodMutator) decide(ctx context.Context, ns string, pod *podFields) Deci
 // every node the decision allows.
 func (p *PodMutator) respond(ctx context.Context, pod *podFields, d Decision) (admission.Response, string) {
 	log := logr.FromContextOrDiscard(ctx)
-	deny := func(msg string) (admission.Response, string) {
-		log.V(1).Info("denied", "reason", msg)
-		return admission.Denied(msg), outcomeDenied
-	}
+	deny := func(msg string) (admission.Response, string) { return p.deny(ctx, pod, msg) }
 	before, err := json.Marshal(patchedFields(pod))
 	if err != nil {
 		return admission.Errored(http.StatusInternalServerError, fmt.Errorf("marshal pod: %w", err)), outcomeError
@@ -181,6 +178,41 @@ func (p *PodMutator) respond(ctx context.Context, pod *podFields, d Decision) (a
 	log.V(1).Info("decided", "requiredTerms", len(d.Required), "preferredTerms", len(d.Preferred),
 		"matchingNodes", d.MatchingNodes, "warnings", len(d.Warnings))
 	return resp.WithWarnings(warnings...), outcome
+}
+
+// deny refuses the pod with msg or, in warn mode, admits it with msg as a
+// warning. A warned pod gets no affinity from isamatch: every denial means
+// the inputs contradict each other (a malformed request, images that cannot
+// serve it or share no architecture, the pod's own affinity excluding every
+// node isamatch allows), so any constraint would be a guess that could make
+// the pod unschedulable; it is placed as it would be without isamatch. Only
+// the decision annotations are written, saying it would have been denied.
+func (p *PodMutator) deny(ctx context.Context, pod *podFields, msg string) (admission.Response, string) {
+	log := logr.FromContextOrDiscard(ctx)
+	if p.opts.Enforcement != EnforcementWarn {
+		log.V(1).Info("denied", "reason", msg)
+		return admission.Denied(msg), outcomeDenied
+	}
+	log.V(1).Info("would deny", "reason", msg)
+	before, err := json.Marshal(patchedFields(pod))
+	if err != nil {
+		return admission.Errored(http.StatusInternalServerError, fmt.Errorf("marshal pod: %w", err)), outcomeError
+	}
+	if pod.Annotations == nil {
+		pod.Annotations = map[string]string{}
+	}
+	pod.Annotations[isa.DecisionAnnotation] = "would deny (enforcement=warn), no affinity written: " + msg
+	pod.Annotations[isa.DecisionCountsAnnotation] = DecisionCounts{WouldDeny: true}.encode()
+	after, err := json.Marshal(patchedFields(pod))
+	if err != nil {
+		return admission.Errored(http.StatusInternalServerError, fmt.Errorf("marshal pod: %w", err)), outcomeError
+	}
+	resp := admission.PatchResponseFromRaw(before, after)
+	if resp.Result != nil {
+		return resp, outcomeError
+	}
+	p.opts.Metrics.warning("wouldDeny")
+	return resp.WithWarnings(truncate("isamatch would deny this pod: "+msg, maxWarning)), outcomeWouldDeny
 }
 
 // maxWarning keeps a warning within what the API server passes on whole

@@ -19,7 +19,17 @@ type Options struct {
 	// MaxRequiredTerms caps the size of the required node affinity after
 	// combining the pod's terms with isamatch's (default 64).
 	MaxRequiredTerms int
+	// Enforcement is EnforcementDeny (the default) or EnforcementWarn: in
+	// warn mode a pod isamatch would deny is admitted unchanged but for the
+	// decision annotations, with an admission warning carrying the denial.
+	Enforcement string
 }
+
+// Enforcement modes.
+const (
+	EnforcementDeny = "deny"
+	EnforcementWarn = "warn"
+)
 
 // Defaults.
 const (
@@ -37,6 +47,9 @@ func (o Options) withDefaults() Options {
 	if o.SkipNamespaces == nil {
 		o.SkipNamespaces = DefaultSkipNamespaces
 	}
+	if o.Enforcement == "" {
+		o.Enforcement = EnforcementDeny
+	}
 	if o.MaxRequiredTerms <= 0 {
 		o.MaxRequiredTerms = DefaultMaxRequiredTerms
 	}
@@ -47,13 +60,13 @@ func (o Options) withDefaults() Options {
 // manager's registry (controller-runtime's metrics.Registry).
 type Metrics struct {
 	// Decisions by outcome: "skipped", "mutated", "unchanged", "denied",
-	// "error".
+	// "would_deny" (warn mode), "error".
 	Decisions *prometheus.CounterVec
 	// ImageErrors counts images whose platforms could not be resolved, by
 	// registry error kind ("unauthorized", "timeout", ...).
 	ImageErrors *prometheus.CounterVec
 	// Warnings counts admission warnings by reason: "imageError",
-	// "imageUnsupported", "imageLabel", "noNode".
+	// "imageUnsupported", "imageLabel", "noNode", "wouldDeny".
 	Warnings *prometheus.CounterVec
 }
 
