@@ -1,10 +1,5 @@
 package experiment
 
-import (
-	"sort"
-	"strings"
-)
-
 // NodeSpec describes one simulated node of an experiment cluster.
 type NodeSpec struct {
 	Name string
@@ -34,44 +29,4 @@ func PaperCluster() []NodeSpec {
 		{Name: "node4", Fixture: "paper-node4", Arch: "riscv64", MilliCPU: cpu, MemMi: mem, Modules: "IMFV"},
 		{Name: "node5", Fixture: "paper-node5", Arch: "riscv64", MilliCPU: cpu, MemMi: mem, Modules: "IMFDV"},
 	}
-}
-
-// modules is a set of single-letter RISC-V modules, closed under the
-// implications the paper's letters have in the ratified specification: V
-// needs D (through Zve64d) and D needs F. "I" is always present.
-type modules map[byte]bool
-
-// parseModules reads "RV64IMFD", "rv64imfd" or "IMFD".
-func parseModules(s string) modules {
-	s = strings.ToUpper(strings.TrimSpace(s))
-	s = strings.TrimPrefix(strings.TrimPrefix(s, "RV64"), "RV32")
-	m := modules{'I': true}
-	for i := 0; i < len(s); i++ {
-		m[s[i]] = true
-	}
-	if m['V'] {
-		m['D'] = true
-	}
-	if m['D'] {
-		m['F'] = true
-	}
-	return m
-}
-
-func (m modules) subsetOf(n modules) bool {
-	for k := range m {
-		if !n[k] {
-			return false
-		}
-	}
-	return true
-}
-
-func (m modules) String() string {
-	var b []byte
-	for k := range m {
-		b = append(b, k)
-	}
-	sort.Slice(b, func(i, j int) bool { return b[i] < b[j] })
-	return string(b)
 }

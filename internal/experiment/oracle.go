@@ -1,6 +1,11 @@
 package experiment
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+
+	"github.com/isamatch/isamatch/internal/oracle"
+)
 
 // Placement is where one task's pod went ("" if it was not scheduled).
 type Placement struct {
@@ -41,19 +46,36 @@ func ratio(a, b int) float64 {
 // fit is the oracle's verdict for one task on one node: whether the node can
 // run it, and how well (higher is better; the paper's instruction affinity,
 // with emulation-capable nodes ranked above native ones in the QEMU flow).
+// The paper's module letters ("IMFD", "RV64IMFD") are read by
+// internal/oracle.
 func fit(n NodeSpec, t Task, emulation bool) (ok bool, score float64) {
-	need := parseModules(t.Need)
-	if emulation && n.QEMU != "" && need.subsetOf(parseModules(n.QEMU)) {
-		return true, 2 + float64(len(need))/float64(len(parseModules(n.QEMU)))
+	need := paperISA(t.Need)
+	if emulation && n.QEMU != "" {
+		if q := paperISA(n.QEMU); oracle.Satisfies(q, need) {
+			return true, 2 + oracle.Affinity(q, need)
+		}
 	}
 	if n.Modules == "" {
 		return false, 0
 	}
-	have := parseModules(n.Modules)
-	if !need.subsetOf(have) {
+	have := paperISA(n.Modules)
+	if !oracle.Satisfies(have, need) {
 		return false, 0
 	}
-	return true, float64(len(need)) / float64(len(have))
+	return true, oracle.Affinity(have, need)
+}
+
+// paperISA reads the paper's spelling: "RV64IMFD" or the letters "IMFD".
+func paperISA(s string) oracle.ISA {
+	s = strings.ToLower(strings.TrimSpace(s))
+	if !strings.HasPrefix(s, "rv") {
+		s = "rv64" + s
+	}
+	i, err := oracle.Parse(s)
+	if err != nil {
+		panic(fmt.Sprintf("paper ISA %q: %v", s, err))
+	}
+	return i
 }
 
 // Evaluate scores placements, given in the order the pods were scheduled,

@@ -3,14 +3,12 @@ package e2e
 import (
 	"bufio"
 	"bytes"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 
-	"github.com/isamatch/isamatch/pkg/isa"
+	"github.com/isamatch/isamatch/internal/oracle"
 )
 
 // A nodeKind is one machine type of the randomized cluster: a host root the
@@ -79,19 +77,16 @@ func writeHostRoot(repo, dir string, kind nodeKind) error {
 	}
 	// The paper's cross compiler, as in the paper-node1 fixture, configured
 	// for kind.crossArch.
-	script, err := os.ReadFile(filepath.Join(repo, "pkg", "probe", "testdata", "paper-node1", crossGCC))
+	script, err := os.ReadFile(filepath.Join(repo, "pkg", "probe", "testdata", "paper-node1", oracle.CrossGCC))
 	if err != nil {
 		return fmt.Errorf("read the paper-node1 cross gcc: %w", err)
 	}
 	script = bytes.ReplaceAll(script, []byte("rv64imfdv"), []byte(kind.crossArch))
-	if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(crossGCC)), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(oracle.CrossGCC)), 0o755); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, crossGCC), script, 0o755)
+	return os.WriteFile(filepath.Join(dir, oracle.CrossGCC), script, 0o755)
 }
-
-// crossGCC is where the paper's label automaton finds the cross toolchain.
-const crossGCC = "opt/RISCV/bin/riscv64-unknown-linux-gnu-gcc"
 
 // riscvCPUInfo writes four harts of a Linux 6.6-style RISC-V cpuinfo.
 func riscvCPUInfo(isaLine string) func(string) (string, error) {
@@ -129,62 +124,4 @@ func x86V2CPUInfo(repo string) (string, error) {
 		out.WriteString(line + "\n")
 	}
 	return out.String(), sc.Err()
-}
-
-// truth is what a host root can run, read straight from its files with
-// pkg/isa: never from node labels or from the webhook's affinity.
-type truth struct {
-	native   isa.ISA
-	emulated []isa.ISA
-}
-
-var withArchRE = regexp.MustCompile(`--with-arch=(\S+)`)
-
-// groundTruth parses dir's proc/cpuinfo (first processor block: the
-// generated and copied machines are homogeneous) and the cross compiler's
-// --with-arch.
-func groundTruth(dir string) (truth, error) {
-	data, err := os.ReadFile(filepath.Join(dir, "proc", "cpuinfo"))
-	if err != nil {
-		return truth{}, err
-	}
-	block := map[string]string{}
-	for _, line := range strings.Split(string(data), "\n") {
-		if strings.TrimSpace(line) == "" {
-			if len(block) > 0 {
-				break
-			}
-			continue
-		}
-		if k, v, ok := strings.Cut(line, ":"); ok {
-			block[strings.TrimSpace(k)] = strings.TrimSpace(v)
-		}
-	}
-	var t truth
-	switch {
-	case block["isa"] != "":
-		t.native, err = isa.ParseCPUInfoRISCV(block["isa"], isa.Hints{MVendorID: block["mvendorid"],
-			MArchID: block["marchid"], UArch: block["uarch"], VectorVersion: block["cpu-vector"]})
-		if err != nil {
-			return truth{}, fmt.Errorf("parse isa line of %s: %w", dir, err)
-		}
-	case block["flags"] != "":
-		t.native = isa.ParseX86Flags(strings.Fields(block["flags"]))
-	case block["Features"] != "":
-		t.native = isa.ParseARM64Features(strings.Fields(block["Features"]))
-	default:
-		return truth{}, errors.New("no isa, flags or Features line in " + dir + "/proc/cpuinfo")
-	}
-	if script, err := os.ReadFile(filepath.Join(dir, crossGCC)); err == nil {
-		m := withArchRE.FindSubmatch(script)
-		if m == nil {
-			return truth{}, fmt.Errorf("no --with-arch in %s/%s", dir, crossGCC)
-		}
-		e, err := isa.ParseGCCMarch(string(m[1]))
-		if err != nil {
-			return truth{}, fmt.Errorf("parse --with-arch of %s: %w", dir, err)
-		}
-		t.emulated = append(t.emulated, e)
-	}
-	return t, nil
 }

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/isamatch/isamatch/internal/experiment"
+	"github.com/isamatch/isamatch/internal/oracle"
 	"github.com/isamatch/isamatch/internal/testbed"
 	"github.com/isamatch/isamatch/pkg/isa"
 )
@@ -62,7 +63,7 @@ type simNode struct {
 	spec  experiment.NodeSpec
 	kind  string
 	zone  string
-	truth truth
+	truth oracle.Host
 }
 
 // randPod is one pod of the randomized workload, as its user wrote it.
@@ -112,11 +113,11 @@ func randomPods(r *rand.Rand, n int, nodes []simNode) []randPod {
 			p.request = randomRequests[r.IntN(len(randomRequests))]
 			if r.IntN(10) == 0 {
 				first, _, _ := strings.Cut(p.request, "|")
-				alt, err := isa.Parse(strings.TrimSpace(first))
+				alt, err := oracle.Parse(first)
 				if err != nil {
 					panic(err)
 				}
-				p.archSelector = string(alt.Arch)
+				p.archSelector = alt.Arch
 			}
 		default:
 			p.image = image("rand/cross")
@@ -174,31 +175,31 @@ func (p randPod) userAllows(n simNode) bool {
 	return p.archSelector == "" || p.archSelector == n.spec.Arch
 }
 
-// platformNeed is what one image platform needs natively: the architecture
-// only for a platform without variant (isamatch's documented convention:
-// distros' baseline images run on any node of the architecture), else
-// pkg/isa's mapping of the variant; plus the config label isa.request.
+// platformNeed is what one image platform needs natively, as internal/oracle
+// reads it: the architecture's base only for a platform without variant
+// (isamatch's documented convention: distros' baseline images run on any
+// node of the architecture), else the variant; plus the config label
+// isa.request.
 type platformNeed struct {
-	arch  isa.Arch
 	plain bool
-	isa   isa.ISA
-	label []isa.ISA // alternatives of the config label, nil if none
+	isa   oracle.ISA
+	label []oracle.ISA // alternatives of the config label, nil if none
 }
 
 func needs(img experiment.Image) []platformNeed {
 	var out []platformNeed
 	for _, p := range img.Platforms {
-		i, err := isa.FromPlatform(p.OS, p.Architecture, p.Variant)
+		i, err := oracle.FromPlatform(p.OS, p.Architecture, p.Variant)
 		if err != nil {
 			panic(fmt.Sprintf("image %s platform %s/%s/%s: %v", img.Repo, p.OS, p.Architecture, p.Variant, err))
 		}
-		pn := platformNeed{arch: i.Arch, plain: p.Variant == "", isa: i}
+		pn := platformNeed{plain: p.Variant == "", isa: i}
 		if l := p.Labels[isa.BareImageRequestLabel]; l != "" {
-			r, err := isa.ParseRequest(l)
+			alts, err := oracle.ParseRequest(l)
 			if err != nil {
 				panic(fmt.Sprintf("image %s label %q: %v", img.Repo, l, err))
 			}
-			pn.label = r.Alternatives
+			pn.label = alts
 		}
 		out = append(out, pn)
 	}
@@ -207,59 +208,40 @@ func needs(img experiment.Image) []platformNeed {
 
 // combos are the native ISAs a node may satisfy to run the pod: one per
 // (platform, request alternative) of the same architecture; an image's
-// label stands for the request when the pod has none.
-func (p randPod) combos() []isa.ISA {
-	var reqAlts []isa.ISA
+// label stands for the request when the pod has none. A platform without
+// variant needs its architecture's base ISA (the paper's base-ISA tasks
+// have the single module I), which is also what its fit is ranked by.
+func (p randPod) combos() []oracle.ISA {
+	var reqAlts []oracle.ISA
 	if p.request != "" {
-		r, err := isa.ParseRequest(p.request)
+		alts, err := oracle.ParseRequest(p.request)
 		if err != nil {
 			panic(err)
 		}
-		reqAlts = r.Alternatives
+		reqAlts = alts
 	}
-	var out []isa.ISA
+	var out []oracle.ISA
 	for _, pn := range needs(p.image) {
-		base := pn.isa
-		if pn.plain {
-			base = baseISA(pn.arch)
-		}
 		alts := reqAlts
 		if alts == nil {
 			alts = pn.label
 		}
 		if alts == nil {
-			out = append(out, base)
+			out = append(out, pn.isa)
 			continue
 		}
 		for _, a := range alts {
-			if a.Arch != pn.arch {
+			if a.Arch != pn.isa.Arch {
 				continue
 			}
 			if pn.plain {
 				out = append(out, a)
 				continue
 			}
-			u, err := isa.Union(base, a)
-			if err != nil {
-				panic(err)
-			}
-			out = append(out, u)
+			out = append(out, oracle.Union(pn.isa, a))
 		}
 	}
 	return out
-}
-
-// baseISA is an architecture's base ISA (rv64i, x86-64, arm64): what an
-// image without a variant needs (isamatch's documented convention: such
-// images run on any node of the architecture), and what its fit is ranked by
-// (the paper's base-ISA tasks have the single module I).
-func baseISA(arch isa.Arch) isa.ISA {
-	s := map[isa.Arch]string{isa.RISCV64: "rv64i", isa.AMD64: "x86-64", isa.ARM64: "arm64"}[arch]
-	i, err := isa.Parse(s)
-	if err != nil {
-		panic(fmt.Sprintf("base ISA of %s: %v", arch, err))
-	}
-	return i
 }
 
 // claimsISA reports whether the pod names an ISA beyond an architecture
@@ -276,61 +258,39 @@ func (p randPod) claimsISA() bool {
 	return false
 }
 
-// satisfies is Satisfies that also accepts an architecture-only need.
-func satisfies(node, need isa.ISA) bool {
-	if need.Arch != node.Arch {
-		return false
-	}
-	if need.Exts == (isa.ExtSet{}) {
-		return true
-	}
-	return isa.Satisfies(node, need)
-}
-
 // fit is the oracle: whether n can run p, and how well (higher is better):
 // 2 for emulating p's isa.qemu while running its image natively (the paper's
 // QEMU flow puts those first), else the paper's instruction affinity
 // |need| / |node| of the best need n satisfies natively. User constraints
 // are not part of fit.
 func fit(p randPod, n simNode) (ok bool, score float64) {
-	native := n.truth.native
+	native := n.truth.Native
 	if p.qemu != "" {
-		q, err := isa.Parse(p.qemu)
+		q, err := oracle.Parse(p.qemu)
 		if err != nil {
 			panic(err)
 		}
 		imageNative := false
 		for _, c := range p.combos() {
-			imageNative = imageNative || satisfies(native, c)
+			imageNative = imageNative || oracle.Satisfies(native, c)
 		}
-		for _, e := range n.truth.emulated {
-			if imageNative && satisfies(e, q) {
+		for _, e := range n.truth.Emulated {
+			if imageNative && oracle.Satisfies(e, q) {
 				return true, 2
 			}
 		}
-		if !imageNative || !satisfies(native, q) {
+		if !imageNative || !oracle.Satisfies(native, q) {
 			return false, 0
 		}
-		return true, affinity(native, q)
+		return true, oracle.Affinity(native, q)
 	}
 	for _, c := range p.combos() {
-		if satisfies(native, c) {
+		if oracle.Satisfies(native, c) {
 			ok = true
-			score = max(score, affinity(native, c))
+			score = max(score, oracle.Affinity(native, c))
 		}
 	}
 	return ok, score
-}
-
-// affinity is the paper's |need| / |node| for a need the node satisfies,
-// counting only the need's extensions the node has: profiles and arm64
-// versions name extensions Linux never reports, which Satisfies ignores.
-func affinity(node, need isa.ISA) float64 {
-	common, err := isa.Intersect(node, need)
-	if err != nil {
-		panic(err)
-	}
-	return float64(common.Len()) / float64(node.Len())
 }
 
 // room tracks what is left on each node.

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/isamatch/isamatch/internal/experiment"
+	"github.com/isamatch/isamatch/internal/oracle"
 	"github.com/isamatch/isamatch/internal/testbed"
-	"github.com/isamatch/isamatch/pkg/isa"
 )
 
 // hostTruths builds every node kind's host root and reads its ground truth.
@@ -23,12 +23,12 @@ func hostTruths(t *testing.T) map[string]simNode {
 		if err := writeHostRoot(repo, dir, k); err != nil {
 			t.Fatalf("host root %s: %v", k.name, err)
 		}
-		tr, err := groundTruth(dir)
+		tr, err := oracle.ReadHost(dir)
 		if err != nil {
 			t.Fatalf("ground truth %s: %v", k.name, err)
 		}
-		if string(tr.native.Arch) != k.arch {
-			t.Errorf("%s: ground truth arch %s, kind says %s", k.name, tr.native.Arch, k.arch)
+		if string(tr.Native.Arch) != k.arch {
+			t.Errorf("%s: ground truth arch %s, kind says %s", k.name, tr.Native.Arch, k.arch)
 		}
 		out[k.name] = simNode{spec: experiment.NodeSpec{Name: k.name, Arch: k.arch, MilliCPU: 8000, MemMi: 16384}, kind: k.name, zone: "zone-a", truth: tr}
 	}
@@ -69,27 +69,27 @@ func TestGroundTruthOfNodeKinds(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.node+" runs "+tc.need, func(t *testing.T) {
-			need, err := isa.Parse(tc.need)
+			need, err := oracle.Parse(tc.need)
 			if err != nil {
 				t.Fatal(err)
 			}
 			n := nodes[tc.node]
-			got := satisfies(n.truth.native, need)
+			got := oracle.Satisfies(n.truth.Native, need)
 			if tc.emulated {
 				got = false
-				for _, e := range n.truth.emulated {
-					got = got || satisfies(e, need)
+				for _, e := range n.truth.Emulated {
+					got = got || oracle.Satisfies(e, need)
 				}
 			}
 			if got != tc.want {
 				t.Errorf("%s (native %s, emulated %v) satisfies %s (emulated %v) = %v, want %v",
-					tc.node, n.truth.native.Short(), n.truth.emulated, tc.need, tc.emulated, got, tc.want)
+					tc.node, n.truth.Native.String(), n.truth.Emulated, tc.need, tc.emulated, got, tc.want)
 			}
 		})
 	}
 	distinct := map[string]bool{}
 	for _, n := range nodes {
-		distinct[n.truth.native.Short()] = true
+		distinct[n.truth.Native.String()] = true
 	}
 	if len(distinct) < 10 {
 		t.Errorf("node kinds have %d distinct native ISAs, want at least 10", len(distinct))
