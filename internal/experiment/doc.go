@@ -6,7 +6,6 @@
 // API server, waits for the stock kube-scheduler to bind them and evaluates
 // the result; cmd/demo and the e2e suite share it.
 //
-// The oracle is deliberately independent of pkg/isa: it knows only the
-// paper's single-letter modules and the one implication that matters for
-// them (V needs F and D, D needs F), so a bug in pkg/isa cannot hide itself.
+// The verdicts come from internal/oracle, which is deliberately independent
+// of pkg/isa, so a bug in pkg/isa cannot hide itself.
 package experiment

@@ -6,7 +6,7 @@
 // It reproduces the ISAMatch paper's experiment on the paper's cluster (each
 // scenario without and with isamatch, through internal/experiment), checks
 // the paper's QEMU flow, and goes beyond the paper with a seeded randomized
-// cluster of 60 nodes and 1,000 pods judged by an oracle computed from each
+// cluster of 60 nodes and 1,000 pods judged by internal/oracle from each
 // node's host root, the pods' requests and the images' platforms.
 //
 //	export KUBEBUILDER_ASSETS="$(hack/controlplane.sh)"
