@@ -155,17 +155,25 @@ var versionRE = regexp.MustCompile(`[0-9]+(p[0-9]+)?$`)
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
-// riscvHost reads a cpuinfo isa line. A T-Head C9xx (mvendorid 0x5b7,
-// marchid 0) reporting "v" has vector 0.7.1, which is xtheadvector.
+// riscvHost reads a cpuinfo isa line. Kernels before 6.4 print no zicsr,
+// zifencei or zicntr, which their base I then included: a line naming none
+// of them has all three. A T-Head C9xx (mvendorid 0x5b7, marchid 0)
+// reporting "v" has vector 0.7.1, which is xtheadvector.
 func riscvHost(line string, block map[string]string) (ISA, error) {
-	i, err := parseRISCV(strings.ToLower(line))
+	line = strings.ToLower(line)
+	i, err := parseRISCV(line)
 	if err != nil {
 		return ISA{}, err
+	}
+	if !i.Exts["zifencei"] && !i.Exts["zicntr"] && !strings.Contains(line, "zicsr") {
+		line += "_zicsr_zifencei_zicntr"
+		if i, err = parseRISCV(line); err != nil {
+			return ISA{}, err
+		}
 	}
 	old := strings.HasPrefix(block["cpu-vector"], "0.7")
 	thead := block["mvendorid"] == "0x5b7" && block["marchid"] == "0x0"
 	if i.Exts["v"] && (old || thead) {
-		line = strings.ToLower(line)
 		first, rest, _ := strings.Cut(line, "_")
 		fixed := first[:4] + strings.Replace(first[4:], "v", "", 1)
 		if rest != "" {

@@ -15,10 +15,13 @@ var x86Levels = [][]string{
 	{"avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl"},
 }
 
-// x86Alias maps compiler feature names to cpuinfo flags.
+// x86Alias maps compiler (LLVM, GCC) feature names to cpuinfo flags where
+// they differ.
 var x86Alias = map[string]string{
 	"lzcnt": "abm", "sse3": "pni", "sahf": "lahf_lm", "cmpxchg16b": "cx16", "sse4.1": "sse4_1", "sse4.2": "sse4_2",
-	"bmi": "bmi1",
+	"bmi": "bmi1", "pclmul": "pclmulqdq", "rdrnd": "rdrand", "sha": "sha_ni", "prfchw": "3dnowprefetch",
+	"avx512vbmi2": "avx512_vbmi2", "avx512vnni": "avx512_vnni", "avx512bitalg": "avx512_bitalg",
+	"avx512vpopcntdq": "avx512_vpopcntdq", "avx512bf16": "avx512_bf16",
 }
 
 // parseX86 reads "x86-64", "x86-64-v3" and "+feature" suffixes.
