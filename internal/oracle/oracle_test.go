@@ -149,12 +149,14 @@ func TestReadHost(t *testing.T) {
 		{"paper-node1", []string{"x86-64"}, []string{"rv64i"}, "rv64imfdv"},
 		{"paper-node2", []string{"arm64", "arm64+atomics"}, []string{"arm64+sve"}, ""},
 		{"arm64-sve", []string{"arm64+sve"}, nil, ""},
-		{"paper-node3", []string{"rv64imfd"}, []string{"rv64imfdv"}, ""},
+		// A single-letter isa line is a kernel before 6.4: base I then
+		// included Zicsr, Zifencei and the counters.
+		{"paper-node3", []string{"rv64imfd", "rv64i_zicntr_zifencei"}, []string{"rv64imfdv", "rv64i_zihpm"}, ""},
 		{"paper-node4", []string{"rv64imfdv"}, nil, ""},
-		{"visionfive2", []string{"rv64gc_zba_zbb"}, []string{"rv64gcv", "rva22u64"}, ""},
+		{"visionfive2", []string{"rv64gc_zba_zbb_zicntr_zihpm"}, []string{"rv64gcv", "rva22u64"}, ""},
 		{"qemu-virt-rv64gcv", []string{"rv64gcv"}, []string{"rva23u64"}, ""},
 		{"lichee-pi-4a", []string{"rv64gc_xtheadvector"}, []string{"rv64gcv"}, ""},
-		{"x86-64-v3", []string{"x86-64-v3"}, []string{"x86-64-v4"}, ""},
+		{"x86-64-v3", []string{"x86-64-v3", "x86-64-v3+pclmul+rdrnd+prfchw"}, []string{"x86-64-v4", "x86-64+sha"}, ""},
 		{"x86-64-v4", []string{"x86-64-v4"}, nil, ""},
 	}
 	for _, tc := range tests {
