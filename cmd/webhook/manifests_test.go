@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"flag"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -26,6 +27,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+
+	"github.com/isamatch/isamatch/pkg/isa"
 )
 
 // renderConfig runs `kubectl kustomize config` and decodes every object.
@@ -384,4 +387,34 @@ func hasPort(spec corev1.PodSpec, port string) bool {
 		}
 	}
 	return false
+}
+
+// TestOptInComponent checks that the opt-in component makes the webhook
+// require isa.EnabledLabel=true on a namespace, keeping the opt-out rules.
+func TestOptInComponent(t *testing.T) {
+	for _, tc := range []struct {
+		components []string
+		want       []metav1.LabelSelectorRequirement
+	}{
+		{nil, []metav1.LabelSelectorRequirement{
+			{Key: corev1.LabelMetadataName, Operator: metav1.LabelSelectorOpNotIn, Values: []string{"kube-system", DefaultNamespace}},
+			{Key: isa.IgnoreLabel, Operator: metav1.LabelSelectorOpNotIn, Values: []string{"true"}},
+		}},
+		{[]string{"opt-in"}, []metav1.LabelSelectorRequirement{
+			{Key: corev1.LabelMetadataName, Operator: metav1.LabelSelectorOpNotIn, Values: []string{"kube-system", DefaultNamespace}},
+			{Key: isa.IgnoreLabel, Operator: metav1.LabelSelectorOpNotIn, Values: []string{"true"}},
+			{Key: isa.EnabledLabel, Operator: metav1.LabelSelectorOpIn, Values: []string{"true"}},
+		}},
+	} {
+		t.Run(fmt.Sprint(tc.components), func(t *testing.T) {
+			objs := renderWithComponents(t, tc.components...)
+			mwc := find(t, objs, WebhookConfigName, func(c *admissionregistrationv1.MutatingWebhookConfiguration) string { return c.Name })
+			if len(mwc.Webhooks) != 1 || mwc.Webhooks[0].NamespaceSelector == nil {
+				t.Fatalf("webhooks = %+v, want one with a namespaceSelector", mwc.Webhooks)
+			}
+			if diff := cmp.Diff(tc.want, mwc.Webhooks[0].NamespaceSelector.MatchExpressions); diff != "" {
+				t.Errorf("namespaceSelector (-want +got):\n%s", diff)
+			}
+		})
+	}
 }
