@@ -88,6 +88,18 @@ func NewMatcher() *Matcher {
 	return m
 }
 
+// maxCombined bounds the alternatives one AND of two OR-lists may produce
+// before they are minimised (minimize is quadratic). With it, every step of
+// Decide is bounded by a small constant: at most maxCombined² subset tests
+// per image (about 65k, well under a millisecond), so Decide needs no
+// deadline of its own. Real pods stay far below it: a request has at most
+// MaxAlternatives alternatives and an index a handful of platforms.
+const maxCombined = 256
+
+func tooManyCombined() string {
+	return fmt.Sprintf("the pod's request and images combine into more than %d ISA alternatives; the limit is %d: request fewer alternatives or use images with fewer platforms", maxCombined, maxCombined)
+}
+
 // Decide turns the inputs into a decision against the inventory snapshot.
 func (m *Matcher) Decide(in Input, snap *inventory.Snapshot) Decision {
 	var d Decision
@@ -106,6 +118,13 @@ func (m *Matcher) Decide(in Input, snap *inventory.Snapshot) Decision {
 				fmt.Sprintf("image %q: platforms unknown (%s), placed without its constraint", img.Ref, errorText(img.Err))})
 			continue
 		}
+		for _, p := range img.Platforms {
+			if p.LabelIgnored > 0 {
+				d.Warnings = append(d.Warnings, Warning{registry.KindLabelTooLarge,
+					fmt.Sprintf("image %q: label %s ignored: it is %d bytes; the limit is %d bytes", img.Ref, isa.ImageRequestLabel, p.LabelIgnored, registry.MaxLabelBytes)})
+				break
+			}
+		}
 		alts, unsupported, labelErr := m.imageAlts(img, !podAsks)
 		if labelErr != nil {
 			d.Warnings = append(d.Warnings, Warning{"imageLabel",
@@ -117,8 +136,16 @@ func (m *Matcher) Decide(in Input, snap *inventory.Snapshot) Decision {
 			continue
 		}
 		if len(imgs) == 0 {
+			if len(alts) > maxCombined {
+				d.Denied = tooManyCombined()
+				return d
+			}
 			combo = alts
 		} else {
+			if len(combo)*len(alts) > maxCombined {
+				d.Denied = tooManyCombined()
+				return d
+			}
 			next := combine(combo, alts)
 			if len(next) == 0 {
 				d.Denied = fmt.Sprintf("the pod's images have no common architecture: image %q runs on %s, but the images before it need %s; use multi-platform images that share an architecture",
@@ -141,6 +168,10 @@ func (m *Matcher) Decide(in Input, snap *inventory.Snapshot) Decision {
 	case nativeReq != nil:
 		native = requestAlts(nativeReq)
 		if len(imgs) > 0 {
+			if len(native)*len(combo) > maxCombined {
+				d.Denied = tooManyCombined()
+				return d
+			}
 			native = combine(native, combo)
 		}
 	case len(imgs) > 0:
@@ -149,6 +180,10 @@ func (m *Matcher) Decide(in Input, snap *inventory.Snapshot) Decision {
 	if nativeReq != nil && len(native) == 0 && in.QEMU == nil {
 		cur := requestAlts(nativeReq)
 		for _, c := range imgs {
+			if len(cur)*len(c.alts) > maxCombined {
+				d.Denied = tooManyCombined()
+				return d
+			}
 			if cur = combine(cur, c.alts); len(cur) == 0 {
 				d.Denied = fmt.Sprintf("%s %q cannot be served by image %q, built for %s; use an image built for the requested ISA or change %s",
 					from, text, c.img.Ref, platformsString(c.img.Platforms), from)
@@ -163,6 +198,10 @@ func (m *Matcher) Decide(in Input, snap *inventory.Snapshot) Decision {
 	// Emulation path (isa.qemu): the node emulates q and runs the images.
 	var emu []emuAlt
 	if in.QEMU != nil {
+		if len(in.QEMU.Alternatives)*max(len(combo), 1) > maxCombined {
+			d.Denied = tooManyCombined()
+			return d
+		}
 		for _, q := range requestAlts(in.QEMU) {
 			if len(imgs) == 0 {
 				emu = append(emu, emuAlt{q: q.isa})

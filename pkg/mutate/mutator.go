@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/go-logr/logr"
 	admissionv1 "k8s.io/api/admission/v1"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/isamatch/isamatch/pkg/inventory"
 	"github.com/isamatch/isamatch/pkg/isa"
+	"github.com/isamatch/isamatch/pkg/registry"
 )
 
 // Inventory provides the current node inventory.
@@ -66,6 +66,9 @@ func (p *PodMutator) handle(ctx context.Context, req admission.Request) (admissi
 	if req.Operation != admissionv1.Create {
 		return admission.Allowed("only pod creation is mutated"), outcomeSkipped
 	}
+	if msg := precheck(req.Object.Raw); msg != "" && !slices.Contains(p.opts.SkipNamespaces, req.Namespace) {
+		return admission.Denied(msg), outcomeDenied
+	}
 	// Only the fields isamatch reads are decoded; the rest of the pod is
 	// skipped, and left alone by the patch (see patchedFields).
 	pod := &podFields{}
@@ -103,18 +106,24 @@ func (p *PodMutator) handle(ctx context.Context, req admission.Request) (admissi
 // decide reads the pod's requests, resolves its images and decides. A
 // malformed request is a decision too: a denial.
 func (p *PodMutator) decide(ctx context.Context, ns string, pod *podFields) Decision {
-	in, msg := podInput(pod)
+	in, warnings, msg := podInput(pod)
 	if msg != "" {
 		return Decision{Denied: msg}
 	}
-	in.Images = p.resolve(ctx, ns, pod)
+	refs := podImages(pod)
+	if len(refs) > MaxImages {
+		return Decision{Denied: tooManyImages()}
+	}
+	in.Images = p.resolve(ctx, ns, pod, refs)
 	for _, img := range in.Images {
 		if img.Err != nil {
 			p.opts.Metrics.imageError(errorKind(img.Err))
 			logr.FromContextOrDiscard(ctx).Info("image platforms unknown", "image", img.Ref, "error", img.Err.Error())
 		}
 	}
-	return p.m.Decide(in, p.inv.Snapshot())
+	d := p.m.Decide(in, p.inv.Snapshot())
+	d.Warnings = append(warnings, d.Warnings...)
+	return d
 }
 
 // respond merges the decision into the pod's own node affinity and answers
@@ -155,7 +164,7 @@ func (p *PodMutator) respond(ctx context.Context, pod *podFields, d Decision) (a
 	if pod.Annotations == nil {
 		pod.Annotations = map[string]string{}
 	}
-	pod.Annotations[isa.DecisionAnnotation] = d.Summary
+	pod.Annotations[isa.DecisionAnnotation] = registry.Sanitize(d.Summary, maxAnnotation)
 	pod.Annotations[isa.DecisionCountsAnnotation] = d.Counts.encode()
 
 	after, err := json.Marshal(patchedFields(pod))
@@ -173,7 +182,7 @@ func (p *PodMutator) respond(ctx context.Context, pod *podFields, d Decision) (a
 	warnings := make([]string, 0, len(d.Warnings))
 	for _, w := range d.Warnings {
 		p.opts.Metrics.warning(w.Reason)
-		warnings = append(warnings, truncate("isamatch: "+w.Text, maxWarning))
+		warnings = append(warnings, registry.Sanitize("isamatch: "+w.Text, maxWarning))
 	}
 	log.V(1).Info("decided", "requiredTerms", len(d.Required), "preferredTerms", len(d.Preferred),
 		"matchingNodes", d.MatchingNodes, "warnings", len(d.Warnings))
@@ -216,18 +225,14 @@ func (p *PodMutator) deny(ctx context.Context, pod *podFields, msg string) (admi
 }
 
 // maxWarning keeps a warning within what the API server passes on whole
-// (longer ones may be truncated at 256 characters).
+// (longer ones may be truncated at 256 characters). Warnings and the
+// decision annotation go through registry.Sanitize: the API server drops a
+// warning with a control character, and image references, registry
+// messages and request text in them are untrusted.
 const maxWarning = 250
 
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
-}
+// maxAnnotation bounds the decision annotation.
+const maxAnnotation = 4096
 
 // excludesAll reports whether nodeSelector contradicts every term.
 func excludesAll(nodeSelector map[string]string, sel *corev1.NodeSelector) bool {

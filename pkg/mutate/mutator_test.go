@@ -96,6 +96,7 @@ func TestHandle(t *testing.T) {
 			name:          "annotation wins over label",
 			pod:           podSpec{annotations: ann(isa.BareRequestAnnotation, "rv64imfd"), labels: ann(isa.RequestLabel, "x86-64-v4"), images: []string{"riscv:1"}},
 			wantPlacement: imfdPlacement,
+			wantWarnings:  []string{`annotation isa.request "rv64imfd" and label ARCH "x86-64-v4" differ; annotation isa.request is used`},
 		},
 		{
 			name:          "no request, single-arch image: architecture constraint, ranked as the base ISA",

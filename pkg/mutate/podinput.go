@@ -7,5 +7,6 @@ import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 // a decision after the fact. Images are left empty. msg, when not empty, is
 // the denial a malformed request gets.
 func PodInput(meta metav1.ObjectMeta) (in Input, msg string) {
-	return podInput(&podFields{ObjectMeta: meta})
+	in, _, msg = podInput(&podFields{ObjectMeta: meta})
+	return in, msg
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/isamatch/isamatch/pkg/registry"
@@ -34,18 +33,38 @@ func (f ImageResolverFunc) Resolve(ctx context.Context, ref string, auth registr
 // errBudget marks an image whose resolution did not finish in the budget.
 var errBudget = errors.New("registry lookup exceeded the admission time budget")
 
-// resolve looks up every distinct image of the pod's containers and init
-// containers in parallel, within the budget; lookups still running when it
-// ends are reported as errBudget.
-func (p *PodMutator) resolve(ctx context.Context, ns string, pod *podFields) []ImageInfo {
+// MaxImages bounds the distinct images of one pod that are resolved: each
+// costs registry work, so a pod with more is denied before any lookup.
+const MaxImages = 64
+
+// podImages returns the distinct image references of the pod's init
+// containers and containers, in pod order. It stops counting at
+// MaxImages+1, which is enough to deny.
+func podImages(pod *podFields) []string {
 	var refs []string
+	seen := map[string]bool{}
 	for _, cs := range [][]containerImage{pod.Spec.InitContainers, pod.Spec.Containers} {
 		for _, c := range cs {
-			if ref := strings.TrimSpace(c.Image); ref != "" && !slices.Contains(refs, ref) {
+			if ref := strings.TrimSpace(c.Image); ref != "" && !seen[ref] {
+				seen[ref] = true
 				refs = append(refs, ref)
+				if len(refs) > MaxImages {
+					return refs
+				}
 			}
 		}
 	}
+	return refs
+}
+
+// tooManyImages is the denial for a pod with more than MaxImages images.
+func tooManyImages() string {
+	return fmt.Sprintf("the pod names more than %d distinct container images; the limit is %d: split it into several pods", MaxImages, MaxImages)
+}
+
+// resolve looks up the images refs in parallel, within the budget; lookups
+// still running when it ends are reported as errBudget.
+func (p *PodMutator) resolve(ctx context.Context, ns string, pod *podFields, refs []string) []ImageInfo {
 	if len(refs) == 0 {
 		return nil
 	}

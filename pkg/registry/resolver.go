@@ -411,7 +411,12 @@ func platformOf(img v1.Image, fromIndex *v1.Platform) (Platform, error) {
 	if err != nil {
 		return Platform{}, fmt.Errorf("read image config: %w", err)
 	}
-	p := Platform{OS: cf.OS, Architecture: cf.Architecture, Variant: cf.Variant, ISARequest: cf.Config.Labels[isa.BareImageRequestLabel]}
+	// The reverse-DNS label wins over the paper's bare one.
+	label, ok := cf.Config.Labels[isa.ImageRequestLabel]
+	if !ok {
+		label = cf.Config.Labels[isa.BareImageRequestLabel]
+	}
+	p := Platform{OS: cf.OS, Architecture: cf.Architecture, Variant: cf.Variant, ISARequest: label}
 	if n := len(p.ISARequest); n > MaxLabelBytes {
 		// Too long to be an ISA request; not parsed, not cached.
 		p.ISARequest, p.LabelIgnored = "", n

@@ -1,0 +1,397 @@
+package mutate
+
+import (
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-containerregistry/pkg/name"
+	ggcrregistry "github.com/google/go-containerregistry/pkg/registry"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	ggcrmutate "github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/isamatch/isamatch/pkg/inventory"
+	"github.com/isamatch/isamatch/pkg/isa"
+	"github.com/isamatch/isamatch/pkg/registry"
+)
+
+// alternatives returns n distinct "|"-separated RISC-V alternatives.
+func alternatives(n int) string {
+	exts := []string{"zba", "zbb", "zbs", "zbc", "zfa", "zicond", "zicbom", "zicboz", "zihintpause", "zfh", "zvfh", "zkt", "zkn", "zks", "zvbb", "zvkt", "zcb", "zcmop"}
+	var alts []string
+	for k := range n {
+		alts = append(alts, "rv64gc_"+exts[k%len(exts)])
+	}
+	return strings.Join(alts, "|")
+}
+
+// TestHandleLimits: oversized request keys and pods with too many images
+// are denied before anything is parsed or resolved, with the limit named.
+func TestHandleLimits(t *testing.T) {
+	huge := strings.Repeat("rv64gc_", 3<<20/7) + "zba"
+	manyImages := func(n int) []string {
+		var out []string
+		for k := range n {
+			out = append(out, "img"+strconv.Itoa(k)+":1")
+		}
+		return out
+	}
+	tests := []struct {
+		name       string
+		pod        podSpec
+		wantDenied string // substring; empty: allowed
+		wantCalls  int64
+	}{
+		{
+			name:       "3 MiB bare annotation",
+			pod:        podSpec{annotations: ann(isa.BareRequestAnnotation, huge), images: []string{"riscv:1"}},
+			wantDenied: "annotation isa.request is " + strconv.Itoa(len(huge)) + " bytes; the limit is 1024 bytes: ",
+		},
+		{
+			name:       "3 MiB prefixed annotation",
+			pod:        podSpec{annotations: ann(isa.RequestAnnotation, huge), images: []string{"riscv:1"}},
+			wantDenied: "annotation " + isa.RequestAnnotation + " is " + strconv.Itoa(len(huge)) + " bytes; the limit is 1024 bytes",
+		},
+		{
+			name:       "oversized label ARCH, even beside a valid annotation",
+			pod:        podSpec{annotations: ann(isa.RequestAnnotation, "rv64gc"), labels: ann(isa.RequestLabel, huge)},
+			wantDenied: "label ARCH is " + strconv.Itoa(len(huge)) + " bytes; the limit is 1024 bytes",
+		},
+		{
+			name:       "oversized qemu annotation",
+			pod:        podSpec{annotations: ann(isa.QEMUAnnotation, huge)},
+			wantDenied: "annotation " + isa.QEMUAnnotation + " is ",
+		},
+		{
+			name:       "17 alternatives",
+			pod:        podSpec{annotations: ann(isa.RequestAnnotation, alternatives(17)), images: []string{"riscv:1"}},
+			wantDenied: "annotation " + isa.RequestAnnotation + " has 17 alternatives; the limit is 16",
+		},
+		{
+			name:       "17 empty alternatives are counted before parsing",
+			pod:        podSpec{annotations: ann(isa.BareRequestAnnotation, strings.Repeat("|", 16))},
+			wantDenied: "annotation isa.request has 17 alternatives; the limit is 16",
+		},
+		{
+			name:      "16 alternatives",
+			pod:       podSpec{annotations: ann(isa.RequestAnnotation, alternatives(16)), images: []string{"riscv:1"}},
+			wantCalls: 1,
+		},
+		{
+			name:       "65 distinct images: denied before any lookup",
+			pod:        podSpec{images: manyImages(65)},
+			wantDenied: "the pod names more than 64 distinct container images; the limit is 64",
+		},
+		{
+			name:      "64 distinct images, repeated",
+			pod:       podSpec{images: append(manyImages(64), manyImages(64)...)},
+			wantCalls: 64,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			res := &fakeResolver{images: testImages()}
+			m := NewPodMutator(res, inventory.NewStatic(paperCluster(t)), Options{})
+			resp := m.Handle(t.Context(), admissionRequest(t, tc.pod.pod()))
+			if tc.wantDenied == "" {
+				if !resp.Allowed {
+					t.Fatalf("denied: %s", resp.Result.Message)
+				}
+			} else {
+				if resp.Allowed {
+					t.Fatalf("allowed, want denied with %q", tc.wantDenied)
+				}
+				if !strings.Contains(resp.Result.Message, tc.wantDenied) {
+					t.Errorf("denial %.300q does not contain %q", resp.Result.Message, tc.wantDenied)
+				}
+				if len(resp.Result.Message) > 2*MaxRequestBytes {
+					t.Errorf("denial is %d bytes, want it bounded", len(resp.Result.Message))
+				}
+			}
+			if got := res.calls.Load(); got != tc.wantCalls {
+				t.Errorf("resolver calls = %d, want %d", got, tc.wantCalls)
+			}
+		})
+	}
+}
+
+// TestDecideCombinedLimit: images whose alternatives multiply past
+// maxCombined are denied instead of minimised.
+func TestDecideCombinedLimit(t *testing.T) {
+	labelled := func(req string) []registry.Platform {
+		return []registry.Platform{{OS: "linux", Architecture: "riscv64", ISARequest: req}}
+	}
+	in := Input{Images: []ImageInfo{
+		{Ref: "a:1", Platforms: labelled(alternatives(16))},
+		{Ref: "b:1", Platforms: labelled(alternatives(16))},
+		{Ref: "c:1", Platforms: labelled(alternatives(17))},
+	}}
+	d := NewMatcher().Decide(in, &inventory.Snapshot{})
+	if !strings.Contains(d.Denied, "combine into more than 256 ISA alternatives") {
+		t.Errorf("denied = %q, want the combination limit", d.Denied)
+	}
+}
+
+// TestRequestKeyPrecedence: the prefixed annotation wins over the bare
+// annotation, which wins over the label; keys that differ from the winner
+// are named in a warning.
+func TestRequestKeyPrecedence(t *testing.T) {
+	tests := []struct {
+		name                string
+		annotations, labels map[string]string
+		wantFrom, wantText  string
+		wantQEMUFrom        string
+		wantWarnings        []string // substrings, in order
+	}{
+		{name: "prefixed annotation", annotations: ann(isa.RequestAnnotation, "rv64gc"), wantFrom: "annotation " + isa.RequestAnnotation, wantText: "rv64gc"},
+		{name: "bare annotation", annotations: ann(isa.BareRequestAnnotation, "rv64gc"), wantFrom: "annotation isa.request", wantText: "rv64gc"},
+		{name: "label", labels: ann(isa.RequestLabel, "riscv64"), wantFrom: "label ARCH", wantText: "riscv64"},
+		{name: "prefixed and bare agree", annotations: ann(isa.RequestAnnotation, "rv64gc", isa.BareRequestAnnotation, " rv64gc "), wantFrom: "annotation " + isa.RequestAnnotation, wantText: "rv64gc"},
+		{
+			name:         "prefixed over bare",
+			annotations:  ann(isa.RequestAnnotation, "rv64gc", isa.BareRequestAnnotation, "x86-64-v3"),
+			wantFrom:     "annotation " + isa.RequestAnnotation,
+			wantText:     "rv64gc",
+			wantWarnings: []string{`annotation isa.isamatch.io/request "rv64gc" and annotation isa.request "x86-64-v3" differ; annotation isa.isamatch.io/request is used`},
+		},
+		{
+			name:         "prefixed over label",
+			annotations:  ann(isa.RequestAnnotation, "rv64gc"),
+			labels:       ann(isa.RequestLabel, "amd64"),
+			wantFrom:     "annotation " + isa.RequestAnnotation,
+			wantText:     "rv64gc",
+			wantWarnings: []string{`and label ARCH "amd64" differ`},
+		},
+		{
+			name:         "bare over label",
+			annotations:  ann(isa.BareRequestAnnotation, "rv64gc"),
+			labels:       ann(isa.RequestLabel, "amd64"),
+			wantFrom:     "annotation isa.request",
+			wantText:     "rv64gc",
+			wantWarnings: []string{`annotation isa.request "rv64gc" and label ARCH "amd64" differ; annotation isa.request is used`},
+		},
+		{
+			name:         "all three set: two warnings",
+			annotations:  ann(isa.RequestAnnotation, "rv64gc", isa.BareRequestAnnotation, "rv64i"),
+			labels:       ann(isa.RequestLabel, "amd64"),
+			wantFrom:     "annotation " + isa.RequestAnnotation,
+			wantText:     "rv64gc",
+			wantWarnings: []string{`annotation isa.request "rv64i"`, `label ARCH "amd64"`},
+		},
+		{
+			name:         "qemu: prefixed over label",
+			annotations:  ann(isa.QEMUAnnotation, "rv64gcv"),
+			labels:       ann(isa.QEMULabel, "rv64gc"),
+			wantQEMUFrom: "annotation " + isa.QEMUAnnotation,
+			wantWarnings: []string{`annotation isa.isamatch.io/qemu "rv64gcv" and label QEMU "rv64gc" differ`},
+		},
+		{
+			name:         "qemu: bare over label",
+			annotations:  ann(isa.BareQEMUAnnotation, "rv64gcv"),
+			labels:       ann(isa.QEMULabel, "rv64gcv"),
+			wantQEMUFrom: "annotation isa.qemu",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			pod := &podFields{}
+			pod.Annotations, pod.Labels = tc.annotations, tc.labels
+			in, warnings, msg := podInput(pod)
+			if msg != "" {
+				t.Fatalf("denied: %s", msg)
+			}
+			if in.RequestFrom != tc.wantFrom || in.RequestText != tc.wantText || in.QEMUFrom != tc.wantQEMUFrom {
+				t.Errorf("request from %q %q, qemu from %q; want %q %q, %q", in.RequestFrom, in.RequestText, in.QEMUFrom, tc.wantFrom, tc.wantText, tc.wantQEMUFrom)
+			}
+			if len(warnings) != len(tc.wantWarnings) {
+				t.Fatalf("warnings = %q, want %d matching %q", warnings, len(tc.wantWarnings), tc.wantWarnings)
+			}
+			for k, s := range tc.wantWarnings {
+				if !strings.Contains(warnings[k].Text, s) {
+					t.Errorf("warning %d = %q, want it to contain %q", k, warnings[k].Text, s)
+				}
+			}
+		})
+	}
+}
+
+// printableLine fails t unless every text is one line of printable,
+// valid UTF-8 text, as the API server passes it on.
+func printableLine(t *testing.T, max int, warnings []string) {
+	t.Helper()
+	for _, w := range warnings {
+		if !utf8.ValidString(w) || len(w) > max {
+			t.Errorf("text %q is not valid UTF-8 or is longer than %d bytes", w, max)
+		}
+		for _, r := range w {
+			if !unicode.IsPrint(r) {
+				t.Errorf("text %q has the non-printable %U", w, r)
+			}
+		}
+	}
+}
+
+// hostileRegistry is an in-process registry with app:biglabel (a 1 MiB
+// label, dropped by the resolver) and app:both (the reverse-DNS label and a
+// different bare one), plus a second server answering every request with
+// 500 "boom\n".
+func hostileRegistry(t testing.TB) (host, broken string) {
+	t.Helper()
+	srv := httptest.NewServer(ggcrregistry.New(ggcrregistry.Logger(log.New(io.Discard, "", 0))))
+	t.Cleanup(srv.Close)
+	host = strings.TrimPrefix(srv.URL, "http://")
+	write := func(tag string, labels map[string]string) {
+		img, err := ggcrmutate.ConfigFile(empty.Image, &v1.ConfigFile{OS: "linux", Architecture: "riscv64", Config: v1.Config{Labels: labels}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref, err := name.ParseReference(host+"/app:"+tag, name.Insecure)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := remote.Write(ref, img); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("biglabel", map[string]string{isa.ImageRequestLabel: strings.Repeat("rv64gc|", 1<<20/7)})
+	write("both", map[string]string{isa.ImageRequestLabel: "rv64imfdv", isa.BareImageRequestLabel: "rv64gc"})
+	bad := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "boom", http.StatusInternalServerError) // "boom\n"
+	}))
+	t.Cleanup(bad.Close)
+	return host, strings.TrimPrefix(bad.URL, "http://")
+}
+
+// TestHandleHostileRegistry: through the real resolver, an oversized image
+// label is ignored with a warning, the reverse-DNS image label wins, and a
+// registry's error body reaches the user as one printable line.
+func TestHandleHostileRegistry(t *testing.T) {
+	host, broken := hostileRegistry(t)
+	nodes := paperCluster(t)
+	res := registry.NewResolver(registry.WithInsecureRegistries(host, broken))
+	m := NewPodMutator(res, inventory.NewStatic(nodes), Options{})
+	tests := []struct {
+		name          string
+		pod           podSpec
+		wantWarnings  []string // substrings, in order
+		wantPlacement map[string]int32
+	}{
+		{
+			name:         "1 MiB image label ignored with a warning",
+			pod:          podSpec{images: []string{host + "/app:biglabel"}},
+			wantWarnings: []string{`label io.isamatch.isa.request ignored: it is 1048572 bytes; the limit is 256 bytes`},
+		},
+		{
+			name:          "reverse-DNS image label over the bare one",
+			pod:           podSpec{images: []string{host + "/app:both"}},
+			wantPlacement: map[string]int32{"node5": 100, "node6": 100, "node4": 40},
+		},
+		{
+			name:         "500 with a newline in the body",
+			pod:          podSpec{images: []string{broken + "/app:1"}},
+			wantWarnings: []string{"platforms unknown"},
+		},
+		{
+			name:         "control characters in the image reference",
+			pod:          podSpec{images: []string{"app\x1b[31m\u202e:1\u0007"}},
+			wantWarnings: []string{"isamatch: image "},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			pod := tc.pod.pod()
+			pod.Name = "p\n\x1bname"
+			req := admissionRequest(t, pod)
+			resp := m.Handle(t.Context(), req)
+			if !resp.Allowed {
+				t.Fatalf("denied: %v", resp.Result.Message)
+			}
+			if len(resp.Warnings) != len(tc.wantWarnings) {
+				t.Fatalf("warnings = %q, want %d matching %q", resp.Warnings, len(tc.wantWarnings), tc.wantWarnings)
+			}
+			for k, s := range tc.wantWarnings {
+				if !strings.Contains(resp.Warnings[k], s) {
+					t.Errorf("warning %d = %q, want it to contain %q", k, resp.Warnings[k], s)
+				}
+			}
+			printableLine(t, maxWarning, resp.Warnings)
+			got := applyPatch(t, req, resp)
+			printableLine(t, maxAnnotation, []string{got.Annotations[isa.DecisionAnnotation]})
+			if tc.wantPlacement != nil {
+				if diff := cmp.Diff(tc.wantPlacement, placement(got, nodes)); diff != "" {
+					t.Errorf("placement (-want +got):\n%s", diff)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkHostileRequest is the handler time of hostile pods: a 3 MiB
+// isa.request annotation (denied before parsing), and an image whose label
+// is 1 MiB (dropped by the resolver; the platform is then cached, the
+// label is not). Each must stay well under 5 ms per admission.
+func BenchmarkHostileRequest(b *testing.B) {
+	host, _ := hostileRegistry(b)
+	nodes := paperCluster(b)
+	huge := ann(isa.BareRequestAnnotation, strings.Repeat("rv64gc_", 3<<20/7)+"zba")
+	for _, bc := range []struct {
+		name string
+		res  ImageResolver
+		pod  podSpec
+	}{
+		{"3MiB annotation", &fakeResolver{images: testImages()}, podSpec{annotations: huge, images: []string{"riscv:1"}}},
+		{"1MiB image label", registry.NewResolver(registry.WithInsecureRegistries(host)), podSpec{images: []string{host + "/app:biglabel"}}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			m := NewPodMutator(bc.res, inventory.NewStatic(nodes), Options{})
+			req := admissionRequest(b, bc.pod.pod())
+			for b.Loop() {
+				m.Handle(b.Context(), req)
+			}
+		})
+	}
+	b.Run("1MiB image label, cold", func(b *testing.B) {
+		req := admissionRequest(b, podSpec{images: []string{host + "/app:biglabel"}}.pod())
+		for b.Loop() {
+			b.StopTimer()
+			m := NewPodMutator(registry.NewResolver(registry.WithInsecureRegistries(host)), inventory.NewStatic(nodes), Options{})
+			b.StartTimer()
+			m.Handle(b.Context(), req)
+		}
+	})
+}
+
+// TestPrecheck: the scan of a large raw pod finds an oversized request
+// annotation as the API server writes it, and nothing in other strings.
+func TestPrecheck(t *testing.T) {
+	pad := `"env":"` + strings.Repeat("x", largePod) + `"`
+	big := strings.Repeat("a", 2*MaxRequestBytes)
+	tests := []struct {
+		name, raw, want string
+	}{
+		{name: "small object: not scanned", raw: `{"isa.request":"` + big + `"}`},
+		{name: "bare key", raw: `{` + pad + `,"isa.request":"` + big + `"}`, want: "annotation isa.request is 2048 bytes; the limit is 1024 bytes"},
+		{name: "prefixed qemu key", raw: `{"` + isa.QEMUAnnotation + `":"` + big + `",` + pad + `}`, want: "annotation " + isa.QEMUAnnotation + " is 2048 bytes"},
+		{name: "key inside a string value", raw: `{` + pad + `,"x":"\"isa.request\":\"` + big + `"}`},
+		{name: "escaped value under the limit after decoding", raw: `{` + pad + `,"isa.request":"` + strings.Repeat(`\"`, MaxRequestBytes/2) + `"}`},
+		{name: "escaped value plainly over", raw: `{` + pad + `,"isa.request":"` + strings.Repeat(`\u0001`, 2*MaxRequestBytes) + `"}`, want: "annotation isa.request is more than 2048 bytes"},
+		{name: "small value", raw: `{` + pad + `,"isa.request":"rv64gc"}`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := precheck([]byte(tc.raw))
+			if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+				t.Errorf("precheck = %.120q, want %q", got, tc.want)
+			}
+		})
+	}
+}
