@@ -66,8 +66,12 @@ func (p *PodMutator) handle(ctx context.Context, req admission.Request) (admissi
 	if req.Operation != admissionv1.Create {
 		return admission.Allowed("only pod creation is mutated"), outcomeSkipped
 	}
-	if msg := precheck(req.Object.Raw); msg != "" && !slices.Contains(p.opts.SkipNamespaces, req.Namespace) {
-		return admission.Denied(msg), outcomeDenied
+	// In deny mode a plainly oversized request annotation is refused
+	// before the pod is decoded (warn mode decodes it to annotate it).
+	if p.opts.Enforcement == EnforcementDeny && !slices.Contains(p.opts.SkipNamespaces, req.Namespace) {
+		if msg := precheck(req.Object.Raw); msg != "" {
+			return admission.Denied(msg), outcomeDenied
+		}
 	}
 	// Only the fields isamatch reads are decoded; the rest of the pod is
 	// skipped, and left alone by the patch (see patchedFields).
@@ -210,7 +214,7 @@ func (p *PodMutator) deny(ctx context.Context, pod *podFields, msg string) (admi
 	if pod.Annotations == nil {
 		pod.Annotations = map[string]string{}
 	}
-	pod.Annotations[isa.DecisionAnnotation] = "would deny (enforcement=warn), no affinity written: " + msg
+	pod.Annotations[isa.DecisionAnnotation] = registry.Sanitize("would deny (enforcement=warn), no affinity written: "+msg, maxAnnotation)
 	pod.Annotations[isa.DecisionCountsAnnotation] = DecisionCounts{WouldDeny: true}.encode()
 	after, err := json.Marshal(patchedFields(pod))
 	if err != nil {
@@ -221,7 +225,7 @@ func (p *PodMutator) deny(ctx context.Context, pod *podFields, msg string) (admi
 		return resp, outcomeError
 	}
 	p.opts.Metrics.warning("wouldDeny")
-	return resp.WithWarnings(truncate("isamatch would deny this pod: "+msg, maxWarning)), outcomeWouldDeny
+	return resp.WithWarnings(registry.Sanitize("isamatch would deny this pod: "+msg, maxWarning)), outcomeWouldDeny
 }
 
 // maxWarning keeps a warning within what the API server passes on whole
