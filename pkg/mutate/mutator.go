@@ -203,10 +203,10 @@ func (p *PodMutator) respond(ctx context.Context, pod *podFields, d Decision) (a
 func (p *PodMutator) deny(ctx context.Context, pod *podFields, msg string) (admission.Response, string) {
 	log := logr.FromContextOrDiscard(ctx)
 	if p.opts.Enforcement != EnforcementWarn {
-		log.V(1).Info("denied", "reason", msg)
+		log.Info("denied", "reason", msg)
 		return admission.Denied(msg), outcomeDenied
 	}
-	log.V(1).Info("would deny", "reason", msg)
+	log.Info("would deny", "reason", msg)
 	before, err := json.Marshal(patchedFields(pod))
 	if err != nil {
 		return admission.Errored(http.StatusInternalServerError, fmt.Errorf("marshal pod: %w", err)), outcomeError

@@ -73,7 +73,7 @@ func parseKeys(pod *podFields, k requestKeys) (r *isa.Request, from, text string
 	win := set[0]
 	for _, o := range set[1:] {
 		if strings.TrimSpace(o.text) != strings.TrimSpace(win.text) {
-			warnings = append(warnings, Warning{Reason: "conflicting_keys", Text: fmt.Sprintf(
+			warnings = append(warnings, Warning{Reason: "conflictingKeys", Text: fmt.Sprintf(
 				"%s %q and %s %q differ; %s is used (precedence: %s, %s, %s)",
 				win.from, win.text, o.from, o.text, win.from, k.prefixed, k.bare, k.label)})
 		}
