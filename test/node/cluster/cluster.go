@@ -242,7 +242,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if _, err := writeFile(filepath.Join(ctrDir, "net.d"), "10-isamatch.conflist", cniConfig(filepath.Join(opts.Dir, "cni"))); err != nil {
 		return c, err
 	}
-	ctrConfig, err := writeFile(ctrDir, "config.toml", containerdConfig(ctrDir, snapshotter, opts.PauseImage, opts.Host.Runc))
+	ctrConfig, err := writeFile(ctrDir, "config.toml", containerdConfig(ctrDir, snapshotter, opts.PauseImage, opts.Host.Runc, opts.Host.NoSysResource))
 	if err != nil {
 		return c, err
 	}

@@ -58,8 +58,10 @@ current-context: isamatch-node
 // containerdConfig is containerd's config.toml (version 3): every path under
 // dir, the runc shim with cgroupfs, images pulled through the registry hosts
 // directory, the pause image from the suite's own registry, CNI from
-// Debian's plugins.
-func containerdConfig(dir, snapshotter, pauseImage, runcPath string) []byte {
+// Debian's plugins. restrictOOM makes the CRI raise every oom_score_adj
+// below containerd's own (the sandbox's -998, a Guaranteed container's
+// -997) to that value: without CAP_SYS_RESOURCE runc cannot lower it.
+func containerdConfig(dir, snapshotter, pauseImage, runcPath string, restrictOOM bool) []byte {
 	return fmt.Appendf(nil, `version = 3
 root = %[1]q
 state = %[2]q
@@ -83,6 +85,7 @@ state = %[2]q
       config_path = %[8]q
   [plugins.'io.containerd.cri.v1.runtime']
     cdi_spec_dirs = []
+    restrict_oom_score_adj = %[13]t
     [plugins.'io.containerd.cri.v1.runtime'.containerd]
       default_runtime_name = 'runc'
       [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]
@@ -101,7 +104,7 @@ state = %[2]q
 		filepath.Join(dir, "root"), filepath.Join(dir, "state"),
 		filepath.Join(dir, "containerd.sock"), filepath.Join(dir, "containerd.sock.ttrpc"),
 		filepath.Join(dir, "opt"), snapshotter, pauseImage, filepath.Join(dir, "certs.d"),
-		runcPath, filepath.Join(dir, "runc"), CNIBinDir, filepath.Join(dir, "net.d"))
+		runcPath, filepath.Join(dir, "runc"), CNIBinDir, filepath.Join(dir, "net.d"), restrictOOM)
 }
 
 // registryHosts is containerd's hosts.toml for a plain-HTTP registry.

@@ -2,9 +2,11 @@ package cluster
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"golang.org/x/sys/unix"
 	"sigs.k8s.io/yaml"
 )
 
@@ -75,6 +77,54 @@ func TestUnescapeMount(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := unescapeMount(tc.in); got != tc.want {
 				t.Errorf("unescapeMount(%q) = %q, want %q", tc.in, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestContainerdConfigRestrictOOM(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		restrictOOM bool
+		want        string
+	}{
+		{name: "without CAP_SYS_RESOURCE", restrictOOM: true, want: "restrict_oom_score_adj = true"},
+		{name: "with CAP_SYS_RESOURCE", restrictOOM: false, want: "restrict_oom_score_adj = false"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			data := string(containerdConfig("/d", "native", "r/pause:1", "/usr/sbin/runc", tc.restrictOOM))
+			var got []string
+			for line := range strings.Lines(data) {
+				if strings.Contains(line, "restrict_oom_score_adj") {
+					got = append(got, strings.TrimSpace(line))
+				}
+			}
+			if diff := cmp.Diff([]string{tc.want}, got); diff != "" {
+				t.Errorf("restrict_oom_score_adj lines (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestLacksInStatus(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		status  string
+		want    bool
+		wantErr bool
+	}{
+		{name: "all capabilities", status: "Name:\tx\nCapEff:\t000001ffffffffff\n", want: false},
+		{name: "CAP_SYS_RESOURCE dropped", status: "CapPrm:\t000001ffffffffff\nCapEff:\t000001fffeffffff\n", want: true},
+		{name: "no CapEff", status: "Name:\tx\n", wantErr: true},
+		{name: "bad CapEff", status: "CapEff:\tzz\n", wantErr: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := lacksInStatus(tc.status, unix.CAP_SYS_RESOURCE)
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("lacksInStatus error = %v, want error %v", err, tc.wantErr)
+			}
+			if got != tc.want {
+				t.Errorf("lacksInStatus = %v, want %v", got, tc.want)
 			}
 		})
 	}

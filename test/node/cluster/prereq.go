@@ -48,6 +48,11 @@ type Host struct {
 	NodeName string
 	// Runc is the runc binary.
 	Runc string
+	// NoSysResource is true when this process lacks CAP_SYS_RESOURCE (some
+	// VMs and containers drop it from the bounding set): nothing may then
+	// lower an oom_score_adj, and runc fails the sandbox's -998 with
+	// "can't get final child's PID from pipe: EOF".
+	NoSysResource bool
 }
 
 // requiredNodeBinaries are the files `hack/controlplane.sh node` builds.
@@ -104,6 +109,9 @@ func Check(controlPlaneDir, nodeDir string) (Host, error) {
 	}
 	h.CgroupV1 = st.Type != unix.CGROUP2_SUPER_MAGIC
 	h.Overlay = hasFilesystem("overlay")
+	if h.NoSysResource, err = lacksCapability(unix.CAP_SYS_RESOURCE); err != nil {
+		return h, &Unsupported{What: "cannot read this process's capabilities: " + err.Error()}
+	}
 	if h.NodeIP, err = defaultRouteIP(); err != nil {
 		return h, &Unsupported{What: "no IPv4 address for the node: " + err.Error()}
 	}
@@ -195,4 +203,30 @@ func defaultRouteIP() (string, error) {
 		}
 	}
 	return "", errors.New("no interface with an IPv4 address besides loopback")
+}
+
+// lacksCapability reports whether capability c is missing from this
+// process's effective set (the CapEff line of /proc/self/status).
+func lacksCapability(c int) (bool, error) {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return false, fmt.Errorf("read capabilities: %w", err)
+	}
+	return lacksInStatus(string(data), c)
+}
+
+// lacksInStatus is lacksCapability on the text of /proc/<pid>/status.
+func lacksInStatus(status string, c int) (bool, error) {
+	for line := range strings.Lines(status) {
+		hex, ok := strings.CutPrefix(line, "CapEff:")
+		if !ok {
+			continue
+		}
+		var eff uint64
+		if _, err := fmt.Sscanf(strings.TrimSpace(hex), "%x", &eff); err != nil {
+			return false, fmt.Errorf("parse CapEff %q: %w", strings.TrimSpace(hex), err)
+		}
+		return eff&(1<<uint(c)) == 0, nil
+	}
+	return false, errors.New("no CapEff line in /proc/self/status")
 }
