@@ -298,9 +298,13 @@ func (c *Cluster) startWebhook(ctx context.Context) error {
 	return err
 }
 
-// waitInventory admits a dry-run pod asking for every node's ISA (one
-// alternative each) until the webhook's decision counts every node: the
-// webhook is serving and its inventory has seen all the labels.
+// waitInventory admits a dry-run pod asking for every node's architecture
+// (one bare-architecture alternative each, which any labelled node of that
+// architecture satisfies) until the webhook's decision counts every node:
+// the webhook is serving and its inventory has seen all the labels. The
+// labeler writes a node's labels in one patch, so a node counted by its
+// architecture is counted with all its labels. Full ISA strings would not
+// do: together they exceed the webhook's limit on a request's length.
 func (c *Cluster) waitInventory(ctx context.Context) error {
 	if err := c.PrepareNamespace(ctx, probeNamespace); err != nil {
 		return err
@@ -310,9 +314,13 @@ func (c *Cluster) waitInventory(ctx context.Context) error {
 		return err
 	}
 	var alts []string
-	for _, s := range isas {
-		if !slices.Contains(alts, s) {
-			alts = append(alts, s)
+	for name, s := range isas {
+		i, err := isa.Parse(s)
+		if err != nil {
+			return fmt.Errorf("node %s: its ISA annotation %q: %w", name, s, err)
+		}
+		if !slices.Contains(alts, string(i.Arch)) {
+			alts = append(alts, string(i.Arch))
 		}
 	}
 	slices.Sort(alts)
