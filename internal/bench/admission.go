@@ -30,7 +30,8 @@ func admissionPhase(ctx context.Context, e *Env, o Options, ns string, withWebho
 	return res, DeletePods(ctx, e.Clientset, ns)
 }
 
-// admissionRows is item 1 (and the profile of item 2 when asked).
+// admissionRows measures admission with and without the webhook (and
+// profiles the API server when asked).
 func admissionRows(ctx context.Context, e *Env, o Options, t *Table) error {
 	// Warm-up: the image cache, the API server's and the webhook's
 	// connections, both namespaces.

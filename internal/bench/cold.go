@@ -115,7 +115,7 @@ func perImage(delta map[RequestKey]int, prefix string, images int) (minIdx, maxI
 	return minIdx, maxIdx, total / float64(images)
 }
 
-// coldRows is item 4.
+// coldRows measures admissions of pods whose images are not cached.
 func coldRows(ctx context.Context, e *Env, o Options, t *Table) error {
 	ns := nsName("cold", true)
 	if err := e.Namespace(ctx, ns, true); err != nil {

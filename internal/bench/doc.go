@@ -1,5 +1,5 @@
 // Package bench measures what isamatch costs a cluster, side by side with
-// the same cluster without it, and prints one table (issue 6). Its entry
+// the same cluster without it, and prints one table. Its entry
 // point is [Run], which cmd/bench (`make bench`) calls.
 //
 // Every figure is the median of Options.Runs repetitions and every

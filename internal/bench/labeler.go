@@ -43,7 +43,7 @@ func labelerPass(ctx context.Context, c client.Client, node, root string) (time.
 	return time.Since(start), out, nil
 }
 
-// labelerPassRows is item 6: passes that change the node (alternating
+// labelerPassRows measures labeler passes that change the node (alternating
 // fixtures) and steady passes (same fixture again: no patch).
 func labelerPassRows(ctx context.Context, e *Env, o Options, t *Table) error {
 	node := e.NodeNames[0]
@@ -89,7 +89,7 @@ var labelerVariants = []struct {
 	{"GOMEMLIMIT=16MiB GOGC=25 (aggressive GC)", []string{"GOMEMLIMIT=16MiB", "GOGC=25"}},
 }
 
-// labelerMemoryRows is item 5, second half: the stripped labeler daemon's
+// labelerMemoryRows measures the stripped labeler daemon's
 // VmRSS at steady state (its node labelled, 3 s idle).
 func labelerMemoryRows(ctx context.Context, e *Env, o Options, t *Table) error {
 	node := e.NodeNames[1]
@@ -154,7 +154,7 @@ func labelerDaemonRSS(ctx context.Context, e *Env, node, root string, env []stri
 	return ReadMemStatus(pid)
 }
 
-// webhookMemoryRows is item 5, first half: more (not Ready) nodes until the
+// webhookMemoryRows measures the webhook's memory: more (not Ready) nodes until the
 // inventory holds o.InventoryNodes in o.InventoryGroups groups, one admission
 // load, then the webhook's VmRSS, read o.Runs times a second apart.
 func webhookMemoryRows(ctx context.Context, e *Env, o Options, t *Table) error {

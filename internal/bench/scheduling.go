@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// schedulingRows is item 2.
+// schedulingRows measures scheduling with and without isamatch's affinity.
 func schedulingRows(ctx context.Context, e *Env, o Options, t *Table) error {
 	var rw, rb, ratio, gw, gb, gratio []float64
 	for r := range o.Runs {
