@@ -55,14 +55,9 @@ func BuildBinaries(ctx context.Context, moduleDir, dir string, o BuildOptions, p
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("build: create %s: %w", dir, err)
 	}
-	ldflags := "-s -w"
-	for name, v := range map[string]string{"version": o.Version, "revision": o.Revision} {
-		if strings.ContainsAny(v, " \t\n'\"") {
-			return nil, fmt.Errorf("build: %s %q: want no spaces or quotes", name, v)
-		}
-		if v != "" {
-			ldflags += " -X " + buildinfoPkg + "." + name + "=" + v
-		}
+	ldflags, err := linkerFlags(o)
+	if err != nil {
+		return nil, err
 	}
 	args := []string{"build", "-ldflags=" + ldflags, "-o", dir + string(filepath.Separator)}
 	env := os.Environ()
@@ -86,6 +81,22 @@ func BuildBinaries(ctx context.Context, moduleDir, dir string, o BuildOptions, p
 		bins[i] = filepath.Join(dir, path.Base(pkg))
 	}
 	return bins, nil
+}
+
+// linkerFlags is the -ldflags value of a build with o. Its text is part of
+// the binary (go version -m shows it), so the order is fixed: a map's order
+// would change the image digest from one build to the next.
+func linkerFlags(o BuildOptions) (string, error) {
+	flags := "-s -w"
+	for _, kv := range [...]struct{ name, value string }{{"version", o.Version}, {"revision", o.Revision}} {
+		if strings.ContainsAny(kv.value, " \t\n'\"") {
+			return "", fmt.Errorf("build: %s %q: want no spaces or quotes", kv.name, kv.value)
+		}
+		if kv.value != "" {
+			flags += " -X " + buildinfoPkg + "." + kv.name + "=" + kv.value
+		}
+	}
+	return flags, nil
 }
 
 // RepoRoot finds the isamatch module root from the working directory up.

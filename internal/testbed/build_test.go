@@ -86,3 +86,19 @@ func writeFile(t *testing.T, path, data string) {
 		t.Fatal(err)
 	}
 }
+
+// TestLinkerFlagsOrder: the -ldflags text is recorded in the binary, so the
+// same options must always give the same text.
+func TestLinkerFlagsOrder(t *testing.T) {
+	o := BuildOptions{Version: "v1.2.3", Revision: "abc123"}
+	want := "-s -w -X " + buildinfoPkg + ".version=v1.2.3 -X " + buildinfoPkg + ".revision=abc123"
+	for range 32 {
+		got, err := linkerFlags(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("linkerFlags (-want +got):\n%s", diff)
+		}
+	}
+}
