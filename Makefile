@@ -17,15 +17,16 @@ PKGS ?= ./...
 controlplane:
 	hack/controlplane.sh
 
-## test: control plane, then go vet, then unit tests and the ginkgo suites (KUBEBUILDER_ASSETS exported); output also in .cache/test.log, failures repeated at the end
+## test: control plane and node binaries, then go vet, then unit tests and the ginkgo suites, the real-node suite included (KUBEBUILDER_ASSETS and ISAMATCH_NODE_ASSETS exported); output also in .cache/test.log, failures repeated at the end
 test:
-	hack/deps.sh
+	hack/deps.sh node
 	assets="$$(hack/controlplane.sh)"
-	echo "KUBEBUILDER_ASSETS=$$assets"
+	node_assets="$$(hack/controlplane.sh node)"
+	echo "KUBEBUILDER_ASSETS=$$assets ISAMATCH_NODE_ASSETS=$$node_assets"
 	$(GO) vet $(PKGS)
 	mkdir -p .cache
 	status=0
-	KUBEBUILDER_ASSETS="$$assets" $(GO) test -timeout $(GOTEST_TIMEOUT) $(GOTEST_FLAGS) $(PKGS) 2>&1 | tee .cache/test.log || status=$$?
+	KUBEBUILDER_ASSETS="$$assets" ISAMATCH_NODE_ASSETS="$$node_assets" $(GO) test -timeout $(GOTEST_TIMEOUT) $(GOTEST_FLAGS) $(PKGS) 2>&1 | tee .cache/test.log || status=$$?
 	if [[ $$status -ne 0 ]]; then hack/failures.sh .cache/test.log; fi
 	exit $$status
 
