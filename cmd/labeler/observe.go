@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/isamatch/isamatch/internal/buildinfo"
+	"github.com/isamatch/isamatch/internal/metrics"
 	"github.com/isamatch/isamatch/pkg/labeler"
 )
 
@@ -20,10 +21,7 @@ func registerMetrics(reg prometheus.Registerer, m *labeler.Metrics) error {
 	if err := reg.Register(buildinfo.Read().Collector()); err != nil {
 		return fmt.Errorf("register build info: %w", err)
 	}
-	if err := m.Register(reg); err != nil {
-		return fmt.Errorf("register labeler metrics: %w", err)
-	}
-	return nil
+	return metrics.Register(reg, "labeler metrics", m.Collectors()...)
 }
 
 // runPrune removes isamatch's keys from every node and prints one line per

@@ -19,6 +19,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
+	isametrics "github.com/isamatch/isamatch/internal/metrics"
 	"github.com/isamatch/isamatch/pkg/labeler"
 )
 
@@ -203,7 +204,7 @@ func TestMonitoringComponent(t *testing.T) {
 	if _, _, err := registerMetrics(reg); err != nil {
 		t.Fatal(err)
 	}
-	if err := labeler.NewMetrics().Register(reg); err != nil {
+	if err := isametrics.Register(reg, "labeler metrics", labeler.NewMetrics().Collectors()...); err != nil {
 		t.Fatal(err)
 	}
 	seen := 0

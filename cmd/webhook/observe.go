@@ -6,6 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/isamatch/isamatch/internal/buildinfo"
+	"github.com/isamatch/isamatch/internal/metrics"
 	"github.com/isamatch/isamatch/pkg/mutate"
 	"github.com/isamatch/isamatch/pkg/registry"
 )
@@ -18,14 +19,12 @@ func registerMetrics(reg prometheus.Registerer) (*registry.Metrics, *mutate.Metr
 		return nil, nil, fmt.Errorf("register build info: %w", err)
 	}
 	regMetrics := registry.NewMetrics()
-	if err := regMetrics.Register(reg); err != nil {
-		return nil, nil, fmt.Errorf("register registry metrics: %w", err)
+	if err := metrics.Register(reg, "registry metrics", regMetrics.Collectors()...); err != nil {
+		return nil, nil, err
 	}
 	mutMetrics := mutate.NewMetrics()
-	for _, c := range mutMetrics.Collectors() {
-		if err := reg.Register(c); err != nil {
-			return nil, nil, fmt.Errorf("register webhook metrics: %w", err)
-		}
+	if err := metrics.Register(reg, "webhook metrics", mutMetrics.Collectors()...); err != nil {
+		return nil, nil, err
 	}
 	return regMetrics, mutMetrics, nil
 }

@@ -53,16 +53,6 @@ func (m *Metrics) Collectors() []prometheus.Collector {
 	return []prometheus.Collector{m.Scans, m.CacheHits, m.Bytes, m.Layers, m.Duration}
 }
 
-// Register registers every collector with reg.
-func (m *Metrics) Register(reg prometheus.Registerer) error {
-	for _, c := range m.Collectors() {
-		if err := reg.Register(c); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 func (m *Metrics) hit() {
 	if m != nil {
 		m.CacheHits.Inc()

@@ -61,16 +61,6 @@ func (m *Metrics) Collectors() []prometheus.Collector {
 	return []prometheus.Collector{m.ProbeDuration, m.ProbeFailures, m.ProbeErrors, m.LabelsWritten}
 }
 
-// Register registers every collector with reg.
-func (m *Metrics) Register(reg prometheus.Registerer) error {
-	for _, c := range m.Collectors() {
-		if err := reg.Register(c); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // probed records one probe: its duration, the sources that failed in it
 // and, when err is set, the whole probe's failure.
 func (m *Metrics) probed(seconds float64, res probe.Result, err error) {

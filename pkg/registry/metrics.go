@@ -58,16 +58,6 @@ func (m *Metrics) Collectors() []prometheus.Collector {
 	return []prometheus.Collector{m.CacheHits, m.CacheMisses, m.Coalesced, m.Requests, m.Errors, m.Duration}
 }
 
-// Register registers every collector with reg.
-func (m *Metrics) Register(reg prometheus.Registerer) error {
-	for _, c := range m.Collectors() {
-		if err := reg.Register(c); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 func (m *Metrics) hit() {
 	if m != nil {
 		m.CacheHits.Inc()
