@@ -260,22 +260,31 @@ func newScheme() (*runtime.Scheme, error) {
 	return s, nil
 }
 
+// newClient is a direct (uncached) client for the one-shot modes.
+func newClient(kubeconfig string) (client.Client, error) {
+	cfg, err := restConfig(kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	scheme, err := newScheme()
+	if err != nil {
+		return nil, err
+	}
+	c, err := client.New(cfg, client.Options{Scheme: scheme})
+	if err != nil {
+		return nil, fmt.Errorf("create client: %w", err)
+	}
+	return c, nil
+}
+
 func runOnce(ctx context.Context, o options, probeFn labeler.ProbeFunc) error {
 	res, err := probeFn(ctx)
 	if err != nil {
 		return fmt.Errorf("probe host root %s: %w", o.hostRoot, err)
 	}
-	cfg, err := restConfig(o.kubeconfig)
+	c, err := newClient(o.kubeconfig)
 	if err != nil {
 		return err
-	}
-	scheme, err := newScheme()
-	if err != nil {
-		return err
-	}
-	c, err := client.New(cfg, client.Options{Scheme: scheme})
-	if err != nil {
-		return fmt.Errorf("create client: %w", err)
 	}
 	out, err := labeler.Reconcile(ctx, c, o.nodeName, labeler.Desired{Labels: res.Labels(), Annotations: res.Annotations()})
 	if apierrors.IsNotFound(err) {

@@ -7,7 +7,6 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/isamatch/isamatch/internal/buildinfo"
 	"github.com/isamatch/isamatch/internal/metrics"
@@ -27,17 +26,9 @@ func registerMetrics(reg prometheus.Registerer, m *labeler.Metrics) error {
 // runPrune removes isamatch's keys from every node and prints one line per
 // node it changed.
 func runPrune(ctx context.Context, o options, stdout io.Writer) error {
-	cfg, err := restConfig(o.kubeconfig)
+	c, err := newClient(o.kubeconfig)
 	if err != nil {
 		return err
-	}
-	scheme, err := newScheme()
-	if err != nil {
-		return err
-	}
-	c, err := client.New(cfg, client.Options{Scheme: scheme})
-	if err != nil {
-		return fmt.Errorf("create client: %w", err)
 	}
 	pruned, err := labeler.Prune(ctx, c)
 	for _, p := range pruned {
