@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -154,17 +153,6 @@ func scrapeMetrics(ctx context.Context) string {
 	Expect(err).NotTo(HaveOccurred())
 	Expect(resp.StatusCode).To(Equal(http.StatusOK), "metrics: %s", body)
 	return string(body)
-}
-
-// metricValue finds one sample line "name{labels} value" in text.
-func metricValue(text, series string) (float64, bool) {
-	for line := range strings.Lines(text) {
-		if rest, ok := strings.CutPrefix(line, series+" "); ok {
-			v, err := strconv.ParseFloat(strings.TrimSpace(rest), 64)
-			return v, err == nil
-		}
-	}
-	return 0, false
 }
 
 // describe is a readable one-liner for failure messages.

@@ -1,0 +1,51 @@
+package testbed
+
+import (
+	"fmt"
+	"strings"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// MetricValue reads Prometheus text exposition and returns the value of the
+// counter or gauge name on the series whose labels include every pair of
+// match, summed over the series that do; found is false when no series
+// matches.
+func MetricValue(text, name string, match map[string]string) (value float64, found bool, err error) {
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(strings.NewReader(text))
+	if err != nil {
+		return 0, false, fmt.Errorf("parse metrics: %w", err)
+	}
+	f, ok := families[name]
+	if !ok {
+		return 0, false, nil
+	}
+	for _, m := range f.GetMetric() {
+		if !labelsInclude(m, match) {
+			continue
+		}
+		switch f.GetType() {
+		case dto.MetricType_COUNTER:
+			value += m.GetCounter().GetValue()
+		case dto.MetricType_GAUGE:
+			value += m.GetGauge().GetValue()
+		default:
+			return 0, false, fmt.Errorf("metric %s is a %s, want a counter or a gauge", name, f.GetType())
+		}
+		found = true
+	}
+	return value, found, nil
+}
+
+func labelsInclude(m *dto.Metric, want map[string]string) bool {
+	n := 0
+	for _, l := range m.GetLabel() {
+		if v, ok := want[l.GetName()]; ok && v == l.GetValue() {
+			n++
+		}
+	}
+	return n == len(want)
+}
