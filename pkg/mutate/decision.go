@@ -124,6 +124,11 @@ func (m *Matcher) Decide(in Input, snap *inventory.Snapshot) Decision {
 					fmt.Sprintf("image %q: label %s ignored: it is %d bytes; the limit is %d bytes", img.Ref, isa.ImageRequestLabel, p.LabelIgnored, registry.MaxLabelBytes)})
 				break
 			}
+			if p.ConfigIgnored > 0 {
+				d.Warnings = append(d.Warnings, Warning{registry.KindLabelTooLarge,
+					fmt.Sprintf("image %q: config of %s not read: it is %d bytes; the limit is %d bytes; its label %s, if any, is ignored", img.Ref, p.Architecture, p.ConfigIgnored, registry.MaxConfigBytes, isa.ImageRequestLabel)})
+				break
+			}
 		}
 		alts, unsupported, labelErr := m.imageAlts(img, !podAsks)
 		if labelErr != nil {

@@ -241,7 +241,9 @@ func printableLine(t *testing.T, max int, warnings []string) {
 }
 
 // hostileRegistry is an in-process registry with app:biglabel (a 1 MiB
-// label, dropped by the resolver) and app:both (the reverse-DNS label and a
+// label: a config the resolver does not fetch), app:bigindex (the same
+// image as an index entry), app:longlabel (a 1 KiB label, dropped by the
+// resolver) and app:both (the reverse-DNS label and a
 // different bare one), plus a second server answering every request with
 // 500 "boom\n".
 func hostileRegistry(t testing.TB) (host, broken string) {
@@ -249,7 +251,7 @@ func hostileRegistry(t testing.TB) (host, broken string) {
 	srv := httptest.NewServer(ggcrregistry.New(ggcrregistry.Logger(log.New(io.Discard, "", 0))))
 	t.Cleanup(srv.Close)
 	host = strings.TrimPrefix(srv.URL, "http://")
-	write := func(tag string, labels map[string]string) {
+	write := func(tag string, labels map[string]string) v1.Image {
 		img, err := ggcrmutate.ConfigFile(empty.Image, &v1.ConfigFile{OS: "linux", Architecture: "riscv64", Config: v1.Config{Labels: labels}})
 		if err != nil {
 			t.Fatal(err)
@@ -261,9 +263,19 @@ func hostileRegistry(t testing.TB) (host, broken string) {
 		if err := remote.Write(ref, img); err != nil {
 			t.Fatal(err)
 		}
+		return img
 	}
-	write("biglabel", map[string]string{isa.ImageRequestLabel: strings.Repeat("rv64gc|", 1<<20/7)})
+	big := write("biglabel", map[string]string{isa.ImageRequestLabel: strings.Repeat("rv64gc|", 1<<20/7)})
+	write("longlabel", map[string]string{isa.ImageRequestLabel: strings.Repeat("rv64gc|", 1<<10/7)})
 	write("both", map[string]string{isa.ImageRequestLabel: "rv64imfdv", isa.BareImageRequestLabel: "rv64gc"})
+	idx := ggcrmutate.AppendManifests(empty.Index, ggcrmutate.IndexAddendum{Add: big, Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: "linux", Architecture: "riscv64"}}})
+	ref, err := name.ParseReference(host+"/app:bigindex", name.Insecure)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := remote.WriteIndex(ref, idx); err != nil {
+		t.Fatal(err)
+	}
 	bad := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "boom", http.StatusInternalServerError) // "boom\n"
 	}))
@@ -286,9 +298,19 @@ func TestHandleHostileRegistry(t *testing.T) {
 		wantPlacement map[string]int32
 	}{
 		{
-			name:         "1 MiB image label ignored with a warning",
+			name:         "1 KiB image label ignored with a warning",
+			pod:          podSpec{images: []string{host + "/app:longlabel"}},
+			wantWarnings: []string{`label io.isamatch.isa.request ignored: it is 1022 bytes; the limit is 256 bytes`},
+		},
+		{
+			name:         "1 MiB image config not fetched",
 			pod:          podSpec{images: []string{host + "/app:biglabel"}},
-			wantWarnings: []string{`label io.isamatch.isa.request ignored: it is 1048572 bytes; the limit is 256 bytes`},
+			wantWarnings: []string{`platforms unknown (tooLarge: registry response too large: image config is 1048732 bytes; the limit is 65536 bytes)`},
+		},
+		{
+			name:         "1 MiB image config in an index: the platform without the label",
+			pod:          podSpec{images: []string{host + "/app:bigindex"}},
+			wantWarnings: []string{`config of riscv64 not read: it is 1048732 bytes; the limit is 65536 bytes`},
 		},
 		{
 			name:          "reverse-DNS image label over the bare one",
@@ -337,8 +359,7 @@ func TestHandleHostileRegistry(t *testing.T) {
 
 // BenchmarkHostileRequest is the handler time of hostile pods: a 3 MiB
 // isa.request annotation (denied before parsing), and an image whose label
-// is 1 MiB (dropped by the resolver; the platform is then cached, the
-// label is not). Each must stay well under 5 ms per admission.
+// is 1 MiB (its config is never fetched). Each must stay well under 5 ms per admission.
 func BenchmarkHostileRequest(b *testing.B) {
 	host, _ := hostileRegistry(b)
 	nodes := paperCluster(b)

@@ -76,7 +76,7 @@ func TestOversizedLabelIgnored(t *testing.T) {
 		{name: "short label kept", label: "rv64gcv", want: Platform{OS: "linux", Architecture: "riscv64", ISARequest: "rv64gcv"}},
 		{name: "label at the limit kept", label: atLimit, want: Platform{OS: "linux", Architecture: "riscv64", ISARequest: atLimit}},
 		{name: "label over the limit ignored", label: atLimit + "b", want: Platform{OS: "linux", Architecture: "riscv64", LabelIgnored: MaxLabelBytes + 1}},
-		{name: "1 MiB label ignored", label: strings.Repeat("x", 1<<20), want: Platform{OS: "linux", Architecture: "riscv64", LabelIgnored: 1 << 20}},
+		{name: "32 KiB label ignored", label: strings.Repeat("x", 32<<10), want: Platform{OS: "linux", Architecture: "riscv64", LabelIgnored: 32 << 10}},
 	}
 	r := NewResolver(WithInsecureRegistries(tr.host))
 	for i, tc := range tests {
@@ -92,6 +92,61 @@ func TestOversizedLabelIgnored(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestOversizedConfigNotFetched: a config over MaxConfigBytes (here a
+// 1 MiB label) is never fetched: an index entry keeps its descriptor's
+// platform, a single image fails as tooLarge.
+func TestOversizedConfigNotFetched(t *testing.T) {
+	tr := newTestRegistry(t)
+	big := image(t, "linux", "riscv64", "", map[string]string{isa.ImageRequestLabel: strings.Repeat("x", 1<<20)})
+	small := image(t, "linux", "amd64", "", map[string]string{isa.ImageRequestLabel: "x86-64-v2"})
+	bigSize := configSize(t, big)
+	tr.pushImage(t, "app/bigconfig:1", big)
+	tr.pushIndex(t, "app/bigindex:1", index(t,
+		entry{img: big, platform: &v1.Platform{OS: "linux", Architecture: "riscv64"}},
+		entry{img: small, platform: &v1.Platform{OS: "linux", Architecture: "amd64"}},
+	))
+	r := NewResolver(WithInsecureRegistries(tr.host))
+
+	tr.reset()
+	_, err := r.Resolve(t.Context(), tr.ref("app/bigconfig:1"), teamA)
+	var re *Error
+	want := fmt.Sprintf("image config is %d bytes; the limit is %d bytes", bigSize, MaxConfigBytes)
+	if !errors.As(err, &re) || re.Kind != KindTooLarge || !strings.Contains(err.Error(), want) {
+		t.Errorf("single image: error = %v, want kind %s mentioning %q", err, KindTooLarge, want)
+	}
+	if n := tr.count(http.MethodGet, "/blobs/"); n != 0 {
+		t.Errorf("single image: %d blob GETs, want 0", n)
+	}
+
+	tr.reset()
+	got, err := r.Resolve(t.Context(), tr.ref("app/bigindex:1"), teamA)
+	if err != nil {
+		t.Fatalf("index: %v", err)
+	}
+	wantPlatforms := []Platform{
+		{OS: "linux", Architecture: "riscv64", ConfigIgnored: bigSize},
+		{OS: "linux", Architecture: "amd64", ISARequest: "x86-64-v2"},
+	}
+	if diff := cmp.Diff(wantPlatforms, got); diff != "" {
+		t.Errorf("index (-want +got):\n%s", diff)
+	}
+	if n := tr.count(http.MethodGet, "/blobs/"); n != 1 {
+		t.Errorf("index: %d blob GETs, want 1 (the small config only)", n)
+	}
+}
+
+func configSize(t *testing.T, img v1.Image) int64 {
+	t.Helper()
+	m, err := img.Manifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Config.Size <= MaxConfigBytes {
+		t.Fatalf("config of %d bytes is within the limit", m.Config.Size)
+	}
+	return m.Config.Size
 }
 
 // TestErrorMessagesAreSanitised: whatever a registry answers, an error

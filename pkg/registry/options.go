@@ -49,6 +49,13 @@ const (
 // one is ignored unparsed (see Platform.LabelIgnored).
 const MaxLabelBytes = 256
 
+// MaxConfigBytes is the largest image config fetched and parsed, as the
+// manifest states its size. Real configs are a few KiB (their layer history
+// and labels); a larger one is not fetched: an index entry keeps the
+// platform of its descriptor without the config's label
+// (Platform.ConfigIgnored), a single image fails with the kind "tooLarge".
+const MaxConfigBytes = 64 << 10
+
 // KeychainFactory builds the credentials a pod with the given PullAuth pulls
 // its images with. It is called once per resolution that misses the cache.
 type KeychainFactory func(ctx context.Context, auth PullAuth) (authn.Keychain, error)

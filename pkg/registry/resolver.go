@@ -405,8 +405,19 @@ func skipDescriptor(d v1.Descriptor) bool {
 }
 
 // platformOf reads img's config: the platform (from the index descriptor
-// when it has one, else from the config) and the isa.request label.
+// when it has one, else from the config) and the isa.request label. A
+// config over MaxConfigBytes is not fetched.
 func platformOf(img v1.Image, fromIndex *v1.Platform) (Platform, error) {
+	m, err := img.Manifest()
+	if err != nil {
+		return Platform{}, fmt.Errorf("read image manifest: %w", err)
+	}
+	if size := m.Config.Size; size > MaxConfigBytes {
+		if fromIndex == nil || fromIndex.Architecture == "" {
+			return Platform{}, fmt.Errorf("%w: image config is %d bytes; the limit is %d bytes", errTooLarge, size, MaxConfigBytes)
+		}
+		return Platform{OS: fromIndex.OS, Architecture: fromIndex.Architecture, Variant: fromIndex.Variant, ConfigIgnored: size}, nil
+	}
 	cf, err := img.ConfigFile()
 	if err != nil {
 		return Platform{}, fmt.Errorf("read image config: %w", err)

@@ -12,6 +12,10 @@ type Platform struct {
 	// MaxLabelBytes, which was ignored unparsed (0: none was ignored).
 	// Warn about it with the kind KindLabelTooLarge.
 	LabelIgnored int
+	// ConfigIgnored is the size in bytes of an image config over
+	// MaxConfigBytes, which was not fetched: the platform comes from the
+	// index and any label is unknown (0: the config was read).
+	ConfigIgnored int64
 }
 
 // PullAuth names the credentials a pod pulls its images with.
