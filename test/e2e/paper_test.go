@@ -83,6 +83,8 @@ var _ = Describe("The paper's cluster (Table 1)", Ordered, ContinueOnFailure, fu
 		}, SpecTimeout(3*time.Minute))
 	}
 
+	kubectlISASpecs(func() *democluster.Cluster { return c })
+
 	It("prints the table of the paper's experiment", func() {
 		Expect(rows).NotTo(BeEmpty())
 		var b strings.Builder
