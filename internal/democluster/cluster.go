@@ -53,6 +53,8 @@ type Options struct {
 	Dir string
 	// Parallel bounds concurrent labeler runs and image pushes (default 4).
 	Parallel int
+	// WebhookArgs are extra webhook flags (--enforcement=warn).
+	WebhookArgs []string
 }
 
 // Cluster is a running demo cluster.
@@ -76,8 +78,9 @@ type Cluster struct {
 	// Dir holds logs and certificates.
 	Dir string
 
-	progress  io.Writer
-	removeDir bool
+	progress    io.Writer
+	webhookArgs []string
+	removeDir   bool
 }
 
 // Start builds the labeler and webhook, starts the control plane, the
@@ -91,7 +94,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if opts.Parallel <= 0 {
 		opts.Parallel = 4
 	}
-	c = &Cluster{Nodes: opts.Nodes, progress: opts.Progress, Dir: opts.Dir}
+	c = &Cluster{Nodes: opts.Nodes, progress: opts.Progress, Dir: opts.Dir, webhookArgs: opts.WebhookArgs}
 	if c.progress == nil {
 		c.progress = io.Discard
 	}
@@ -292,7 +295,7 @@ func (c *Cluster) startWebhook(ctx context.Context) error {
 	w, err := StartWebhook(ctx, WebhookOptions{
 		Bin: c.WebhookBin, CP: c.CP, RegistryCA: c.Registry.CAFile, Log: filepath.Join(c.Dir, "webhook.log"),
 		// The demo registry listens on loopback, which is refused unless allowed.
-		ExtraArgs: []string{"--allow-registry=" + c.Registry.Host},
+		ExtraArgs: append([]string{"--allow-registry=" + c.Registry.Host}, c.webhookArgs...),
 	})
 	c.Webhook, c.WebhookHealthAddr = w.Process, w.HealthAddr
 	return err
