@@ -418,3 +418,48 @@ func TestOptInComponent(t *testing.T) {
 		})
 	}
 }
+
+// TestCriticalPodsHaveQuota: every pod template with a priority class has a
+// ResourceQuota in its namespace whose PriorityClass scope covers that
+// class, so clusters that limit critical classes to namespaces with such a
+// quota (GKE) admit the pods.
+func TestCriticalPodsHaveQuota(t *testing.T) {
+	objs := renderConfig(t)
+	covered := map[[2]string]bool{} // namespace, class
+	for _, o := range objs {
+		q, ok := o.(*corev1.ResourceQuota)
+		if !ok || q.Spec.ScopeSelector == nil {
+			continue
+		}
+		for _, e := range q.Spec.ScopeSelector.MatchExpressions {
+			if e.ScopeName == corev1.ResourceQuotaScopePriorityClass && e.Operator == corev1.ScopeSelectorOpIn {
+				for _, v := range e.Values {
+					covered[[2]string{q.Namespace, v}] = true
+				}
+			}
+		}
+	}
+	checked := 0
+	for _, o := range objs {
+		var ns, name string
+		var spec corev1.PodSpec
+		switch w := o.(type) {
+		case *appsv1.Deployment:
+			ns, name, spec = w.Namespace, w.Name, w.Spec.Template.Spec
+		case *appsv1.DaemonSet:
+			ns, name, spec = w.Namespace, w.Name, w.Spec.Template.Spec
+		default:
+			continue
+		}
+		if spec.PriorityClassName == "" {
+			continue
+		}
+		checked++
+		if !covered[[2]string{ns, spec.PriorityClassName}] {
+			t.Errorf("%s/%s uses priority class %s with no ResourceQuota scoped to it in its namespace", ns, name, spec.PriorityClassName)
+		}
+	}
+	if checked != 2 {
+		t.Errorf("checked %d workloads with a priority class, want 2 (the labeler and the webhook)", checked)
+	}
+}
