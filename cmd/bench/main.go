@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/go-logr/logr"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
@@ -26,6 +27,12 @@ const (
 	exitUsage = 2
 )
 
+// Bounds of the open-loop load: the generator starts a goroutine per pod.
+const (
+	maxOpenRate = 5000
+	maxOpenPods = 100000
+)
+
 func parseArgs(fs *flag.FlagSet, args []string) (bench.Options, error) {
 	var o bench.Options
 	fs.IntVar(&o.Runs, "runs", 3, "repetitions of every measurement; the table shows the median (>= 3)")
@@ -38,6 +45,8 @@ func parseArgs(fs *flag.FlagSet, args []string) (bench.Options, error) {
 	fs.IntVar(&o.ColdImages, "cold-images", 24, "new images per run, one pod each")
 	fs.IntVar(&o.ColdShared, "cold-shared", 16, "new images per run with --cold-pods-per-image concurrent pods each")
 	fs.IntVar(&o.ColdPodsPerImage, "cold-pods-per-image", 8, "concurrent pods per shared new image")
+	fs.Float64Var(&o.OpenRate, "open-rate", 100, "pods per second of the open-loop load (section 7), well below saturation")
+	fs.DurationVar(&o.OpenDuration, "open-duration", 10*time.Second, "how long each open-loop load runs (rate x duration pods per variant and run)")
 	fs.StringVar(&o.ProfileDir, "profile-dir", "", "write the webhook's CPU and allocation profiles under the admission load here")
 	quiet := fs.Bool("quiet", false, "no progress lines on stderr")
 	only := fs.String("only", "", "comma-separated sections to run (default all): "+strings.Join(bench.SectionNames, ","))
@@ -73,6 +82,15 @@ func parseArgs(fs *flag.FlagSet, args []string) (bench.Options, error) {
 		if f.v < 20 || f.v > 265 {
 			return o, fmt.Errorf("--%s=%d: want 20..265 (the request mix needs the first 20 groups; 265 ISAs are defined)", f.name, f.v)
 		}
+	}
+	if !(o.OpenRate > 0 && o.OpenRate <= maxOpenRate) {
+		return o, fmt.Errorf("--open-rate=%g: want pods per second in (0, %d]", o.OpenRate, maxOpenRate)
+	}
+	if o.OpenDuration <= 0 {
+		return o, fmt.Errorf("--open-duration=%s: want a positive duration", o.OpenDuration)
+	}
+	if n := o.OpenRate * o.OpenDuration.Seconds(); n < 1 || n > maxOpenPods {
+		return o, fmt.Errorf("--open-rate=%g x --open-duration=%s = %.0f pods: want 1..%d", o.OpenRate, o.OpenDuration, n, maxOpenPods)
 	}
 	if o.InventoryNodes < o.Nodes {
 		return o, fmt.Errorf("--inventory-nodes=%d is below --nodes=%d: the memory row adds nodes to the cluster's", o.InventoryNodes, o.Nodes)

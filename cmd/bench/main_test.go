@@ -5,8 +5,11 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/isamatch/isamatch/internal/bench"
 )
 
 func TestParseArgs(t *testing.T) {
@@ -14,18 +17,31 @@ func TestParseArgs(t *testing.T) {
 		name    string
 		args    []string
 		wantErr string // substring; "" means success
-		check   func(t *testing.T, runs, pods, nodes int)
+		check   func(t *testing.T, o bench.Options)
 	}{
-		{name: "defaults", check: func(t *testing.T, runs, pods, nodes int) {
-			if diff := cmp.Diff([]int{3, 1000, 500}, []int{runs, pods, nodes}); diff != "" {
+		{name: "defaults", check: func(t *testing.T, o bench.Options) {
+			if diff := cmp.Diff([]int{3, 1000, 500}, []int{o.Runs, o.Pods, o.Nodes}); diff != "" {
 				t.Errorf("runs, pods, nodes (-want +got):\n%s", diff)
 			}
-		}},
-		{name: "more runs", args: []string{"--runs=5", "--pods=200"}, check: func(t *testing.T, runs, pods, _ int) {
-			if runs != 5 || pods != 200 {
-				t.Errorf("runs, pods = %d, %d; want 5, 200", runs, pods)
+			if o.OpenRate != 100 || o.OpenDuration != 10*time.Second {
+				t.Errorf("open loop %g pods/s for %s, want 100 for 10s", o.OpenRate, o.OpenDuration)
 			}
 		}},
+		{name: "more runs", args: []string{"--runs=5", "--pods=200"}, check: func(t *testing.T, o bench.Options) {
+			if o.Runs != 5 || o.Pods != 200 {
+				t.Errorf("runs, pods = %d, %d; want 5, 200", o.Runs, o.Pods)
+			}
+		}},
+		{name: "open loop", args: []string{"--open-rate=50", "--open-duration=30s"}, check: func(t *testing.T, o bench.Options) {
+			if o.OpenRate != 50 || o.OpenDuration != 30*time.Second {
+				t.Errorf("open loop %g pods/s for %s, want 50 for 30s", o.OpenRate, o.OpenDuration)
+			}
+		}},
+		{name: "open rate zero", args: []string{"--open-rate=0"}, wantErr: "--open-rate=0: want pods per second in (0, 5000]"},
+		{name: "open rate NaN", args: []string{"--open-rate=NaN"}, wantErr: "--open-rate=NaN"},
+		{name: "open duration negative", args: []string{"--open-duration=-1s"}, wantErr: "--open-duration=-1s: want a positive duration"},
+		{name: "open loop too many pods", args: []string{"--open-rate=5000", "--open-duration=1h"}, wantErr: "= 18000000 pods: want 1..100000"},
+		{name: "open loop under one pod", args: []string{"--open-rate=1", "--open-duration=100ms"}, wantErr: "= 0 pods: want 1..100000"},
 		{name: "too few runs", args: []string{"--runs=2"}, wantErr: "--runs=2: want at least 3"},
 		{name: "no pods", args: []string{"--pods=0"}, wantErr: "--pods=0"},
 		{name: "too many groups", args: []string{"--inventory-groups=300"}, wantErr: "--inventory-groups=300: want 20..265"},
@@ -50,7 +66,7 @@ func TestParseArgs(t *testing.T) {
 			if o.Progress != nil {
 				t.Error("--quiet left a progress writer")
 			}
-			tc.check(t, o.Runs, o.Pods, o.Nodes)
+			tc.check(t, o)
 		})
 	}
 }

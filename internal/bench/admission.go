@@ -4,13 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"maps"
-	"net/http"
-	"os"
-	"path/filepath"
-	"strconv"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,8 +13,8 @@ import (
 )
 
 // admissionPhase creates o.Pods unscheduled pods in ns and deletes them.
-func admissionPhase(ctx context.Context, e *Env, o Options, ns string, withWebhook bool, tag string) (LoadResult, error) {
-	if err := e.Namespace(ctx, ns, withWebhook); err != nil {
+func admissionPhase(ctx context.Context, e *Env, o Options, ns string, h Hook, tag string) (LoadResult, error) {
+	if err := e.Namespace(ctx, ns, h); err != nil {
 		return LoadResult{}, err
 	}
 	res, err := CreatePods(ctx, e.Clientset, loadPods(ns, tag, e.Ref(WarmImage, "v1"), Unscheduled, o.Pods), o.Clients)
@@ -30,29 +24,55 @@ func admissionPhase(ctx context.Context, e *Env, o Options, ns string, withWebho
 	return res, DeletePods(ctx, e.Clientset, ns)
 }
 
-// admissionRows measures admission with and without the webhook (and
-// profiles the API server when asked).
-func admissionRows(ctx context.Context, e *Env, o Options, t *Table) error {
-	// Warm-up: the image cache, the API server's and the webhook's
-	// connections, both namespaces.
-	for _, with := range []bool{true, false} {
-		ns := nsName("adm", with)
-		if err := e.Namespace(ctx, ns, with); err != nil {
+// admissionHooks are the closed-loop admission variants, in the order of
+// the first run; later runs rotate it so drift favours none.
+var admissionHooks = []Hook{Isamatch, NoHook, Noop}
+
+// rotated is hs rotated left by r.
+func rotated(hs []Hook, r int) []Hook {
+	k := r % len(hs)
+	return append(append([]Hook(nil), hs[k:]...), hs[:k]...)
+}
+
+// hookFigures are one variant's figures, one entry per run.
+type hookFigures struct{ p50, p99, rate []float64 }
+
+func (f *hookFigures) add(res LoadResult) (p50, p99, rate float64) {
+	p50, p99, rate = ms(Percentile(res.Latencies, 0.5)), ms(Percentile(res.Latencies, 0.99)), res.PodsPerSecond()
+	f.p50, f.p99, f.rate = append(f.p50, p50), append(f.p99, p99), append(f.rate, rate)
+	return p50, p99, rate
+}
+
+// warmUp creates and deletes n pods in the namespace of each hook: the
+// image cache, the API server's and the webhooks' connections.
+func warmUp(ctx context.Context, e *Env, o Options, what string, hooks []Hook, n int) error {
+	for _, h := range hooks {
+		ns := nsName(what, h)
+		if err := e.Namespace(ctx, ns, h); err != nil {
 			return err
 		}
-		if _, err := CreatePods(ctx, e.Clientset, loadPods(ns, "warmup", e.Ref(WarmImage, "v1"), Unscheduled, 200), o.Clients); err != nil {
+		if _, err := CreatePods(ctx, e.Clientset, loadPods(ns, "warmup", e.Ref(WarmImage, "v1"), Unscheduled, n), o.Clients); err != nil {
 			return fmt.Errorf("warm-up: %w", err)
 		}
 		if err := DeletePods(ctx, e.Clientset, ns); err != nil {
 			return err
 		}
 	}
+	return nil
+}
+
+// admissionRows measures admission without a webhook, with the no-op
+// webhook and with isamatch's (and profiles the API server when asked).
+func admissionRows(ctx context.Context, e *Env, o Options, t *Table) error {
+	if err := warmUp(ctx, e, o, "adm", admissionHooks, 200); err != nil {
+		return err
+	}
 	// The pods as the webhook mutates them, one per request of the mix:
 	// their size, and the template of the "pre-mutated" baseline.
 	var sizes [2]int
 	var mutated []*corev1.Pod
-	for k, with := range []bool{false, true} {
-		ns := nsName("adm", with)
+	for k, h := range []Hook{NoHook, Isamatch} {
+		ns := nsName("adm", h)
 		var bytes []int
 		for i := range len(requestMix) {
 			got, err := e.Clientset.CoreV1().Pods(ns).Create(ctx, LoadPod(ns, fmt.Sprintf("size-%d", i), e.Ref(WarmImage, "v1"), Unscheduled, i),
@@ -65,7 +85,7 @@ func admissionRows(ctx context.Context, e *Env, o Options, t *Table) error {
 				return fmt.Errorf("marshal pod: %w", err)
 			}
 			bytes = append(bytes, len(raw))
-			if with {
+			if h == Isamatch {
 				if got.Annotations[isa.DecisionAnnotation] == "" {
 					return fmt.Errorf("dry-run pod with request %q has no decision: the webhook did not mutate it", requestMix[i])
 				}
@@ -84,18 +104,19 @@ func admissionRows(ctx context.Context, e *Env, o Options, t *Table) error {
 		return pods
 	}
 	var pre, preRatio []float64
-	var p50w, p99w, rw, p50b, p99b, rb, added, ratio, callMean, handlerMean, cpuPer []float64
+	var added, ratio, floorAdded, floorRatio, noopAdded, noopRatio []float64
+	var callMean, handlerMean, noopCallMean, cpuPer, noopCPUPer []float64
+	figs := map[Hook]*hookFigures{}
+	for _, h := range admissionHooks {
+		figs[h] = &hookFigures{}
+	}
 	pid, err := PidOf(e.WebhookBin)
 	if err != nil {
 		return err
 	}
+	noopPid := e.Noop.Process.Pid()
 	for r := range o.Runs {
-		// Alternate the order so drift favours neither side.
-		order := []bool{true, false}
-		if r%2 == 1 {
-			order = []bool{false, true}
-		}
-		for _, with := range order {
+		for _, h := range rotated(admissionHooks, r) {
 			before, err := e.readAdmissionMetrics(ctx)
 			if err != nil {
 				return err
@@ -104,7 +125,11 @@ func admissionRows(ctx context.Context, e *Env, o Options, t *Table) error {
 			if err != nil {
 				return err
 			}
-			res, err := admissionPhase(ctx, e, o, nsName("adm", with), with, fmt.Sprintf("r%d", r))
+			noopCPU0, err := CPUTime(noopPid)
+			if err != nil {
+				return err
+			}
+			res, err := admissionPhase(ctx, e, o, nsName("adm", h), h, fmt.Sprintf("r%d", r))
 			if err != nil {
 				return err
 			}
@@ -116,22 +141,25 @@ func admissionRows(ctx context.Context, e *Env, o Options, t *Table) error {
 			if err != nil {
 				return err
 			}
-			if with {
+			noopCPU1, err := CPUTime(noopPid)
+			if err != nil {
+				return err
+			}
+			switch h {
+			case Isamatch:
 				cpuPer = append(cpuPer, ms(cpu1-cpu0)/float64(o.Pods))
 				callMean = append(callMean, 1e3*after.apiserver.Sub(before.apiserver).Mean())
 				handlerMean = append(handlerMean, 1e3*after.handler.Sub(before.handler).Mean())
+			case Noop:
+				noopCPUPer = append(noopCPUPer, ms(noopCPU1-noopCPU0)/float64(o.Pods))
+				noopCallMean = append(noopCallMean, 1e3*after.noop.Sub(before.noop).Mean())
 			}
-			p50, p99, rate := ms(Percentile(res.Latencies, 0.5)), ms(Percentile(res.Latencies, 0.99)), res.PodsPerSecond()
-			fmt.Fprintf(e.progress, "bench:   run %d webhook=%v: p50 %.1f ms p99 %.1f ms %.0f pods/s\n", r+1, with, p50, p99, rate)
-			if with {
-				p50w, p99w, rw = append(p50w, p50), append(p99w, p99), append(rw, rate)
-			} else {
-				p50b, p99b, rb = append(p50b, p50), append(p99b, p99), append(rb, rate)
-			}
+			p50, p99, rate := figs[h].add(res)
+			fmt.Fprintf(e.progress, "bench:   run %d webhook=%s: p50 %.1f ms p99 %.1f ms %.0f pods/s\n", r+1, h, p50, p99, rate)
 		}
 		// The same API server work without the webhook hop: the mutated
 		// pods created as they are into the excluded namespace.
-		ns := nsName("adm", false)
+		ns := nsName("adm", NoHook)
 		res, err := CreatePods(ctx, e.Clientset, premutated(ns, fmt.Sprintf("pre%d", r)), o.Clients)
 		if err != nil {
 			return err
@@ -139,19 +167,22 @@ func admissionRows(ctx context.Context, e *Env, o Options, t *Table) error {
 		if err := DeletePods(ctx, e.Clientset, ns); err != nil {
 			return err
 		}
-		pre, preRatio = append(pre, res.PodsPerSecond()), append(preRatio, res.PodsPerSecond()/rb[r])
+		w, b, n := figs[Isamatch], figs[NoHook], figs[Noop]
+		pre, preRatio = append(pre, res.PodsPerSecond()), append(preRatio, res.PodsPerSecond()/b.rate[r])
 		fmt.Fprintf(e.progress, "bench:   run %d pre-mutated pods, no webhook: %.0f pods/s\n", r+1, res.PodsPerSecond())
-		added = append(added, p99w[r]-p99b[r])
-		ratio = append(ratio, rw[r]/rb[r])
+		added, ratio = append(added, w.p99[r]-b.p99[r]), append(ratio, w.rate[r]/b.rate[r])
+		floorAdded, floorRatio = append(floorAdded, w.p99[r]-n.p99[r]), append(floorRatio, w.rate[r]/n.rate[r])
+		noopAdded, noopRatio = append(noopAdded, n.p99[r]-b.p99[r]), append(noopRatio, n.rate[r]/b.rate[r])
 	}
+	w, b, n := figs[Isamatch], figs[NoHook], figs[Noop]
 	const sec = "1 admission"
 	who := fmt.Sprintf("%d pods, %d clients", o.Pods, o.Clients)
 	t.Add(Row{Section: sec, Name: "without webhook (namespace excluded by namespaceSelector): p50 / p99, " + who,
-		Figure: fmt.Sprintf("%.1f / %.1f ms", Median(p50b), Median(p99b)), Verdict: Info, Runs: "p99 " + runsText("%.1f", p99b)})
+		Figure: fmt.Sprintf("%.1f / %.1f ms", Median(b.p50), Median(b.p99)), Verdict: Info, Runs: "p99 " + runsText("%.1f", b.p99)})
 	t.Add(Row{Section: sec, Name: "with webhook (warm image cache): p50 / p99",
-		Figure: fmt.Sprintf("%.1f / %.1f ms", Median(p50w), Median(p99w)), Verdict: Info, Runs: "p99 " + runsText("%.1f", p99w)})
+		Figure: fmt.Sprintf("%.1f / %.1f ms", Median(w.p50), Median(w.p99)), Verdict: Info, Runs: "p99 " + runsText("%.1f", w.p99)})
 	t.Add(Row{Section: sec, Name: "pods/s without / with webhook",
-		Figure: fmt.Sprintf("%.0f / %.0f", Median(rb), Median(rw)), Verdict: Info, Runs: "with " + runsText("%.0f", rw)})
+		Figure: fmt.Sprintf("%.0f / %.0f", Median(b.rate), Median(w.rate)), Verdict: Info, Runs: "with " + runsText("%.0f", w.rate)})
 	t.Add(Row{Section: sec, Name: "webhook call, mean: as the API server times it / the webhook's handler (own metrics)",
 		Figure: fmt.Sprintf("%.2f / %.2f ms", Median(callMean), Median(handlerMean)), Verdict: Info,
 		Runs: "call " + runsText("%.2f", callMean) + "; handler " + runsText("%.2f", handlerMean)})
@@ -168,6 +199,23 @@ func admissionRows(ctx context.Context, e *Env, o Options, t *Table) error {
 	t.Add(Row{Section: sec, Name: "throughput ratio with / without",
 		Figure: fmt.Sprintf("%.2f", m), Goal: ">= 0.90", Verdict: verdict(m >= 0.9), Runs: runsText("%.2f", ratio)})
 
+	// The floor: what any webhook built this way costs, and isamatch
+	// against it.
+	t.Add(Row{Section: sec, Name: "no-op webhook (same framework, TLS and configuration; allows every pod, no patch): p50 / p99",
+		Figure: fmt.Sprintf("%.1f / %.1f ms", Median(n.p50), Median(n.p99)), Verdict: Info, Runs: "p99 " + runsText("%.1f", n.p99)})
+	t.Add(Row{Section: sec, Name: "no-op webhook: pods/s; call mean as the API server times it; process CPU per admission",
+		Figure: fmt.Sprintf("%.0f; %.2f ms; %.2f ms", Median(n.rate), Median(noopCallMean), Median(noopCPUPer)), Verdict: Info,
+		Runs: "pods/s " + runsText("%.0f", n.rate) + "; call " + runsText("%.2f", noopCallMean) + "; CPU " + runsText("%.2f", noopCPUPer)})
+	t.Add(Row{Section: sec, Name: "no-op webhook against none: throughput ratio; added p99 (the cost of any webhook here)",
+		Figure: fmt.Sprintf("%.2f; %.1f ms", Median(noopRatio), Median(noopAdded)), Verdict: Info,
+		Runs: runsText("%.2f", noopRatio) + "; " + runsText("%.1f", noopAdded)})
+	m = Median(floorAdded)
+	t.Add(Row{Section: sec, Name: "added p99 over the no-op webhook (isamatch - no-op, same run)",
+		Figure: fmt.Sprintf("%.1f ms", m), Goal: "< 2 ms", Verdict: verdict(m < 2), Runs: runsText("%.1f", floorAdded)})
+	m = Median(floorRatio)
+	t.Add(Row{Section: sec, Name: "throughput ratio isamatch / no-op webhook",
+		Figure: fmt.Sprintf("%.2f", m), Goal: ">= 0.90", Verdict: verdict(m >= 0.9), Runs: runsText("%.2f", floorRatio)})
+
 	if o.ProfileDir != "" {
 		if err := profileWebhook(ctx, e, o); err != nil {
 			return fmt.Errorf("profile: %w", err)
@@ -176,93 +224,9 @@ func admissionRows(ctx context.Context, e *Env, o Options, t *Table) error {
 	return nil
 }
 
-func nsName(what string, with bool) string {
-	if with {
-		return "bench-" + what + "-with"
-	}
-	return "bench-" + what + "-without"
-}
-
-// profileWebhook takes CPU profiles while admission batches run: of the
-// API server without the webhook (apiserver-cpu-without.pprof), then of the
-// webhook and the API server with it (webhook-cpu.pprof,
-// apiserver-cpu-with.pprof), and an allocation profile of the webhook
-// after, into o.ProfileDir.
-func profileWebhook(ctx context.Context, e *Env, o Options) error {
-	if err := os.MkdirAll(o.ProfileDir, 0o755); err != nil {
-		return fmt.Errorf("create %s: %w", o.ProfileDir, err)
-	}
-	const seconds = 10
-	for _, with := range []bool{false, true} {
-		var profiles []func() error
-		if with {
-			profiles = append(profiles, func() error {
-				return fetch(ctx, e, fmt.Sprintf("profile?seconds=%d", seconds), filepath.Join(o.ProfileDir, "webhook-cpu.pprof"))
-			})
-		}
-		name := "apiserver-cpu-without.pprof"
-		if with {
-			name = "apiserver-cpu-with.pprof"
-		}
-		profiles = append(profiles, func() error {
-			return fetchAPIServer(ctx, e, seconds, filepath.Join(o.ProfileDir, name))
-		})
-		done := make(chan error, len(profiles))
-		for _, p := range profiles {
-			go func() { done <- p() }()
-		}
-		ns := nsName("adm", with)
-		deadline := time.Now().Add(seconds * time.Second)
-		for b := 0; time.Now().Before(deadline); b++ {
-			if _, err := admissionPhase(ctx, e, o, ns, with, fmt.Sprintf("prof%d", b)); err != nil {
-				return err
-			}
-		}
-		for range profiles {
-			if err := <-done; err != nil {
-				return err
-			}
-		}
-	}
-	return fetch(ctx, e, "allocs", filepath.Join(o.ProfileDir, "webhook-allocs.pprof"))
-}
-
-// fetchAPIServer writes a CPU profile of the API server (its
-// /debug/pprof, on by default) to path.
-func fetchAPIServer(ctx context.Context, e *Env, seconds int, path string) error {
-	raw, err := e.Clientset.CoreV1().RESTClient().Get().AbsPath("/debug/pprof/profile").
-		Param("seconds", strconv.Itoa(seconds)).Timeout(time.Duration(seconds+30) * time.Second).DoRaw(ctx)
-	if err != nil {
-		return fmt.Errorf("fetch the API server's CPU profile: %w", err)
-	}
-	if err := os.WriteFile(path, raw, 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
-}
-
-func fetch(ctx context.Context, e *Env, what, path string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+e.PprofAddr+"/debug/pprof/"+what, nil)
-	if err != nil {
-		return fmt.Errorf("build pprof request: %w", err)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return fmt.Errorf("fetch %s: %w", what, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("fetch %s: status %s", what, resp.Status)
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("create %s: %w", path, err)
-	}
-	if _, err := io.Copy(f, resp.Body); err != nil {
-		_ = f.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return f.Close()
+// nsName is the namespace of a section's pods that go through h.
+func nsName(what string, h Hook) string {
+	return "bench-" + what + "-" + string(h)
 }
 
 func intsToFloats(xs []int) []float64 {

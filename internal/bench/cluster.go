@@ -16,6 +16,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"golang.org/x/sync/errgroup"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -45,8 +46,14 @@ type Env struct {
 	Registry  *testbed.Registry
 	Proxy     *CountingProxy
 	Webhook   *testbed.Process
-	// WebhookBin and LabelerBin are stripped builds, as in the images.
-	WebhookBin, LabelerBin string
+	// WebhookBin, LabelerBin and NoopBin are stripped builds, as in the
+	// images.
+	WebhookBin, LabelerBin, NoopBin string
+	// Noop is the floor: a webhook that allows every pod unchanged, behind
+	// NoopConfiguration, for the namespaces of hook Noop.
+	Noop *NoopWebhook
+	// NoopWebhookName is its webhook name in that configuration.
+	NoopWebhookName string
 	// PprofAddr and MetricsAddr are the webhook's pprof and metrics
 	// addresses.
 	PprofAddr, MetricsAddr string
@@ -91,12 +98,13 @@ func StartEnv(ctx context.Context, o Options, nodes map[string]map[string]string
 		}
 	}()
 
-	done := step(e.progress, "build cmd/webhook and cmd/labeler as the images are built")
-	bins, err := testbed.BuildBinaries(ctx, e.RepoRoot, filepath.Join(e.Dir, "bin"), testbed.BuildOptions{AsImage: true}, "./cmd/webhook", "./cmd/labeler")
+	done := step(e.progress, "build cmd/webhook, cmd/labeler and the no-op webhook as the images are built")
+	bins, err := testbed.BuildBinaries(ctx, e.RepoRoot, filepath.Join(e.Dir, "bin"), testbed.BuildOptions{AsImage: true},
+		"./cmd/webhook", "./cmd/labeler", "./internal/bench/noopwebhook")
 	if err != nil {
 		return e, err
 	}
-	e.WebhookBin, e.LabelerBin = bins[0], bins[1]
+	e.WebhookBin, e.LabelerBin, e.NoopBin = bins[0], bins[1], bins[2]
 	done()
 
 	hook, err := testbed.EnvtestWebhookConfiguration(e.RepoRoot)
@@ -146,6 +154,12 @@ func StartEnv(ctx context.Context, o Options, nodes map[string]map[string]string
 		return e, err
 	}
 	done()
+
+	done = step(e.progress, "start the no-op webhook behind a copy of the shipped configuration")
+	if err := e.startNoop(ctx); err != nil {
+		return e, err
+	}
+	done()
 	return e, nil
 }
 
@@ -158,6 +172,9 @@ func (e *Env) Stop() error {
 	var errs []error
 	if e.Webhook != nil {
 		errs = append(errs, e.Webhook.Stop(10*time.Second))
+	}
+	if e.Noop != nil {
+		errs = append(errs, e.Noop.Process.Stop(10*time.Second))
 	}
 	errs = append(errs, e.Proxy.Stop())
 	if e.Registry != nil {
@@ -208,22 +225,16 @@ func (e *Env) startWebhook(ctx context.Context) error {
 }
 
 // Namespace creates namespace ns once, with the proxy's pull secret on its
-// default ServiceAccount; withWebhook false labels it so the webhook never
-// sees its pods.
-func (e *Env) Namespace(ctx context.Context, ns string, withWebhook bool) error {
+// default ServiceAccount, labelled so that its pods go through hook h.
+func (e *Env) Namespace(ctx context.Context, ns string, h Hook) error {
 	e.nsMu.Lock()
 	defer e.nsMu.Unlock()
 	if e.nsDone[ns] {
 		return nil
 	}
-	var labels map[string]string
-	if !withWebhook {
-		// The webhook's namespaceSelector skips a namespace with this label.
-		labels = map[string]string{isa.IgnoreLabel: "true"}
-	}
 	reg := *e.Registry
 	reg.Host = e.Proxy.Host
-	if err := democluster.SetUpNamespace(ctx, e.Client, ns, labels, pullSecret, reg.DockerConfigJSON()); err != nil {
+	if err := democluster.SetUpNamespace(ctx, e.Client, ns, namespaceLabels(h), pullSecret, reg.DockerConfigJSON()); err != nil {
 		return err
 	}
 	e.nsDone[ns] = true
@@ -237,7 +248,7 @@ func (e *Env) Ref(repo, tag string) string { return e.Proxy.Host + "/" + repo + 
 // until the webhook's decision counts want nodes.
 func (e *Env) WaitInventory(ctx context.Context, want int) error {
 	const ns = "bench-probe"
-	if err := e.Namespace(ctx, ns, true); err != nil {
+	if err := e.Namespace(ctx, ns, Isamatch); err != nil {
 		return err
 	}
 	last, err := democluster.WaitDecisionCount(ctx, 500*time.Millisecond, 3*time.Minute, want, func(ctx context.Context) (map[string]string, error) {
@@ -250,6 +261,43 @@ func (e *Env) WaitInventory(ctx context.Context, want int) error {
 	})
 	if err != nil {
 		return fmt.Errorf("webhook inventory never counted %d nodes: %w; last decision: %s\n%s", want, err, strings.TrimSpace(last), e.Webhook.LogTail(20))
+	}
+	return nil
+}
+
+// startNoop starts the no-op webhook with the serving certificate envtest
+// made for isamatch's, installs NoopConfiguration for it and waits until
+// the API server calls it.
+func (e *Env) startNoop(ctx context.Context) error {
+	wio := e.CP.Env.WebhookInstallOptions
+	n, err := StartNoopWebhook(ctx, e.NoopBin, e.CP.KubeconfigPath, wio.LocalServingCertDir, filepath.Join(e.Dir, "noopwebhook.log"))
+	if err != nil {
+		return err
+	}
+	e.Noop = n
+	shipped, err := testbed.ShippedWebhookConfiguration(e.RepoRoot)
+	if err != nil {
+		return err
+	}
+	cfg := NoopConfiguration(shipped, Noop, n.URL("/"+e.WebhookPath), wio.LocalServingCAData)
+	e.NoopWebhookName = cfg.Webhooks[0].Name
+	if err := e.Client.Create(ctx, cfg); err != nil {
+		return fmt.Errorf("create the no-op webhook's configuration: %w", err)
+	}
+	const ns = "bench-probe-noop"
+	if err := e.Namespace(ctx, ns, Noop); err != nil {
+		return err
+	}
+	err = wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		pod := testbed.MakePod("probe", ns).Image(e.Ref(WarmImage, "v1")).Obj()
+		if _, err := e.Clientset.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
+			return false, fmt.Errorf("dry-run probe pod: %w", err)
+		}
+		calls, err := webhookRequests(ctx, n.MetricsAddr, "/"+e.WebhookPath)
+		return calls > 0, err
+	})
+	if err != nil {
+		return fmt.Errorf("the API server never called the no-op webhook: %w\n%s", err, n.Process.LogTail(20))
 	}
 	return nil
 }

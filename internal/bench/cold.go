@@ -117,8 +117,8 @@ func perImage(delta map[RequestKey]int, prefix string, images int) (minIdx, maxI
 
 // coldRows measures admissions of pods whose images are not cached.
 func coldRows(ctx context.Context, e *Env, o Options, t *Table) error {
-	ns := nsName("cold", true)
-	if err := e.Namespace(ctx, ns, true); err != nil {
+	ns := nsName("cold", Isamatch)
+	if err := e.Namespace(ctx, ns, Isamatch); err != nil {
 		return err
 	}
 	var rateA, p50A, totA, totB []float64

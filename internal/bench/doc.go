@@ -5,8 +5,13 @@
 // Every figure is the median of Options.Runs repetitions and every
 // comparison a ratio against a baseline measured in the same run: the
 // machines this runs on are shared and noisy. The cluster is a real
-// kube-apiserver, etcd and kube-scheduler (test/framework), the real
+// kube-apiserver, etcd and kube-scheduler (internal/testbed), the real
 // webhook binary behind the shipped MutatingWebhookConfiguration, the Debian
 // docker-registry behind a counting reverse proxy ([CountingProxy]), and
-// simulated Ready nodes labelled as the labeler would label them.
+// simulated Ready nodes labelled as the labeler would label them. Beside
+// isamatch's webhook runs the floor, internal/bench/noopwebhook: a webhook
+// built the same way that allows every pod unchanged, behind a copy of the
+// shipped configuration ([NoopConfiguration]) for the namespaces labelled
+// [HookLabel]; admission is measured closed-loop (clients that wait for
+// each answer, [CreatePods]) and open-loop (a fixed rate, [OpenLoop]).
 package bench

@@ -171,7 +171,7 @@ func webhookMemoryRows(ctx context.Context, e *Env, o Options, t *Table) error {
 	if err := e.WaitInventory(ctx, o.InventoryNodes); err != nil {
 		return err
 	}
-	if _, err := admissionPhase(ctx, e, o, nsName("adm", true), true, "mem"); err != nil {
+	if _, err := admissionPhase(ctx, e, o, nsName("adm", Isamatch), Isamatch, "mem"); err != nil {
 		return err
 	}
 	pid, err := PidOf(e.WebhookBin)

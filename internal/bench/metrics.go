@@ -10,6 +10,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/isamatch/isamatch/internal/testbed"
 )
 
 // HistSums are the _sum and _count of the histograms whose series match,
@@ -66,10 +68,11 @@ func hasLabels(m *dto.Metric, want map[string]string) bool {
 	return found == len(want)
 }
 
-// admissionMetrics are the two views of the webhook's cost: the API
-// server's timing of its call, and the webhook's own handler timing.
+// admissionMetrics are the views of the webhooks' cost: the API server's
+// timing of its call to isamatch and to the no-op webhook, and isamatch's
+// own handler timing.
 type admissionMetrics struct {
-	apiserver, handler HistSums
+	apiserver, noop, handler HistSums
 }
 
 func (e *Env) readAdmissionMetrics(ctx context.Context) (admissionMetrics, error) {
@@ -78,18 +81,49 @@ func (e *Env) readAdmissionMetrics(ctx context.Context) (admissionMetrics, error
 	if err != nil {
 		return m, fmt.Errorf("read kube-apiserver metrics: %w", err)
 	}
-	if m.apiserver, err = ParseHistSums(bytes.NewReader(raw), "apiserver_admission_webhook_admission_duration_seconds", map[string]string{"name": e.WebhookName}); err != nil {
+	const call = "apiserver_admission_webhook_admission_duration_seconds"
+	if m.apiserver, err = ParseHistSums(bytes.NewReader(raw), call, map[string]string{"name": e.WebhookName}); err != nil {
 		return m, err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+e.MetricsAddr+"/metrics", nil)
+	if m.noop, err = ParseHistSums(bytes.NewReader(raw), call, map[string]string{"name": e.NoopWebhookName}); err != nil {
+		return m, err
+	}
+	body, err := scrape(ctx, e.MetricsAddr)
 	if err != nil {
-		return m, fmt.Errorf("build webhook metrics request: %w", err)
+		return m, err
+	}
+	m.handler, err = ParseHistSums(bytes.NewReader(body), "controller_runtime_webhook_latency_seconds", map[string]string{"webhook": "/" + e.WebhookPath})
+	return m, err
+}
+
+// webhookRequests is how many admission requests the controller-runtime
+// webhook serving path answered, from its metrics at addr.
+func webhookRequests(ctx context.Context, addr, path string) (float64, error) {
+	body, err := scrape(ctx, addr)
+	if err != nil {
+		return 0, err
+	}
+	v, _, err := testbed.MetricValue(string(body), "controller_runtime_webhook_requests_total", map[string]string{"webhook": path})
+	return v, err
+}
+
+// scrape reads the plain-HTTP Prometheus metrics at addr.
+func scrape(ctx context.Context, addr string) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
+	if err != nil {
+		return nil, fmt.Errorf("build metrics request: %w", err)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return m, fmt.Errorf("read webhook metrics: %w", err)
+		return nil, fmt.Errorf("read metrics of %s: %w", addr, err)
 	}
 	defer resp.Body.Close()
-	m.handler, err = ParseHistSums(resp.Body, "controller_runtime_webhook_latency_seconds", map[string]string{"webhook": "/" + e.WebhookPath})
-	return m, err
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("read metrics of %s: status %s", addr, resp.Status)
+	}
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("read metrics of %s: %w", addr, err)
+	}
+	return body, nil
 }

@@ -33,6 +33,10 @@ type Options struct {
 	// one (default 24); ColdShared images get ColdPodsPerImage pods each
 	// at once (default 16 and 8).
 	ColdImages, ColdShared, ColdPodsPerImage int
+	// OpenRate (pods per second, default 100) and OpenDuration (default
+	// 10s) are the open-loop load of section 7.
+	OpenRate     float64
+	OpenDuration time.Duration
 	// ProfileDir, when set, receives the webhook's CPU and allocation
 	// profiles under the admission load.
 	ProfileDir string
@@ -44,7 +48,7 @@ type Options struct {
 }
 
 // SectionNames are the sections Options.Only may name, in run order.
-var SectionNames = []string{"admission", "scheduling", "cold", "labeler-pass", "labeler-memory", "webhook-memory"}
+var SectionNames = []string{"admission", "open-loop", "scheduling", "cold", "labeler-pass", "labeler-memory", "webhook-memory"}
 
 func (o Options) runs(section string) bool {
 	return len(o.Only) == 0 || slices.Contains(o.Only, section)
@@ -66,6 +70,12 @@ func (o Options) withDefaults() Options {
 	def(&o.ColdImages, 24)
 	def(&o.ColdShared, 16)
 	def(&o.ColdPodsPerImage, 8)
+	if o.OpenRate <= 0 {
+		o.OpenRate = 100
+	}
+	if o.OpenDuration <= 0 {
+		o.OpenDuration = 10 * time.Second
+	}
 	if o.Progress == nil {
 		o.Progress = io.Discard
 	}
@@ -93,7 +103,7 @@ func Run(ctx context.Context, o Options) (*Table, error) {
 			fmt.Fprintf(o.Progress, "bench: stop cluster: %v\n", err)
 		}
 	}()
-	t.Header = append(t.Header, fmt.Sprintf("cluster: kube-apiserver + etcd + kube-scheduler %s (internal/testbed), %d Ready simulated nodes in %d ISA groups, webhook binary (stripped) behind config/webhook's MutatingWebhookConfiguration, docker-registry (TLS, htpasswd) behind a counting proxy",
+	t.Header = append(t.Header, fmt.Sprintf("cluster: kube-apiserver + etcd + kube-scheduler %s (internal/testbed), %d Ready simulated nodes in %d ISA groups, webhook binary (stripped) behind config/webhook's MutatingWebhookConfiguration, a no-op webhook (same framework, TLS and configuration), docker-registry (TLS, htpasswd) behind a counting proxy",
 		filepath.Base(e.CP.AssetsDir), o.Nodes, o.NodeGroups))
 
 	sections := []struct {
@@ -101,7 +111,8 @@ func Run(ctx context.Context, o Options) (*Table, error) {
 		fn         func(context.Context, *Env, Options, *Table) error
 		sec        string
 	}{
-		{"admission", "admission with and without the webhook", admissionRows, "1 admission"},
+		{"admission", "admission without a webhook, with the no-op webhook and with isamatch's", admissionRows, "1 admission"},
+		{"open-loop", fmt.Sprintf("admission latency at a fixed %g pods/s", o.OpenRate), openLoopRows, "7 open loop"},
 		{"scheduling", "scheduling with and without isamatch's affinity", schedulingRows, "2 scheduling"},
 		{"cold", "cold image resolution", coldRows, "4 cold images"},
 		{"labeler-pass", "labeler probe + reconcile pass", labelerPassRows, "6 labeler pass"},

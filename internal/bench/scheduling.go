@@ -15,8 +15,8 @@ func schedulingRows(ctx context.Context, e *Env, o Options, t *Table) error {
 			order = []bool{false, true}
 		}
 		for _, with := range order {
-			ns := nsName("sched", with)
-			if err := e.Namespace(ctx, ns, with); err != nil {
+			ns := nsName("sched", hookOf(with))
+			if err := e.Namespace(ctx, ns, hookOf(with)); err != nil {
 				return err
 			}
 			w, err := WatchBinds(ctx, e.Clientset, ns)

@@ -1,0 +1,10 @@
+// Command noopwebhook is the floor of internal/bench: a mutating admission
+// webhook that allows every pod with no patch, built like cmd/webhook (a
+// controller-runtime manager and webhook server, HTTP/1.1 only unless
+// --enable-http2, the serving certificate from --cert-dir, readiness from
+// the server's StartedChecker) so that what isamatch costs on top of it is
+// isamatch's own work, not the admission protocol's. It serves at
+// /mutate-v1-pod like cmd/webhook.
+//
+// The entry point is run, which parses flags with parseArgs.
+package main
