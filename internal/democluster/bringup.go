@@ -26,13 +26,29 @@ import (
 // WebhookInstallOptions: envtest picks the loopback port and writes the
 // serving certificates the webhook process then uses (see StartWebhook).
 func StartControlPlane(ctx context.Context, dir string, hook *admissionregistrationv1.MutatingWebhookConfiguration) (*testbed.ControlPlane, error) {
+	return StartControlPlaneWithFlags(ctx, dir, hook, Flags{})
+}
+
+// Flags are extra control-plane flags: feature gates and API versions a
+// suite turns on (the Workload API's, say).
+type Flags struct {
+	// APIServer are kube-apiserver flags, name without "--".
+	APIServer map[string][]string
+	// Scheduler are kube-scheduler arguments ("--feature-gates=...").
+	Scheduler []string
+}
+
+// StartControlPlaneWithFlags is StartControlPlane with extra flags.
+func StartControlPlaneWithFlags(ctx context.Context, dir string, hook *admissionregistrationv1.MutatingWebhookConfiguration, flags Flags) (*testbed.ControlPlane, error) {
 	cpDir := filepath.Join(dir, "controlplane")
 	if err := os.MkdirAll(cpDir, 0o755); err != nil {
 		return nil, fmt.Errorf("create control plane dir: %w", err)
 	}
 	return testbed.Start(ctx, testbed.Options{
-		Scheduler: true,
-		Dir:       cpDir,
+		Scheduler:      true,
+		Dir:            cpDir,
+		APIServerFlags: flags.APIServer,
+		SchedulerFlags: flags.Scheduler,
 		WebhookInstallOptions: envtest.WebhookInstallOptions{
 			LocalServingHost: "127.0.0.1",
 			MutatingWebhooks: []*admissionregistrationv1.MutatingWebhookConfiguration{hook},

@@ -55,6 +55,8 @@ type Options struct {
 	Parallel int
 	// WebhookArgs are extra webhook flags (--enforcement=warn).
 	WebhookArgs []string
+	// Flags are extra kube-apiserver and kube-scheduler flags.
+	Flags Flags
 }
 
 // Cluster is a running demo cluster.
@@ -131,7 +133,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		return c, err
 	}
 	step = c.step("start kube-apiserver, etcd and kube-scheduler (webhook configuration from " + testbed.WebhookConfigFile + ")")
-	if c.CP, err = StartControlPlane(ctx, c.Dir, hook); err != nil {
+	if c.CP, err = StartControlPlaneWithFlags(ctx, c.Dir, hook, opts.Flags); err != nil {
 		return c, err
 	}
 	c.Client = c.CP.Client

@@ -35,6 +35,8 @@ type Options struct {
 	WebhookInstallOptions envtest.WebhookInstallOptions
 	// APIServerFlags are extra kube-apiserver flags (name without "--").
 	APIServerFlags map[string][]string
+	// SchedulerFlags are extra kube-scheduler arguments ("--feature-gates=...").
+	SchedulerFlags []string
 	// AddToScheme registers extra types beyond client-go's.
 	AddToScheme []func(*runtime.Scheme) error
 	// Dir holds logs, kubeconfig and configuration files. Empty means a new
@@ -145,7 +147,7 @@ func Start(ctx context.Context, opts Options) (cp *ControlPlane, err error) {
 	}
 
 	if opts.Scheduler {
-		if err := cp.startScheduler(ctx, opts.SchedulerConfig); err != nil {
+		if err := cp.startScheduler(ctx, opts.SchedulerConfig, opts.SchedulerFlags); err != nil {
 			return cp, err
 		}
 	}
@@ -187,7 +189,7 @@ leaderElection:
 
 // startScheduler runs kube-scheduler on a free loopback port and waits for
 // its healthz.
-func (cp *ControlPlane) startScheduler(ctx context.Context, config string) error {
+func (cp *ControlPlane) startScheduler(ctx context.Context, config string, extraArgs []string) error {
 	if config == "" {
 		config = DefaultSchedulerConfig
 	}
@@ -210,6 +212,7 @@ func (cp *ControlPlane) startScheduler(ctx context.Context, config string) error
 			"--authorization-kubeconfig=" + cp.KubeconfigPath,
 			"--v=2",
 		}
+		args = append(args, extraArgs...)
 		p, err := StartProcess("kube-scheduler", filepath.Join(cp.AssetsDir, "kube-scheduler"), args, nil,
 			filepath.Join(cp.Dir, "kube-scheduler.log"))
 		if err != nil {
