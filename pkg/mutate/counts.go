@@ -14,7 +14,24 @@ type DecisionCounts struct {
 	// WouldDeny is set in warn mode when enforcement would have denied the
 	// pod.
 	WouldDeny bool `json:"wouldDeny,omitempty"`
+	// Gate is set on pods that went through the scheduling gate: "pending"
+	// from admission until the gate controller releases the pod, then
+	// "resolved" or "timeout" (released past the bound with what was
+	// known).
+	Gate string `json:"gate,omitempty"`
+	// Narrowed is set when a gated pod's own required terms could hold
+	// only one of isamatch's alternatives each: the others were dropped
+	// (the rules for gated pods let a term gain requirements but forbid new
+	// terms), so the pod may run on fewer nodes than it could.
+	Narrowed bool `json:"narrowed,omitempty"`
 }
+
+// Gate states in DecisionCounts.Gate.
+const (
+	GatePending  = "pending"
+	GateResolved = "resolved"
+	GateTimeout  = "timeout"
+)
 
 // TierCounts is one preferred term: its weight and how many ISA groups and
 // nodes it names.

@@ -46,6 +46,7 @@ const (
 	outcomeSkipped   = "skipped"
 	outcomeMutated   = "mutated"
 	outcomeUnchanged = "unchanged"
+	outcomeGated     = "gated"
 	outcomeDenied    = "denied"
 	outcomeWouldDeny = "would_deny"
 	outcomeError     = "error"
@@ -100,34 +101,59 @@ func (p *PodMutator) handle(ctx context.Context, req admission.Request) (admissi
 	log := ctrl.LoggerFrom(ctx).WithValues("pod", klog.KRef(ns, name))
 	ctx = logr.NewContext(ctx, log)
 
-	d := p.decide(ctx, ns, pod)
+	d, pending := p.decide(ctx, ns, pod)
 	if d.Denied != "" {
 		return p.deny(ctx, pod, d.Denied)
+	}
+	if pending != nil {
+		return p.respondGated(ctx, pod, d, pending)
 	}
 	return p.respond(ctx, pod, d)
 }
 
 // decide reads the pod's requests, resolves its images and decides. A
-// malformed request is a decision too: a denial.
-func (p *PodMutator) decide(ctx context.Context, ns string, pod *podFields) Decision {
+// malformed request is a decision too: a denial. When the pod is to be
+// gated (see gates), nothing is fetched: the decision is made from what is
+// known, and pending names the images left to the gate controller.
+func (p *PodMutator) decide(ctx context.Context, ns string, pod *podFields) (d Decision, pending []string) {
 	in, warnings, msg := podInput(pod)
 	if msg != "" {
-		return Decision{Denied: msg}
+		return Decision{Denied: msg}, nil
 	}
 	refs := podImages(pod)
 	if len(refs) > MaxImages {
-		return Decision{Denied: tooManyImages()}
+		return Decision{Denied: tooManyImages()}, nil
 	}
-	in.Images = p.resolve(ctx, ns, pod, refs)
-	for _, img := range in.Images {
+	auth := pullAuth(ns, pod)
+	if p.opts.Resolve != ResolveSync || hasGate(pod.Spec.SchedulingGates) {
+		images, missing := p.cached(refs, auth)
+		if p.gates(pod, refs, missing) {
+			pending = make([]string, 0, len(missing))
+			for _, k := range missing {
+				pending = append(pending, refs[k])
+			}
+			in.Images = known(images, missing)
+			p.logImageErrors(ctx, in.Images)
+			d := p.m.Decide(in, p.inv.Snapshot())
+			d.Warnings = append(warnings, d.Warnings...)
+			return d, pending
+		}
+	}
+	in.Images = p.resolve(ctx, auth, refs)
+	p.logImageErrors(ctx, in.Images)
+	d = p.m.Decide(in, p.inv.Snapshot())
+	d.Warnings = append(warnings, d.Warnings...)
+	return d, nil
+}
+
+// logImageErrors logs and counts the images whose platforms are unknown.
+func (p *PodMutator) logImageErrors(ctx context.Context, images []ImageInfo) {
+	for _, img := range images {
 		if img.Err != nil {
 			p.opts.Metrics.imageError(errorKind(img.Err))
 			logr.FromContextOrDiscard(ctx).Info("image platforms unknown", "image", img.Ref, "error", img.Err.Error())
 		}
 	}
-	d := p.m.Decide(in, p.inv.Snapshot())
-	d.Warnings = append(warnings, d.Warnings...)
-	return d
 }
 
 // respond merges the decision into the pod's own node affinity and answers
@@ -135,6 +161,14 @@ func (p *PodMutator) decide(ctx context.Context, ns string, pod *podFields) Deci
 // merge may still deny: the pod's own affinity or nodeSelector can exclude
 // every node the decision allows.
 func (p *PodMutator) respond(ctx context.Context, pod *podFields, d Decision) (admission.Response, string) {
+	return p.respondGated(ctx, pod, d, nil)
+}
+
+// respondGated is respond for a pod that is gated when pending is not nil:
+// its required terms are written so the gate controller can narrow them
+// (splitByArch), it gets isa.ResolveGate and its decision says what is
+// pending.
+func (p *PodMutator) respondGated(ctx context.Context, pod *podFields, d Decision, pending []string) (admission.Response, string) {
 	log := logr.FromContextOrDiscard(ctx)
 	deny := func(msg string) (admission.Response, string) { return p.deny(ctx, pod, msg) }
 	before, err := json.Marshal(patchedFields(pod))
@@ -157,6 +191,9 @@ func (p *PodMutator) respond(ctx context.Context, pod *podFields, d Decision) (a
 		slices.Sort(sel)
 		return deny(fmt.Sprintf("the pod's spec.nodeSelector %s excludes every node isamatch allows (%s); remove or change it", strings.Join(sel, ","), d.RequiredText))
 	}
+	if pending != nil {
+		required = splitByArch(required, p.opts.MaxRequiredTerms)
+	}
 	na.RequiredDuringSchedulingIgnoredDuringExecution = required
 	na.PreferredDuringSchedulingIgnoredDuringExecution = mergePreferred(na.PreferredDuringSchedulingIgnoredDuringExecution, d.Preferred)
 	if na.RequiredDuringSchedulingIgnoredDuringExecution != nil || len(na.PreferredDuringSchedulingIgnoredDuringExecution) > 0 {
@@ -167,6 +204,13 @@ func (p *PodMutator) respond(ctx context.Context, pod *podFields, d Decision) (a
 	}
 	if pod.Annotations == nil {
 		pod.Annotations = map[string]string{}
+	}
+	if pending != nil {
+		d.Summary = pendingSummary(pending) + d.Summary
+		d.Counts.Gate = GatePending
+		if !hasGate(pod.Spec.SchedulingGates) {
+			pod.Spec.SchedulingGates = append(pod.Spec.SchedulingGates, corev1.PodSchedulingGate{Name: isa.ResolveGate})
+		}
 	}
 	pod.Annotations[isa.DecisionAnnotation] = registry.Sanitize(d.Summary, maxAnnotation)
 	pod.Annotations[isa.DecisionCountsAnnotation] = d.Counts.encode()
@@ -180,7 +224,10 @@ func (p *PodMutator) respond(ctx context.Context, pod *podFields, d Decision) (a
 		return resp, outcomeError
 	}
 	outcome := outcomeMutated
-	if len(resp.Patches) == 0 {
+	switch {
+	case pending != nil:
+		outcome = outcomeGated
+	case len(resp.Patches) == 0:
 		outcome = outcomeUnchanged
 	}
 	warnings := make([]string, 0, len(d.Warnings))

@@ -23,7 +23,21 @@ type Options struct {
 	// warn mode a pod isamatch would deny is admitted unchanged but for the
 	// decision annotations, with an admission warning carrying the denial.
 	Enforcement string
+	// Resolve is how a pod whose image platforms must be looked up is
+	// admitted: ResolveSync (the default here) waits for the registry
+	// within Budget; ResolveGate and ResolveAuto never wait: the pod gets
+	// the scheduling gate isa.ResolveGate and the gate controller
+	// (ReleaseGated) writes the rest. ResolveGate gates every pod with an
+	// image, ResolveAuto only one with an image not in the cache.
+	Resolve string
 }
+
+// Resolve modes.
+const (
+	ResolveSync = "sync"
+	ResolveGate = "gate"
+	ResolveAuto = "auto"
+)
 
 // Enforcement modes.
 const (
@@ -50,6 +64,9 @@ func (o Options) withDefaults() Options {
 	if o.Enforcement == "" {
 		o.Enforcement = EnforcementDeny
 	}
+	if o.Resolve == "" {
+		o.Resolve = ResolveSync
+	}
 	if o.MaxRequiredTerms <= 0 {
 		o.MaxRequiredTerms = DefaultMaxRequiredTerms
 	}
@@ -59,15 +76,21 @@ func (o Options) withDefaults() Options {
 // Metrics counts the webhook's decisions. Register Collectors with the
 // manager's registry (controller-runtime's metrics.Registry).
 type Metrics struct {
-	// Decisions by outcome: "skipped", "mutated", "unchanged", "denied",
-	// "would_deny" (warn mode), "error".
+	// Decisions by outcome: "skipped", "mutated", "unchanged", "gated",
+	// "denied", "would_deny" (warn mode), "error".
 	Decisions *prometheus.CounterVec
 	// ImageErrors counts images whose platforms could not be resolved, by
 	// registry error kind ("unauthorized", "timeout", ...).
 	ImageErrors *prometheus.CounterVec
 	// Warnings counts admission warnings by reason: "imageError",
-	// "imageUnsupported", "imageLabel", "noNode", "wouldDeny".
+	// "imageUnsupported", "imageLabel", "noNode", "wouldDeny", "narrowed".
 	Warnings *prometheus.CounterVec
+	// GateReleases counts the pods the gate controller released, by
+	// reason: "resolved", "timeout" (released past the bound with what
+	// was known), "denied" (the images contradict the request: placed
+	// nowhere, or unconstrained in warn mode) and "skipped" (a pod
+	// isamatch does not handle that carried the gate).
+	GateReleases *prometheus.CounterVec
 }
 
 // NewMetrics returns unregistered metrics.
@@ -85,12 +108,16 @@ func NewMetrics() *Metrics {
 			Name: "isamatch_webhook_warnings_total",
 			Help: "Admission warnings returned by the isamatch webhook, by reason.",
 		}, []string{"reason"}),
+		GateReleases: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "isamatch_webhook_gate_releases_total",
+			Help: "Pods whose scheduling gate the isamatch gate controller removed, by reason.",
+		}, []string{"reason"}),
 	}
 }
 
 // Collectors returns the collectors to register.
 func (m *Metrics) Collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.Decisions, m.ImageErrors, m.Warnings}
+	return []prometheus.Collector{m.Decisions, m.ImageErrors, m.Warnings, m.GateReleases}
 }
 
 func (m *Metrics) decision(outcome string) {
@@ -108,5 +135,11 @@ func (m *Metrics) imageError(kind string) {
 func (m *Metrics) warning(reason string) {
 	if m != nil {
 		m.Warnings.WithLabelValues(reason).Inc()
+	}
+}
+
+func (m *Metrics) gateRelease(reason string) {
+	if m != nil {
+		m.GateReleases.WithLabelValues(reason).Inc()
 	}
 }

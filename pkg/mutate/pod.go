@@ -25,6 +25,7 @@ type podFields struct {
 		InitContainers     []containerImage              `json:"initContainers"`
 		Containers         []containerImage              `json:"containers"`
 		Affinity           *corev1.Affinity              `json:"affinity"`
+		SchedulingGates    []corev1.PodSchedulingGate    `json:"schedulingGates"`
 	} `json:"spec"`
 }
 
@@ -43,7 +44,8 @@ func decodePod(raw []byte, pod *podFields) error {
 }
 
 // patchedFields is the part of a pod the webhook may change: the decision
-// annotations and the node affinity. The patch is the difference of this
+// annotations, the node affinity and the scheduling gates (it adds
+// isa.ResolveGate). The patch is the difference of this
 // projection before and after the decision, so it names only those paths:
 // the pod's other annotations, its pod (anti-)affinity and every field of
 // it this webhook does not know (a newer API server's) are never touched,
@@ -58,7 +60,8 @@ func patchedFields(pod *podFields) any {
 		NodeAffinity *corev1.NodeAffinity `json:"nodeAffinity,omitempty"`
 	}
 	type spec struct {
-		Affinity *affinity `json:"affinity,omitempty"`
+		Affinity        *affinity                  `json:"affinity,omitempty"`
+		SchedulingGates []corev1.PodSchedulingGate `json:"schedulingGates,omitempty"`
 	}
 	var out struct {
 		Metadata metadata `json:"metadata"`
@@ -76,5 +79,6 @@ func patchedFields(pod *podFields) any {
 	if pod.Spec.Affinity != nil {
 		out.Spec.Affinity = &affinity{pod.Spec.Affinity.NodeAffinity}
 	}
+	out.Spec.SchedulingGates = pod.Spec.SchedulingGates
 	return out
 }

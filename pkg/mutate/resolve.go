@@ -62,18 +62,19 @@ func tooManyImages() string {
 	return fmt.Sprintf("the pod names more than %d distinct container images; the limit is %d: split it into several pods", MaxImages, MaxImages)
 }
 
-// resolve looks up the images refs in parallel, within the budget; lookups
-// still running when it ends are reported as errBudget.
-func (p *PodMutator) resolve(ctx context.Context, ns string, pod *podFields, refs []string) []ImageInfo {
-	if len(refs) == 0 {
-		return nil
-	}
+// pullAuth is the credentials pod's images are pulled with.
+func pullAuth(ns string, pod *podFields) registry.PullAuth {
 	auth := registry.PullAuth{Namespace: ns, ServiceAccountName: pod.Spec.ServiceAccountName}
 	for _, s := range pod.Spec.ImagePullSecrets {
 		auth.ImagePullSecrets = append(auth.ImagePullSecrets, s.Name)
 	}
-	out := make([]ImageInfo, len(refs))
-	var pending []int
+	return auth
+}
+
+// cached answers refs from the resolver's cache; pending are the indexes
+// of those it does not hold, reported as errBudget until fetched.
+func (p *PodMutator) cached(refs []string, auth registry.PullAuth) (out []ImageInfo, pending []int) {
+	out = make([]ImageInfo, len(refs))
 	cr, _ := p.res.(cachedResolver)
 	for k, ref := range refs {
 		if cr != nil {
@@ -85,11 +86,28 @@ func (p *PodMutator) resolve(ctx context.Context, ns string, pod *podFields, ref
 		out[k] = ImageInfo{Ref: ref, Err: errBudget}
 		pending = append(pending, k)
 	}
+	return out, pending
+}
+
+// resolve looks up the images refs in parallel, within the budget; lookups
+// still running when it ends are reported as errBudget.
+func (p *PodMutator) resolve(ctx context.Context, auth registry.PullAuth, refs []string) []ImageInfo {
+	if len(refs) == 0 {
+		return nil
+	}
+	out, pending := p.cached(refs, auth)
 	if len(pending) == 0 {
 		return out
 	}
 	ctx, cancel := context.WithTimeout(ctx, p.opts.Budget)
 	defer cancel()
+	p.fetch(ctx, auth, refs, out, pending)
+	return out
+}
+
+// fetch looks up refs[k] for every k of pending in parallel until ctx
+// ends, filling out; lookups still running then stay errBudget.
+func (p *PodMutator) fetch(ctx context.Context, auth registry.PullAuth, refs []string, out []ImageInfo, pending []int) {
 	type result struct {
 		k         int
 		platforms []registry.Platform
@@ -122,12 +140,11 @@ func (p *PodMutator) resolve(ctx context.Context, ns string, pod *podFields, ref
 				case r := <-done:
 					set(r)
 				default:
-					return out
+					return
 				}
 			}
 		}
 	}
-	return out
 }
 
 func isClassified(err error) bool {

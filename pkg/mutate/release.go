@@ -1,0 +1,180 @@
+package mutate
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/isamatch/isamatch/pkg/isa"
+	"github.com/isamatch/isamatch/pkg/registry"
+)
+
+// Reasons a gated pod is released, as GateRelease.Reason and the metric
+// isamatch_webhook_gate_releases_total count them.
+const (
+	ReleaseResolved = "resolved"
+	ReleaseTimeout  = "timeout"
+	ReleaseDenied   = "denied"
+	ReleaseSkipped  = "skipped"
+)
+
+// GateRelease says what ReleaseGated did, for the controller's event.
+type GateRelease struct {
+	// Reason is one of the Release* constants.
+	Reason string
+	// Warning is set when the pod's event is a warning: a timeout, a
+	// denial or a narrowed affinity.
+	Warning bool
+	// Message is the event's text.
+	Message string
+}
+
+// ReleaseGated is the gate controller's decision for a pod that carries
+// isa.ResolveGate: the decision admission would have made with the pod's
+// images resolved, written as the rules for gated pods allow
+// (narrowRequired), with the gate removed, all in pod, which the caller
+// writes back in one update. Images are looked up until ctx ends when
+// resolve is set, else only answered from the cache; images still unknown
+// then are left out (as admission leaves out an image past its budget) and
+// the release is a timeout. A pod the images and request contradict is
+// released as admission would have answered it: in deny mode every
+// required term gains a requirement no node meets (it can never run
+// correctly; the event says how to fix it), in warn mode it keeps only
+// what admission wrote.
+func (p *PodMutator) ReleaseGated(ctx context.Context, pod *corev1.Pod, resolve bool) GateRelease {
+	r := p.releaseGated(ctx, pod, resolve)
+	pod.Spec.SchedulingGates = slices.DeleteFunc(pod.Spec.SchedulingGates, func(g corev1.PodSchedulingGate) bool { return g.Name == isa.ResolveGate })
+	if len(pod.Spec.SchedulingGates) == 0 {
+		pod.Spec.SchedulingGates = nil
+	}
+	p.opts.Metrics.gateRelease(r.Reason)
+	return r
+}
+
+func (p *PodMutator) releaseGated(ctx context.Context, pod *corev1.Pod, resolve bool) GateRelease {
+	f := fieldsOf(pod)
+	switch {
+	case pod.Spec.NodeName != "", pod.Annotations[corev1.MirrorPodAnnotationKey] != "",
+		slices.Contains(p.opts.SkipNamespaces, pod.Namespace), pod.Labels[isa.IgnoreLabel] == "true":
+		return GateRelease{Reason: ReleaseSkipped, Message: "isamatch does not place this pod (bound, mirror, skipped namespace or " + isa.IgnoreLabel + "=true); gate " + isa.ResolveGate + " removed"}
+	}
+	in, warnings, msg := podInput(f)
+	if msg != "" {
+		return p.releaseDenied(pod, msg)
+	}
+	refs := podImages(f)
+	if len(refs) > MaxImages {
+		return p.releaseDenied(pod, tooManyImages())
+	}
+	auth := pullAuth(pod.Namespace, f)
+	images, pending := p.cached(refs, auth)
+	if len(pending) > 0 && resolve {
+		p.fetch(ctx, auth, refs, images, pending)
+	}
+	timedOut := false
+	for _, k := range pending {
+		if images[k].Err != nil && errorKind(images[k].Err) == "timeout" {
+			timedOut = true
+		}
+	}
+	in.Images = images
+	p.logImageErrors(ctx, images)
+	d := p.m.Decide(in, p.inv.Snapshot())
+	d.Warnings = append(warnings, d.Warnings...)
+	if d.Denied != "" {
+		return p.releaseDenied(pod, d.Denied)
+	}
+
+	na := &corev1.NodeAffinity{}
+	if pod.Spec.Affinity != nil && pod.Spec.Affinity.NodeAffinity != nil {
+		na = pod.Spec.Affinity.NodeAffinity.DeepCopy()
+	}
+	cur := na.RequiredDuringSchedulingIgnoredDuringExecution
+	required, narrowed, ok, err := narrowRequired(cur, d.Required, p.opts.MaxRequiredTerms)
+	switch {
+	case err != nil:
+		return p.releaseDenied(pod, err.Error())
+	case !ok:
+		return p.releaseDenied(pod, fmt.Sprintf("the pod's required node affinity excludes every node isamatch allows (%s); remove the conflicting requirement", d.RequiredText))
+	case !isNarrowingOf(required, cur): // narrowRequired's contract; kept as a guard
+		return p.releaseDenied(pod, "isamatch could not write its affinity as an addition to the pod's own required terms")
+	case len(d.Required) > 0 && excludesAll(pod.Spec.NodeSelector, required):
+		return p.releaseDenied(pod, fmt.Sprintf("the pod's spec.nodeSelector excludes every node isamatch allows (%s); remove or change it", d.RequiredText))
+	}
+	na.RequiredDuringSchedulingIgnoredDuringExecution = required
+	na.PreferredDuringSchedulingIgnoredDuringExecution = mergePreferred(na.PreferredDuringSchedulingIgnoredDuringExecution, d.Preferred)
+	if na.RequiredDuringSchedulingIgnoredDuringExecution != nil || len(na.PreferredDuringSchedulingIgnoredDuringExecution) > 0 {
+		if pod.Spec.Affinity == nil {
+			pod.Spec.Affinity = &corev1.Affinity{}
+		}
+		pod.Spec.Affinity.NodeAffinity = na
+	}
+
+	r := GateRelease{Reason: ReleaseResolved, Message: "images resolved; node affinity written: " + d.RequiredText}
+	d.Counts.Gate = GateResolved
+	if timedOut {
+		r = GateRelease{Reason: ReleaseTimeout, Warning: true, Message: "released past the gate's time bound; images not resolved are left out of the node affinity: " + d.RequiredText}
+		d.Counts.Gate = GateTimeout
+	}
+	if narrowed {
+		d.Counts.Narrowed = true
+		d.Summary += "; narrowed: the pod's own required terms can each hold one alternative only (a gated pod's terms may gain requirements, not be added): the first that fits each term was kept"
+		r.Warning = true
+		r.Message += "; narrowed to one alternative per required term of the pod"
+		p.opts.Metrics.warning("narrowed")
+	}
+	setDecision(pod, "released by the gate controller ("+d.Counts.Gate+"): "+d.Summary, d.Counts)
+	logr.FromContextOrDiscard(ctx).V(1).Info("released", "reason", r.Reason, "requiredTerms", len(d.Required), "narrowed", narrowed)
+	return r
+}
+
+// releaseDenied releases a pod admission would have answered with msg.
+func (p *PodMutator) releaseDenied(pod *corev1.Pod, msg string) GateRelease {
+	if p.opts.Enforcement == EnforcementWarn {
+		setDecision(pod, "would deny (enforcement=warn), released with what admission wrote: "+msg, DecisionCounts{WouldDeny: true, Gate: ReleaseDenied})
+		return GateRelease{Reason: ReleaseDenied, Warning: true, Message: "isamatch would deny this pod: " + msg}
+	}
+	if pod.Spec.Affinity == nil {
+		pod.Spec.Affinity = &corev1.Affinity{}
+	}
+	if pod.Spec.Affinity.NodeAffinity == nil {
+		pod.Spec.Affinity.NodeAffinity = &corev1.NodeAffinity{}
+	}
+	na := pod.Spec.Affinity.NodeAffinity
+	if na.RequiredDuringSchedulingIgnoredDuringExecution == nil || len(na.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms) == 0 {
+		na.RequiredDuringSchedulingIgnoredDuringExecution = &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{neverTerm}}
+	} else {
+		for k, t := range na.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
+			na.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[k] = andTerm(t, neverTerm)
+		}
+	}
+	setDecision(pod, "denied after admission, no node can match: "+msg, DecisionCounts{Gate: ReleaseDenied})
+	return GateRelease{Reason: ReleaseDenied, Warning: true, Message: registry.Sanitize("isamatch denies this pod, no node will match it: "+msg+"; delete it and create it again with the fix", maxWarning)}
+}
+
+// setDecision writes the decision annotations on pod.
+func setDecision(pod *corev1.Pod, summary string, c DecisionCounts) {
+	if pod.Annotations == nil {
+		pod.Annotations = map[string]string{}
+	}
+	pod.Annotations[isa.DecisionAnnotation] = registry.Sanitize(summary, maxAnnotation)
+	pod.Annotations[isa.DecisionCountsAnnotation] = c.encode()
+}
+
+// fieldsOf is the projection of pod the decision reads.
+func fieldsOf(pod *corev1.Pod) *podFields {
+	f := &podFields{ObjectMeta: pod.ObjectMeta}
+	s := &f.Spec
+	s.NodeName, s.NodeSelector, s.ServiceAccountName = pod.Spec.NodeName, pod.Spec.NodeSelector, pod.Spec.ServiceAccountName
+	s.ImagePullSecrets, s.Affinity, s.SchedulingGates = pod.Spec.ImagePullSecrets, pod.Spec.Affinity, pod.Spec.SchedulingGates
+	for _, c := range pod.Spec.InitContainers {
+		s.InitContainers = append(s.InitContainers, containerImage{Image: c.Image})
+	}
+	for _, c := range pod.Spec.Containers {
+		s.Containers = append(s.Containers, containerImage{Image: c.Image})
+	}
+	return f
+}
