@@ -17,6 +17,8 @@ import (
 
 	"github.com/isamatch/isamatch/internal/buildinfo"
 	"github.com/isamatch/isamatch/internal/logging"
+	"github.com/isamatch/isamatch/pkg/gate"
+	"github.com/isamatch/isamatch/pkg/isa"
 	"github.com/isamatch/isamatch/pkg/mutate"
 	"github.com/isamatch/isamatch/pkg/registry"
 )
@@ -82,6 +84,10 @@ type options struct {
 	clientCAFile       string
 	metricsSecure      bool
 	enforcement        string
+	resolve            string
+	gateTimeout        time.Duration
+	gateController     bool
+	leaderElect        bool
 }
 
 func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
@@ -112,6 +118,10 @@ func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
 	fs.StringVar(&o.clientCAFile, "client-ca-file", "", "PEM file of the CA that signs the API server's webhook client certificate: when set, a caller without a certificate it signed is refused in the TLS handshake (the API server sends one through its AdmissionConfiguration, see config/README.md)")
 	fs.BoolVar(&o.metricsSecure, "metrics-secure", true, "serve metrics over HTTPS to callers whose token the API server authenticates and authorises for GET /metrics (false: plain HTTP to anyone, for local runs)")
 	fs.StringVar(&o.enforcement, "enforcement", mutate.EnforcementDeny, `what a pod isamatch cannot place correctly gets: "deny" refuses it, "warn" admits it without isamatch's affinity, with an admission warning, a would-deny decision annotation and outcome would_deny (for rolling out)`)
+	fs.StringVar(&o.resolve, "resolve", mutate.ResolveAuto, `how a pod whose image platforms must be looked up is admitted: "sync" waits for the registry (up to --budget); "auto" answers at once and, when an image is not cached, adds the scheduling gate `+isa.ResolveGate+` that the gate controller removes once it has written the affinity; "gate" does so for every pod with an image`)
+	fs.DurationVar(&o.gateTimeout, "gate-timeout", gate.DefaultTimeout, "longest time a pod stays gated, from its creation: past it the gate controller releases it with what is known, with a Warning event")
+	fs.BoolVar(&o.gateController, "gate-controller", true, "run the gate controller (on the elected leader) that resolves gated pods and releases them; off, admission still gates (for tests, or when another replica set runs it)")
+	fs.BoolVar(&o.leaderElect, "leader-elect", true, "elect one replica, with a Lease in --namespace, to run the gate controller (false: this process runs it; one replica only)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -123,6 +133,12 @@ func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
 	}
 	if o.enforcement != mutate.EnforcementDeny && o.enforcement != mutate.EnforcementWarn {
 		return o, fmt.Errorf("--enforcement %q: want deny or warn", o.enforcement)
+	}
+	if o.resolve != mutate.ResolveSync && o.resolve != mutate.ResolveGate && o.resolve != mutate.ResolveAuto {
+		return o, fmt.Errorf("--resolve %q: want sync, gate or auto", o.resolve)
+	}
+	if o.gateTimeout <= 0 || o.gateTimeout > 10*time.Minute {
+		return o, fmt.Errorf("--gate-timeout %v: want a duration in (0, 10m]; a gated pod waits that long at most", o.gateTimeout)
 	}
 	if o.port < 1 || o.port > 65535 {
 		return o, fmt.Errorf("--port %d: want 1..65535", o.port)

@@ -31,6 +31,10 @@ func TestParseArgs(t *testing.T) {
 		cacheBytes:      registry.DefaultMaxCacheBytes,
 		metricsSecure:   true,
 		enforcement:     "deny",
+		resolve:         "auto",
+		gateTimeout:     20 * time.Second,
+		gateController:  true,
+		leaderElect:     true,
 	}
 	tests := []struct {
 		name      string
@@ -68,6 +72,13 @@ func TestParseArgs(t *testing.T) {
 			o.clientCAFile, o.metricsSecure = "/ca/client-ca.crt", false
 		}},
 		{name: "warn mode", args: []string{"--enforcement=warn"}, want: func(o *options) { o.enforcement = "warn" }},
+		{name: "gate mode without the controller", args: []string{"--resolve=gate", "--gate-timeout=5s", "--gate-controller=false", "--leader-elect=false"}, want: func(o *options) {
+			o.resolve, o.gateTimeout, o.gateController, o.leaderElect = "gate", 5*time.Second, false, false
+		}},
+		{name: "sync mode", args: []string{"--resolve", "sync"}, want: func(o *options) { o.resolve = "sync" }},
+		{name: "unknown resolve mode", args: []string{"--resolve", "async"}, wantErr: `--resolve "async": want sync, gate or auto`},
+		{name: "zero gate timeout", args: []string{"--gate-timeout", "0s"}, wantErr: "--gate-timeout 0s"},
+		{name: "gate timeout over ten minutes", args: []string{"--gate-timeout", "1h"}, wantErr: "--gate-timeout 1h0m0s"},
 		{name: "unknown enforcement", args: []string{"--enforcement", "audit"}, wantErr: `--enforcement "audit": want deny or warn`},
 		{name: "port out of range", args: []string{"--port", "70000"}, wantErr: "--port 70000"},
 		{name: "budget over the API server timeout", args: []string{"--budget", "11s"}, wantErr: "--budget 11s"},

@@ -179,6 +179,12 @@ func TestConfigRenders(t *testing.T) {
 	reader := find(t, objs, "isamatch-metrics-reader", func(r *rbacv1.ClusterRole) string { return r.Name })
 	vap := find(t, objs, ServiceName, func(p *admissionregistrationv1.ValidatingAdmissionPolicy) string { return p.Name })
 	vapb := find(t, objs, ServiceName, func(b *admissionregistrationv1.ValidatingAdmissionPolicyBinding) string { return b.Name })
+	podVAP := find(t, objs, ServiceName+"-pods", func(p *admissionregistrationv1.ValidatingAdmissionPolicy) string { return p.Name })
+	podVAPB := find(t, objs, ServiceName+"-pods", func(b *admissionregistrationv1.ValidatingAdmissionPolicyBinding) string { return b.Name })
+	podVAPText := ""
+	for _, v := range podVAP.Spec.Variables {
+		podVAPText += v.Expression + "\n"
+	}
 	webhookUser := "system:serviceaccount:" + args.namespace + ":" + pod.ServiceAccountName
 	sc := c.SecurityContext
 	psc := pod.SecurityContext
@@ -237,6 +243,20 @@ func TestConfigRenders(t *testing.T) {
 		{"policy matches the webhook's ServiceAccount", len(vap.Spec.MatchConditions) == 1 && strings.Contains(vap.Spec.MatchConditions[0].Expression, "'"+webhookUser+"'")},
 		{"policy fails closed", vap.Spec.FailurePolicy != nil && *vap.Spec.FailurePolicy == admissionregistrationv1.Fail},
 		{"policy bound with Deny", vapb.Spec.PolicyName == vap.Name && slices.Equal(vapb.Spec.ValidationActions, []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny})},
+		{"gate controller on, leader-elected", args.gateController && args.leaderElect && args.resolve != "sync"},
+		{"ClusterRole reads and patches pods", allows(cr.Rules, "", "pods", "get", "list", "watch", "patch")},
+		{"ClusterRole never updates, creates or deletes pods", !allows(cr.Rules, "", "pods", "update") && !allows(cr.Rules, "", "pods", "create") && !allows(cr.Rules, "", "pods", "delete")},
+		{"ClusterRole records events", allows(cr.Rules, "events.k8s.io", "events", "create")},
+		{"Role creates the Lease", allows(role.Rules, "coordination.k8s.io", "leases", "create")},
+		{"Role reads and renews only the Lease " + leaseName, onlyNamed(role.Rules, "coordination.k8s.io", "leases", "get", leaseName) && onlyNamed(role.Rules, "coordination.k8s.io", "leases", "update", leaseName)},
+		{"pod policy matches the webhook's ServiceAccount", len(podVAP.Spec.MatchConditions) == 1 && strings.Contains(podVAP.Spec.MatchConditions[0].Expression, "'"+webhookUser+"'")},
+		{"pod policy names the gate and the decision annotations", strings.Contains(podVAPText, "'"+isa.ResolveGate+"'") &&
+			strings.Contains(podVAPText, "'"+isa.DecisionAnnotation+"'") && strings.Contains(podVAPText, "'"+isa.DecisionCountsAnnotation+"'")},
+		{"pod policy matches pod updates", len(podVAP.Spec.MatchConstraints.ResourceRules) == 1 &&
+			slices.Equal(podVAP.Spec.MatchConstraints.ResourceRules[0].Resources, []string{"pods"}) &&
+			slices.Equal(podVAP.Spec.MatchConstraints.ResourceRules[0].Operations, []admissionregistrationv1.OperationType{admissionregistrationv1.Update})},
+		{"pod policy fails closed", podVAP.Spec.FailurePolicy != nil && *podVAP.Spec.FailurePolicy == admissionregistrationv1.Fail},
+		{"pod policy bound with Deny", podVAPB.Spec.PolicyName == podVAP.Name && slices.Equal(podVAPB.Spec.ValidationActions, []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny})},
 	}...)
 	for _, ck := range checks {
 		if !ck.ok {

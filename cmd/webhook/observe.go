@@ -7,24 +7,30 @@ import (
 
 	"github.com/isamatch/isamatch/internal/buildinfo"
 	"github.com/isamatch/isamatch/internal/metrics"
+	"github.com/isamatch/isamatch/pkg/gate"
 	"github.com/isamatch/isamatch/pkg/mutate"
 	"github.com/isamatch/isamatch/pkg/registry"
 )
 
 // registerMetrics registers what the webhook exports beside
 // controller-runtime's own metrics (controller_runtime_webhook_*, ...):
-// isamatch_build_info, isamatch_registry_* and isamatch_webhook_*.
-func registerMetrics(reg prometheus.Registerer) (*registry.Metrics, *mutate.Metrics, error) {
+// isamatch_build_info, isamatch_registry_* and isamatch_webhook_* (the gate
+// controller's isamatch_webhook_gate_* among them).
+func registerMetrics(reg prometheus.Registerer) (*registry.Metrics, *mutate.Metrics, *gate.Metrics, error) {
 	if err := reg.Register(buildinfo.Read().Collector()); err != nil {
-		return nil, nil, fmt.Errorf("register build info: %w", err)
+		return nil, nil, nil, fmt.Errorf("register build info: %w", err)
 	}
 	regMetrics := registry.NewMetrics()
 	if err := metrics.Register(reg, "registry metrics", regMetrics.Collectors()...); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	mutMetrics := mutate.NewMetrics()
 	if err := metrics.Register(reg, "webhook metrics", mutMetrics.Collectors()...); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return regMetrics, mutMetrics, nil
+	gateMetrics := gate.NewMetrics()
+	if err := metrics.Register(reg, "gate controller metrics", gateMetrics.Collectors()...); err != nil {
+		return nil, nil, nil, err
+	}
+	return regMetrics, mutMetrics, gateMetrics, nil
 }

@@ -9,6 +9,8 @@ import (
 	"slices"
 
 	"github.com/open-policy-agent/cert-controller/pkg/rotator"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
@@ -16,11 +18,13 @@ import (
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
+	"github.com/isamatch/isamatch/pkg/gate"
 	"github.com/isamatch/isamatch/pkg/inventory"
 	"github.com/isamatch/isamatch/pkg/mutate"
 	"github.com/isamatch/isamatch/pkg/registry"
@@ -35,7 +39,9 @@ import (
 //  3. the node inventory and the mutating handler;
 //  4. a starter that waits for certsReady and only then registers the
 //     handler through mgr.GetWebhookServer();
-//  5. the health and readiness checks.
+//  5. the gate controller (unless --resolve=sync or --gate-controller=false),
+//     which runs on the elected leader only;
+//  6. the health and readiness checks.
 //
 // The order of 4 is the one that matters. controller-runtime adds the
 // webhook server to the manager on the first call of GetWebhookServer(),
@@ -62,12 +68,17 @@ func setup(cfg *rest.Config, o options) (manager.Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("set up node inventory: %w", err)
 	}
-	handler, err := newHandler(mgr, inv, o)
+	handler, gateMetrics, err := newHandler(mgr, inv, o)
 	if err != nil {
 		return nil, err
 	}
 	if err := addWebhookStarter(mgr, certsReady, handler); err != nil {
 		return nil, err
+	}
+	if o.runsGateController() {
+		if err := gate.Setup(mgr, handler, gate.Options{Timeout: o.gateTimeout, Metrics: gateMetrics}); err != nil {
+			return nil, err
+		}
 	}
 	if err := addChecks(mgr, srv, certsReady, inv); err != nil {
 		return nil, err
@@ -91,20 +102,41 @@ func newWebhookServer(o options) (webhook.Server, []func(*tls.Config), error) {
 	return srv, tlsOpts, nil
 }
 
+// runsGateController reports whether this process runs the gate
+// controller: with a gating --resolve mode and --gate-controller.
+func (o options) runsGateController() bool {
+	return o.gateController && o.resolve != mutate.ResolveSync
+}
+
+// leaseName is the Lease the replicas elect the gate controller's runner
+// with, in --namespace.
+const leaseName = "isamatch-webhook"
+
 func newManager(cfg *rest.Config, o options, srv webhook.Server, tlsOpts []func(*tls.Config)) (manager.Manager, error) {
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		return nil, fmt.Errorf("build scheme: %w", err)
 	}
+	// The gate controller reads pods from the cache: only unscheduled
+	// ones, which gated pods are, are listed and watched.
+	byObject := map[client.Object]cache.ByObject{
+		&corev1.Pod{}: {Field: fields.OneTermEqualSelector("spec.nodeName", "")},
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                 scheme,
-		Metrics:                metricsServerOptions(o.metricsAddr, o.metricsSecure, tlsOpts),
-		HealthProbeBindAddress: o.probeAddr,
-		PprofBindAddress:       o.pprofAddr,
-		WebhookServer:          srv,
+		// Every replica serves admission; only the gate controller needs a
+		// leader (two would race to release the same pods).
+		LeaderElection:                o.runsGateController() && o.leaderElect,
+		LeaderElectionID:              leaseName,
+		LeaderElectionNamespace:       o.namespace,
+		LeaderElectionReleaseOnCancel: true,
+		Scheme:                        scheme,
+		Metrics:                       metricsServerOptions(o.metricsAddr, o.metricsSecure, tlsOpts),
+		HealthProbeBindAddress:        o.probeAddr,
+		PprofBindAddress:              o.pprofAddr,
+		WebhookServer:                 srv,
 		// Nothing reads managedFields; in the node inventory's cache they
 		// were a third of the heap (5,000 nodes).
-		Cache: cache.Options{DefaultTransform: cache.TransformStripManagedFields()},
+		Cache: cache.Options{DefaultTransform: cache.TransformStripManagedFields(), ByObject: byObject},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("create manager: %w", err)
@@ -140,8 +172,8 @@ func addCertRotator(mgr manager.Manager, o options) (<-chan struct{}, error) {
 }
 
 // newHandler builds the resolver and the pod mutator and registers their
-// metrics.
-func newHandler(mgr manager.Manager, inv *inventory.Inventory, o options) (*mutate.PodMutator, error) {
+// metrics and the gate controller's.
+func newHandler(mgr manager.Manager, inv *inventory.Inventory, o options) (*mutate.PodMutator, *gate.Metrics, error) {
 	// A cold image resolution reads the pod's pull credentials (service
 	// account and secrets) from the API server. At client-go's default of
 	// 5 requests/s (20 with the in-cluster config) the rate limiter, not the
@@ -150,11 +182,11 @@ func newHandler(mgr manager.Manager, inv *inventory.Inventory, o options) (*muta
 	kcfg.QPS, kcfg.Burst = max(kcfg.QPS, keychainQPS), max(kcfg.Burst, keychainBurst)
 	clientset, err := kubernetes.NewForConfig(kcfg)
 	if err != nil {
-		return nil, fmt.Errorf("create clientset: %w", err)
+		return nil, nil, fmt.Errorf("create clientset: %w", err)
 	}
-	regMetrics, mutMetrics, err := registerMetrics(metrics.Registry)
+	regMetrics, mutMetrics, gateMetrics, err := registerMetrics(metrics.Registry)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	ropts := []registry.Option{
 		registry.WithKeychainFactory(registry.KubernetesKeychain(clientset)),
@@ -170,7 +202,7 @@ func newHandler(mgr manager.Manager, inv *inventory.Inventory, o options) (*muta
 	if o.registryCA != "" {
 		pem, err := registry.LoadCA(o.registryCA)
 		if err != nil {
-			return nil, fmt.Errorf("--registry-ca: %w", err)
+			return nil, nil, fmt.Errorf("--registry-ca: %w", err)
 		}
 		ropts = append(ropts, registry.WithRegistryCA(pem))
 	}
@@ -180,14 +212,15 @@ func newHandler(mgr manager.Manager, inv *inventory.Inventory, o options) (*muta
 		SkipNamespaces: []string{"kube-system", o.namespace},
 		Metrics:        mutMetrics,
 		Enforcement:    o.enforcement,
-	}), nil
+		Resolve:        o.resolve,
+	}), gateMetrics, nil
 }
 
 // addWebhookStarter adds the runnable that registers handler once the
 // serving certificate is in place; its GetWebhookServer() call is what adds
 // the webhook server to the (by then running) manager. See setup.
 func addWebhookStarter(mgr manager.Manager, certsReady <-chan struct{}, handler *mutate.PodMutator) error {
-	err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+	err := mgr.Add(everyReplica(func(ctx context.Context) error {
 		select {
 		case <-certsReady:
 		case <-ctx.Done():
@@ -201,6 +234,14 @@ func addWebhookStarter(mgr manager.Manager, certsReady <-chan struct{}, handler 
 	}
 	return nil
 }
+
+// everyReplica is a runnable that runs on every replica: a plain
+// manager.RunnableFunc would wait for the leader election.
+type everyReplica func(context.Context) error
+
+func (f everyReplica) Start(ctx context.Context) error { return f(ctx) }
+
+func (everyReplica) NeedLeaderElection() bool { return false }
 
 // addChecks adds /healthz and /readyz: ready once the certificate is in
 // place, the node inventory has synced and the webhook server serves.

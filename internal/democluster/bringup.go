@@ -110,6 +110,9 @@ func StartWebhook(ctx context.Context, o WebhookOptions) (Webhook, error) {
 			"--metrics-bind-address=" + w.MetricsAddr,
 			// The demo, the benchmarks and the suites scrape over plain HTTP.
 			"--metrics-secure=false",
+			// Admission answers with the affinity, as the suites check;
+			// ExtraArgs may choose --resolve=auto or gate.
+			"--resolve=sync",
 		}, o.ExtraArgs...)
 		p, err := testbed.StartProcess("webhook", o.Bin, args, nil, o.Log)
 		if err != nil {

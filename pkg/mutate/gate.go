@@ -16,8 +16,8 @@ import (
 // what is pending. The gate controller resolves the rest and releases it
 // (ReleaseGated).
 
-// hasGate reports whether gates hold isa.ResolveGate.
-func hasGate(gates []corev1.PodSchedulingGate) bool {
+// HasGate reports whether gates hold isa.ResolveGate.
+func HasGate(gates []corev1.PodSchedulingGate) bool {
 	return slices.ContainsFunc(gates, func(g corev1.PodSchedulingGate) bool { return g.Name == isa.ResolveGate })
 }
 
@@ -28,7 +28,7 @@ func hasGate(gates []corev1.PodSchedulingGate) bool {
 // release it).
 func (p *PodMutator) gates(pod *podFields, refs []string, missing []int) bool {
 	switch {
-	case hasGate(pod.Spec.SchedulingGates):
+	case HasGate(pod.Spec.SchedulingGates):
 		return true
 	case p.opts.Resolve == ResolveGate:
 		return len(refs) > 0

@@ -125,7 +125,7 @@ func (p *PodMutator) decide(ctx context.Context, ns string, pod *podFields) (d D
 		return Decision{Denied: tooManyImages()}, nil
 	}
 	auth := pullAuth(ns, pod)
-	if p.opts.Resolve != ResolveSync || hasGate(pod.Spec.SchedulingGates) {
+	if p.opts.Resolve != ResolveSync || HasGate(pod.Spec.SchedulingGates) {
 		images, missing := p.cached(refs, auth)
 		if p.gates(pod, refs, missing) {
 			pending = make([]string, 0, len(missing))
@@ -208,7 +208,7 @@ func (p *PodMutator) respondGated(ctx context.Context, pod *podFields, d Decisio
 	if pending != nil {
 		d.Summary = pendingSummary(pending) + d.Summary
 		d.Counts.Gate = GatePending
-		if !hasGate(pod.Spec.SchedulingGates) {
+		if !HasGate(pod.Spec.SchedulingGates) {
 			pod.Spec.SchedulingGates = append(pod.Spec.SchedulingGates, corev1.PodSchedulingGate{Name: isa.ResolveGate})
 		}
 	}

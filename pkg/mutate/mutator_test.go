@@ -471,8 +471,8 @@ func TestMetricsWarnings(t *testing.T) {
 	if got := counter(t, metrics.ImageErrors.WithLabelValues("unauthorized")); got != 1 {
 		t.Errorf("unauthorized image errors = %v, want 1", got)
 	}
-	if n := len(metrics.Collectors()); n != 4 {
-		t.Errorf("collectors = %d, want 4", n)
+	if n := len(metrics.Collectors()); n != 3 {
+		t.Errorf("collectors = %d, want 3", n)
 	}
 }
 

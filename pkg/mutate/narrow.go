@@ -52,7 +52,11 @@ func archesOf(exprs ...[]corev1.NodeSelectorRequirement) (in []string, pinned bo
 					in = slices.DeleteFunc(in, func(v string) bool { return !slices.Contains(e.Values, v) })
 				}
 			case corev1.NodeSelectorOpNotIn:
-				notIn = append(notIn, e.Values...)
+				// Only the kubelet's label: a node the labeler has not
+				// reached lacks isa.ArchLabel, and NotIn admits it.
+				if e.Key == isa.KubeArchLabel {
+					notIn = append(notIn, e.Values...)
+				}
 			}
 		}
 	}

@@ -83,14 +83,8 @@ type Metrics struct {
 	// registry error kind ("unauthorized", "timeout", ...).
 	ImageErrors *prometheus.CounterVec
 	// Warnings counts admission warnings by reason: "imageError",
-	// "imageUnsupported", "imageLabel", "noNode", "wouldDeny", "narrowed".
+	// "imageUnsupported", "imageLabel", "noNode", "wouldDeny".
 	Warnings *prometheus.CounterVec
-	// GateReleases counts the pods the gate controller released, by
-	// reason: "resolved", "timeout" (released past the bound with what
-	// was known), "denied" (the images contradict the request: placed
-	// nowhere, or unconstrained in warn mode) and "skipped" (a pod
-	// isamatch does not handle that carried the gate).
-	GateReleases *prometheus.CounterVec
 }
 
 // NewMetrics returns unregistered metrics.
@@ -108,16 +102,12 @@ func NewMetrics() *Metrics {
 			Name: "isamatch_webhook_warnings_total",
 			Help: "Admission warnings returned by the isamatch webhook, by reason.",
 		}, []string{"reason"}),
-		GateReleases: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "isamatch_webhook_gate_releases_total",
-			Help: "Pods whose scheduling gate the isamatch gate controller removed, by reason.",
-		}, []string{"reason"}),
 	}
 }
 
 // Collectors returns the collectors to register.
 func (m *Metrics) Collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.Decisions, m.ImageErrors, m.Warnings, m.GateReleases}
+	return []prometheus.Collector{m.Decisions, m.ImageErrors, m.Warnings}
 }
 
 func (m *Metrics) decision(outcome string) {
@@ -135,11 +125,5 @@ func (m *Metrics) imageError(kind string) {
 func (m *Metrics) warning(reason string) {
 	if m != nil {
 		m.Warnings.WithLabelValues(reason).Inc()
-	}
-}
-
-func (m *Metrics) gateRelease(reason string) {
-	if m != nil {
-		m.GateReleases.WithLabelValues(reason).Inc()
 	}
 }

@@ -12,8 +12,7 @@ import (
 	"github.com/isamatch/isamatch/pkg/registry"
 )
 
-// Reasons a gated pod is released, as GateRelease.Reason and the metric
-// isamatch_webhook_gate_releases_total count them.
+// Reasons a gated pod is released (GateRelease.Reason).
 const (
 	ReleaseResolved = "resolved"
 	ReleaseTimeout  = "timeout"
@@ -50,7 +49,6 @@ func (p *PodMutator) ReleaseGated(ctx context.Context, pod *corev1.Pod, resolve 
 	if len(pod.Spec.SchedulingGates) == 0 {
 		pod.Spec.SchedulingGates = nil
 	}
-	p.opts.Metrics.gateRelease(r.Reason)
 	return r
 }
 
@@ -124,7 +122,6 @@ func (p *PodMutator) releaseGated(ctx context.Context, pod *corev1.Pod, resolve 
 		d.Summary += "; narrowed: the pod's own required terms can each hold one alternative only (a gated pod's terms may gain requirements, not be added): the first that fits each term was kept"
 		r.Warning = true
 		r.Message += "; narrowed to one alternative per required term of the pod"
-		p.opts.Metrics.warning("narrowed")
 	}
 	setDecision(pod, "released by the gate controller ("+d.Counts.Gate+"): "+d.Summary, d.Counts)
 	logr.FromContextOrDiscard(ctx).V(1).Info("released", "reason", r.Reason, "requiredTerms", len(d.Required), "narrowed", narrowed)
