@@ -1,0 +1,34 @@
+// Command rebalancer is descheduler (sigs.k8s.io/descheduler) with the
+// isamatch ISAFit plugin registered beside descheduler's own plugins. Its
+// flags and policy file are descheduler's.
+package main
+
+import (
+	"os"
+
+	"github.com/spf13/cobra"
+	"k8s.io/component-base/cli"
+	"sigs.k8s.io/descheduler/cmd/descheduler/app"
+	"sigs.k8s.io/descheduler/pkg/framework/pluginregistry"
+
+	"github.com/isamatch/isamatch/rebalance/pkg/isafit"
+)
+
+func main() { os.Exit(run(os.Args[1:])) }
+
+func run(args []string) int {
+	cmd := app.NewDeschedulerCommand(os.Stdout)
+	cmd.AddCommand(app.NewVersionCommand())
+	cmd.SetArgs(args)
+	// descheduler's PreRunE builds its global plugin registry from scratch
+	// (descheduler.SetupPlugins); ISAFit joins it right after.
+	setup := cmd.PreRunE
+	cmd.PreRunE = func(c *cobra.Command, a []string) error {
+		if err := setup(c, a); err != nil {
+			return err
+		}
+		isafit.Register(pluginregistry.PluginRegistry)
+		return nil
+	}
+	return cli.Run(cmd)
+}

@@ -1,0 +1,183 @@
+package isafit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/descheduler/pkg/descheduler/evictions"
+	podutil "sigs.k8s.io/descheduler/pkg/descheduler/pod"
+	"sigs.k8s.io/descheduler/pkg/framework/pluginregistry"
+	frameworktypes "sigs.k8s.io/descheduler/pkg/framework/types"
+)
+
+// PluginName is the name the policy enables the plugin by.
+const PluginName = "ISAFit"
+
+// ISAFit is the descheduler Balance plugin that moves pods to nodes of a
+// better isamatch tier. It keeps its reservations from cycle to cycle
+// (descheduler builds a profile's plugins once).
+type ISAFit struct {
+	handle frameworktypes.Handle
+	args   *ISAFitArgs
+	filter podutil.FilterFunc
+	res    reservations
+	// now and sleep are time.Now and a context-aware sleep; tests replace them.
+	now   func() time.Time
+	sleep func(context.Context, time.Duration) error
+}
+
+var _ frameworktypes.BalancePlugin = (*ISAFit)(nil)
+
+// Register adds the plugin to a descheduler plugin registry.
+func Register(r pluginregistry.Registry) {
+	pluginregistry.Register(PluginName, New, &ISAFit{}, &ISAFitArgs{}, ValidateISAFitArgs, SetDefaultsISAFitArgs, r)
+}
+
+// New builds the plugin from its arguments (already defaulted and
+// validated by descheduler).
+func New(ctx context.Context, args runtime.Object, handle frameworktypes.Handle) (frameworktypes.Plugin, error) {
+	a, ok := args.(*ISAFitArgs)
+	if !ok {
+		return nil, fmt.Errorf("%s: want args of type ISAFitArgs, got %T", PluginName, args)
+	}
+	var include, exclude sets.Set[string]
+	if a.Namespaces != nil {
+		include, exclude = sets.New(a.Namespaces.Include...), sets.New(a.Namespaces.Exclude...)
+	}
+	filter, err := podutil.NewOptions().
+		WithFilter(handle.Evictor().Filter).
+		WithNamespaces(include).
+		WithoutNamespaces(exclude).
+		WithLabelSelector(a.LabelSelector).
+		BuildFilterFunc()
+	if err != nil {
+		return nil, fmt.Errorf("%s: build pod filter: %w", PluginName, err)
+	}
+	return &ISAFit{handle: handle, args: a, filter: filter, now: time.Now, sleep: sleepCtx}, nil
+}
+
+// Name implements frameworktypes.Plugin.
+func (d *ISAFit) Name() string { return PluginName }
+
+// Balance evicts, one at a time and best gain first, the pods a node of a
+// better isamatch tier can take now, within the per-cycle and per-node
+// limits. Each eviction goes through descheduler's evictor (the Eviction
+// API, so PodDisruptionBudgets hold) and reserves room on the target until
+// the replacement pod is bound; the next move is planned against that.
+func (d *ISAFit) Balance(ctx context.Context, nodes []*v1.Node) *frameworktypes.Status {
+	log := klog.FromContext(ctx).WithValues("plugin", PluginName)
+	start := d.now()
+	deadline := start.Add(d.args.DisruptionWait.Duration)
+	perNode := map[string]int{}
+	skipped := map[types.UID]bool{} // refused or filtered out, for this cycle
+	refused := map[types.UID]bool{} // refused since the last wait
+	evicted := 0
+	for evicted < d.args.MaxEvictionsPerCycle {
+		now := d.now()
+		if err := d.res.retire(now, d.listNamespace); err != nil {
+			return &frameworktypes.Status{Err: fmt.Errorf("%s: %w", PluginName, err)}
+		}
+		moves, err := planMoves(ctx, nodes, d.res.wrap(d.handle.GetPodsAssignedToNodeFunc()), planOptions{
+			filter:  d.filter,
+			skip:    func(p *v1.Pod) bool { return skipped[p.UID] || refused[p.UID] || d.res.reserved(p) },
+			minAge:  d.args.MinPodAge.Duration,
+			minGain: d.args.MinWeightGain,
+			now:     now,
+		})
+		if err != nil {
+			return &frameworktypes.Status{Err: fmt.Errorf("%s: %w", PluginName, err)}
+		}
+		m, ok := firstAllowed(moves, perNode, d.args.MaxEvictionsPerNode)
+		if !ok {
+			if len(refused) > 0 && now.Before(deadline) {
+				// Every remaining move was refused (a budget allows no
+				// disruption now): wait for replacements to become ready.
+				if err := d.sleep(ctx, d.args.RetryInterval.Duration); err != nil {
+					break
+				}
+				clear(refused)
+				continue
+			}
+			break
+		}
+		if !d.handle.Evictor().PreEvictionFilter(m.pod) {
+			skipped[m.pod.UID] = true
+			continue
+		}
+		live, err := d.liveOf(m.pod)
+		if err != nil {
+			return &frameworktypes.Status{Err: fmt.Errorf("%s: %w", PluginName, err)}
+		}
+		err = d.handle.Evictor().Evict(ctx, m.pod, evictions.EvictOptions{
+			StrategyName: PluginName,
+			Reason:       fmt.Sprintf("node %s is a better isamatch tier (weight %d, here %d) and has room", m.to, m.toWeight, m.fromWeight),
+		})
+		var nodeLimit *evictions.EvictionNodeLimitError
+		var totalLimit *evictions.EvictionTotalLimitError
+		switch {
+		case err == nil:
+			evicted++
+			perNode[m.from]++
+			d.res.add(m.pod, m.to, live, d.now())
+			log.V(1).Info("Evicted pod for a better ISA tier", "pod", klog.KObj(m.pod), "node", m.from, "target", m.to, "weight", m.fromWeight, "targetWeight", m.toWeight)
+		case errors.As(err, &nodeLimit):
+			perNode[m.from] = max(d.args.MaxEvictionsPerNode, perNode[m.from]+1)
+		case errors.As(err, &totalLimit):
+			return nil
+		case d.now().Before(deadline):
+			refused[m.pod.UID] = true
+			log.V(1).Info("Eviction refused; retrying later in this cycle", "pod", klog.KObj(m.pod), "err", err.Error())
+		default:
+			skipped[m.pod.UID] = true
+			log.V(1).Info("Eviction refused", "pod", klog.KObj(m.pod), "err", err.Error())
+		}
+	}
+	log.V(1).Info("Cycle done", "evicted", evicted, "seconds", d.now().Sub(start).Seconds())
+	return nil
+}
+
+// firstAllowed returns the first move whose source node is under its limit.
+func firstAllowed(moves []move, perNode map[string]int, limit int) (move, bool) {
+	for _, m := range moves {
+		if perNode[m.from] < limit {
+			return m, true
+		}
+	}
+	return move{}, false
+}
+
+func (d *ISAFit) listNamespace(ns string) ([]*v1.Pod, error) {
+	return d.handle.SharedInformerFactory().Core().V1().Pods().Lister().Pods(ns).List(labels.Everything())
+}
+
+// liveOf is the live count of the pod's owner before its eviction.
+func (d *ISAFit) liveOf(pod *v1.Pod) (int, error) {
+	owner := controllerUID(pod)
+	if owner == "" {
+		return 0, nil
+	}
+	pods, err := d.listNamespace(pod.Namespace)
+	if err != nil {
+		return 0, fmt.Errorf("list pods in %s: %w", pod.Namespace, err)
+	}
+	return liveCount(pods, owner), nil
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
