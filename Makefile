@@ -24,9 +24,12 @@ test:
 	node_assets="$$(hack/controlplane.sh node)"
 	echo "KUBEBUILDER_ASSETS=$$assets ISAMATCH_NODE_ASSETS=$$node_assets"
 	$(GO) vet $(PKGS)
+	$(GO) -C rebalance vet ./...
 	mkdir -p .cache
 	status=0
 	KUBEBUILDER_ASSETS="$$assets" ISAMATCH_NODE_ASSETS="$$node_assets" $(GO) test -timeout $(GOTEST_TIMEOUT) $(GOTEST_FLAGS) $(PKGS) 2>&1 | tee .cache/test.log || status=$$?
+	# rebalance/ is a module of its own (descheduler's libraries): its unit tests.
+	$(GO) -C rebalance test $(GOTEST_FLAGS) ./... 2>&1 | tee -a .cache/test.log || status=$$?
 	if [[ $$status -ne 0 ]]; then hack/failures.sh .cache/test.log; fi
 	exit $$status
 
