@@ -144,7 +144,13 @@ func pushImages(ctx context.Context) {
 // scrapeMetrics returns the webhook's Prometheus text.
 func scrapeMetrics(ctx context.Context) string {
 	GinkgoHelper()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, metricsURL, nil)
+	return scrapeMetricsAt(ctx, metricsURL)
+}
+
+// scrapeMetricsAt returns the Prometheus text at url.
+func scrapeMetricsAt(ctx context.Context, url string) string {
+	GinkgoHelper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	Expect(err).NotTo(HaveOccurred())
 	resp, err := http.DefaultClient.Do(req)
 	Expect(err).NotTo(HaveOccurred())
