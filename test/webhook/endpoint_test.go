@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"math/big"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -155,6 +156,16 @@ var _ = Describe("The webhook endpoint", Ordered, func() {
 			})
 		}
 		Expect(err).NotTo(HaveOccurred(), "the hardened webhook never became ready")
+		// Ready means the webhook serves; the secure metrics server starts
+		// beside it and may still be setting up its authentication filter.
+		metricsAddr := strings.TrimSuffix(strings.TrimPrefix(metricsURL, "https://"), "/metrics")
+		Eventually(func() error {
+			conn, err := net.DialTimeout("tcp", metricsAddr, time.Second)
+			if err == nil {
+				conn.Close()
+			}
+			return err
+		}).WithTimeout(60 * time.Second).Should(Succeed(), "the metrics server never listened on %s", metricsAddr)
 	})
 
 	Context("with --client-ca-file", func() {
