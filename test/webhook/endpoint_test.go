@@ -165,7 +165,7 @@ var _ = Describe("The webhook endpoint", Ordered, func() {
 				conn.Close()
 			}
 			return err
-		}).WithTimeout(60 * time.Second).Should(Succeed(), "the metrics server never listened on %s", metricsAddr)
+		}).WithTimeout(60*time.Second).Should(Succeed(), "the metrics server never listened on %s", metricsAddr)
 	})
 
 	Context("with --client-ca-file", func() {
