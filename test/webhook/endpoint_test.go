@@ -133,6 +133,9 @@ var _ = Describe("The webhook endpoint", Ordered, func() {
 				"--registry-ca=" + reg.CAFile,
 				"--allow-registry=" + reg.Host,
 				"--client-ca-file=" + clientCAFile,
+				// sync: the affinity is in the admission response itself,
+				// which is what the specs below read.
+				"--resolve=sync",
 				"--metrics-bind-address=127.0.0.1:" + strconv.Itoa(ports[0]),
 				"--health-probe-bind-address=127.0.0.1:" + strconv.Itoa(ports[1]),
 			}, nil, filepath.Join(GinkgoT().TempDir(), "webhook-hardened.log"))

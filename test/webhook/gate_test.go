@@ -214,7 +214,9 @@ var _ = Describe("The scheduling gate", Ordered, func() {
 
 		By("watching every pod of the namespace for a binding before its affinity is written")
 		watched = &bindWatch{bound: map[string]string{}}
-		w, err := cs.CoreV1().Pods(gateNS).Watch(ctx, metav1.ListOptions{})
+		// Not BeforeAll's context: that one ends with BeforeAll, and the
+		// watch must last through every spec until AfterAll counts.
+		w, err := cs.CoreV1().Pods(gateNS).Watch(context.Background(), metav1.ListOptions{})
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(w.Stop)
 		go func() {
