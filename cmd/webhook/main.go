@@ -88,6 +88,7 @@ type options struct {
 	gateTimeout        time.Duration
 	gateController     bool
 	leaderElect        bool
+	pullSecrets        bool
 }
 
 func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
@@ -122,6 +123,7 @@ func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
 	fs.DurationVar(&o.gateTimeout, "gate-timeout", gate.DefaultTimeout, "longest time a pod stays gated, from its creation: past it the gate controller releases it with what is known, with a Warning event")
 	fs.BoolVar(&o.gateController, "gate-controller", true, "run the gate controller (on the elected leader) that resolves gated pods and releases them; off, admission still gates (for tests, or when another replica set runs it)")
 	fs.BoolVar(&o.leaderElect, "leader-elect", true, "elect one replica, with a Lease in --namespace, to run the gate controller (false: this process runs it; one replica only)")
+	fs.BoolVar(&o.pullSecrets, "pull-secrets", false, "resolve images with the pod's imagePullSecrets and its ServiceAccount's, as the kubelet pulls them (needs get on secrets and serviceaccounts in every namespace: the kustomize component config/components/pull-secrets); off: registries are read anonymously")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}

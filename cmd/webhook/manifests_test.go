@@ -219,7 +219,8 @@ func TestConfigRenders(t *testing.T) {
 		{"certificate secret mounted at --cert-dir", mountsSecret(pod, c, CertSecretName, args.certDir)},
 		{"PDB minAvailable 1", pdb.Spec.MinAvailable != nil && pdb.Spec.MinAvailable.IntValue() == 1},
 		{"ClusterRole lists and watches nodes", allows(cr.Rules, "", "nodes", "list", "watch")},
-		{"ClusterRole reads pull credentials", allows(cr.Rules, "", "secrets", "get") && allows(cr.Rules, "", "serviceaccounts", "get")},
+		{"ClusterRole reads no secrets (pull secrets are opt-in)", !allows(cr.Rules, "", "secrets", "get") && !allows(cr.Rules, "", "serviceaccounts", "get")},
+		{"pull secrets off", !args.pullSecrets},
 		{"ClusterRole injects the CA", allows(cr.Rules, "admissionregistration.k8s.io", "mutatingwebhookconfigurations", "get", "list", "watch", "update")},
 		{"webhook namespace enforces Pod Security restricted", ns.Labels["pod-security.kubernetes.io/enforce"] == "restricted"},
 		{"webhook pod runs restricted: RuntimeDefault seccomp", psc != nil && psc.SeccompProfile != nil && psc.SeccompProfile.Type == corev1.SeccompProfileTypeRuntimeDefault},
@@ -481,5 +482,35 @@ func TestCriticalPodsHaveQuota(t *testing.T) {
 	}
 	if checked != 2 {
 		t.Errorf("checked %d workloads with a priority class, want 2 (the labeler and the webhook)", checked)
+	}
+}
+
+// TestPullSecretsComponent checks that the pull-secrets component turns on
+// --pull-secrets and grants exactly what it needs: get, by name, on secrets
+// and serviceaccounts, bound to the webhook's ServiceAccount.
+func TestPullSecretsComponent(t *testing.T) {
+	objs := renderWithComponents(t, "pull-secrets")
+	dep := find(t, objs, ServiceName, func(d *appsv1.Deployment) string { return d.Name })
+	fs := flag.NewFlagSet("webhook", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	args, err := parseArgs(fs, dep.Spec.Template.Spec.Containers[0].Args)
+	if err != nil {
+		t.Fatalf("Deployment args do not parse: %v", err)
+	}
+	cr := find(t, objs, ServiceName+"-pull-secrets", func(r *rbacv1.ClusterRole) string { return r.Name })
+	crb := find(t, objs, ServiceName+"-pull-secrets", func(b *rbacv1.ClusterRoleBinding) string { return b.Name })
+	for _, ck := range []struct {
+		name string
+		ok   bool
+	}{
+		{"--pull-secrets on", args.pullSecrets},
+		{"gets secrets and serviceaccounts", allows(cr.Rules, "", "secrets", "get") && allows(cr.Rules, "", "serviceaccounts", "get")},
+		{"never lists or watches secrets", !allows(cr.Rules, "", "secrets", "list") && !allows(cr.Rules, "", "secrets", "watch")},
+		{"bound to the webhook's ServiceAccount", crb.RoleRef.Name == cr.Name && len(crb.Subjects) == 1 &&
+			crb.Subjects[0].Name == dep.Spec.Template.Spec.ServiceAccountName && crb.Subjects[0].Namespace == args.namespace},
+	} {
+		if !ck.ok {
+			t.Errorf("config with components/pull-secrets: %s: not so", ck.name)
+		}
 	}
 }

@@ -174,22 +174,16 @@ func addCertRotator(mgr manager.Manager, o options) (<-chan struct{}, error) {
 // newHandler builds the resolver and the pod mutator and registers their
 // metrics and the gate controller's.
 func newHandler(mgr manager.Manager, inv *inventory.Inventory, o options) (*mutate.PodMutator, *gate.Metrics, error) {
-	// A cold image resolution reads the pod's pull credentials (service
-	// account and secrets) from the API server. At client-go's default of
-	// 5 requests/s (20 with the in-cluster config) the rate limiter, not the
-	// registry, capped cold admissions at about 3 per second.
-	kcfg := rest.CopyConfig(mgr.GetConfig())
-	kcfg.QPS, kcfg.Burst = max(kcfg.QPS, keychainQPS), max(kcfg.Burst, keychainBurst)
-	clientset, err := kubernetes.NewForConfig(kcfg)
+	keychains, err := newKeychainFactory(mgr.GetConfig(), o)
 	if err != nil {
-		return nil, nil, fmt.Errorf("create clientset: %w", err)
+		return nil, nil, err
 	}
 	regMetrics, mutMetrics, gateMetrics, err := registerMetrics(metrics.Registry)
 	if err != nil {
 		return nil, nil, err
 	}
 	ropts := []registry.Option{
-		registry.WithKeychainFactory(registry.KubernetesKeychain(clientset)),
+		registry.WithKeychainFactory(keychains),
 		registry.WithInsecureRegistries(o.insecureRegistries...),
 		registry.WithAllowedRegistries(o.allowRegistries...),
 		registry.WithMaxPerHost(o.perHost),
@@ -214,6 +208,27 @@ func newHandler(mgr manager.Manager, inv *inventory.Inventory, o options) (*muta
 		Enforcement:    o.enforcement,
 		Resolve:        o.resolve,
 	}), gateMetrics, nil
+}
+
+// newKeychainFactory returns where pull credentials come from: with
+// --pull-secrets the pod's and its ServiceAccount's pull secrets, read with a
+// client of their own; otherwise nil: anonymous access, whose results every
+// namespace shares.
+func newKeychainFactory(cfg *rest.Config, o options) (registry.KeychainFactory, error) {
+	if !o.pullSecrets {
+		return nil, nil
+	}
+	// A cold image resolution reads the pod's pull credentials (service
+	// account and secrets) from the API server. At client-go's default of
+	// 5 requests/s (20 with the in-cluster config) the rate limiter, not the
+	// registry, capped cold admissions at about 3 per second.
+	kcfg := rest.CopyConfig(cfg)
+	kcfg.QPS, kcfg.Burst = max(kcfg.QPS, keychainQPS), max(kcfg.Burst, keychainBurst)
+	clientset, err := kubernetes.NewForConfig(kcfg)
+	if err != nil {
+		return nil, fmt.Errorf("create clientset: %w", err)
+	}
+	return registry.KubernetesKeychain(clientset), nil
 }
 
 // addWebhookStarter adds the runnable that registers handler once the

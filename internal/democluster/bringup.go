@@ -113,6 +113,8 @@ func StartWebhook(ctx context.Context, o WebhookOptions) (Webhook, error) {
 			// Admission answers with the affinity, as the suites check;
 			// ExtraArgs may choose --resolve=auto or gate.
 			"--resolve=sync",
+			// Their images are private: pulled with the namespace's secret.
+			"--pull-secrets",
 		}, o.ExtraArgs...)
 		p, err := testbed.StartProcess("webhook", o.Bin, args, nil, o.Log)
 		if err != nil {
