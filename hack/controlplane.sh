@@ -170,10 +170,11 @@ heartbeat() {
 	done
 }
 
-# One build at a time per cache: a second caller waits, then finds it done.
-exec 9>"$CACHE/$SET/.lock"
+# One build of a version at a time per cache: a second caller waits, then
+# finds it done.
+exec 9>"$CACHE/$SET/.lock-$VERSION_DIR"
 if ! flock -n 9; then
-	log "another build holds $CACHE/$SET/.lock; waiting"
+	log "another build holds $CACHE/$SET/.lock-$VERSION_DIR; waiting"
 	flock 9
 fi
 

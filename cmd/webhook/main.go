@@ -89,6 +89,7 @@ type options struct {
 	gateController     bool
 	leaderElect        bool
 	pullSecrets        bool
+	mirrors            stringList
 }
 
 func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
@@ -124,6 +125,7 @@ func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
 	fs.BoolVar(&o.gateController, "gate-controller", true, "run the gate controller (on the elected leader) that resolves gated pods and releases them; off, admission still gates (for tests, or when another replica set runs it)")
 	fs.BoolVar(&o.leaderElect, "leader-elect", true, "elect one replica, with a Lease in --namespace, to run the gate controller (false: this process runs it; one replica only)")
 	fs.BoolVar(&o.pullSecrets, "pull-secrets", false, "resolve images with the pod's imagePullSecrets and its ServiceAccount's, as the kubelet pulls them (needs get on secrets and serviceaccounts in every namespace: the kustomize component config/components/pull-secrets); off: registries are read anonymously")
+	fs.Var(&o.mirrors, "registry-mirror", "REGISTRY=MIRROR: resolve the images of REGISTRY through MIRROR first (host or host:port, e.g. docker.io=mirror.local:5000), then REGISTRY itself if the mirror fails, as containerd's hosts.toml does (repeatable, one mirror per registry, at most 16; a mirror may be at a non-public address)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -168,6 +170,9 @@ func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
 		if f.v < 1 {
 			return o, fmt.Errorf("--%s %d: want a number >= 1", f.name, f.v)
 		}
+	}
+	if err := registry.CheckMirrors(o.mirrors...); err != nil {
+		return o, fmt.Errorf("--registry-mirror: %w", err)
 	}
 	for _, h := range o.insecureRegistries {
 		if strings.Contains(h, "/") {

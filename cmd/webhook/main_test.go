@@ -71,6 +71,11 @@ func TestParseArgs(t *testing.T) {
 		{name: "client CA and plain HTTP metrics", args: []string{"--client-ca-file", "/ca/client-ca.crt", "--metrics-secure=false"}, want: func(o *options) {
 			o.clientCAFile, o.metricsSecure = "/ca/client-ca.crt", false
 		}},
+		{name: "mirrors and pull secrets", args: []string{"--registry-mirror", "docker.io=mirror.local:5000", "--registry-mirror=ghcr.io=10.0.0.5", "--pull-secrets"}, want: func(o *options) {
+			o.mirrors, o.pullSecrets = stringList{"docker.io=mirror.local:5000", "ghcr.io=10.0.0.5"}, true
+		}},
+		{name: "malformed mirror", args: []string{"--registry-mirror", "mirror.local:5000"}, wantErr: `--registry-mirror: mirror "mirror.local:5000": want REGISTRY=MIRROR`},
+		{name: "mirror with a scheme", args: []string{"--registry-mirror", "docker.io=http://m.local"}, wantErr: `"http://m.local": want a host or host:port without scheme or path`},
 		{name: "warn mode", args: []string{"--enforcement=warn"}, want: func(o *options) { o.enforcement = "warn" }},
 		{name: "gate mode without the controller", args: []string{"--resolve=gate", "--gate-timeout=5s", "--gate-controller=false", "--leader-elect=false"}, want: func(o *options) {
 			o.resolve, o.gateTimeout, o.gateController, o.leaderElect = "gate", 5*time.Second, false, false

@@ -186,6 +186,7 @@ func newHandler(mgr manager.Manager, inv *inventory.Inventory, o options) (*muta
 		registry.WithKeychainFactory(keychains),
 		registry.WithInsecureRegistries(o.insecureRegistries...),
 		registry.WithAllowedRegistries(o.allowRegistries...),
+		registry.WithMirrors(o.mirrors...),
 		registry.WithMaxPerHost(o.perHost),
 		registry.WithMaxPerNamespace(o.perNamespace),
 		registry.WithResolutionBudget(o.maxResolution, o.maxIndexEntries),

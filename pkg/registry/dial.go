@@ -39,6 +39,10 @@ func newDialGuard(c *config) *dialGuard {
 	for h := range c.insecure {
 		g.hosts[strings.ToLower(h)] = true
 	}
+	// Mirrors are named by the operator, like insecure registries.
+	for _, h := range c.mirrors {
+		g.hosts[strings.ToLower(h)] = true
+	}
 	// An HTTP(S) proxy from the environment is dialled instead of the
 	// registry; the operator chose it, and it applies its own egress rules.
 	for _, v := range []string{"HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy"} {

@@ -20,6 +20,9 @@ type Metrics struct {
 	Errors *prometheus.CounterVec
 	// Duration observes the time of resolutions that went to the registry.
 	Duration prometheus.Histogram
+	// MirrorFallbacks counts resolutions that fell back to the origin
+	// registry after its mirror failed (see WithMirrors).
+	MirrorFallbacks prometheus.Counter
 }
 
 // NewMetrics creates unregistered collectors named isamatch_registry_*.
@@ -50,12 +53,16 @@ func NewMetrics() *Metrics {
 			Help:    "Duration of image resolutions that went to the registry.",
 			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 15},
 		}),
+		MirrorFallbacks: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "isamatch_registry_mirror_fallbacks_total",
+			Help: "Image resolutions that fell back to the origin registry after its mirror failed.",
+		}),
 	}
 }
 
 // Collectors lists every collector, for registration.
 func (m *Metrics) Collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.CacheHits, m.CacheMisses, m.Coalesced, m.Requests, m.Errors, m.Duration}
+	return []prometheus.Collector{m.CacheHits, m.CacheMisses, m.Coalesced, m.Requests, m.Errors, m.Duration, m.MirrorFallbacks}
 }
 
 func (m *Metrics) hit() {
@@ -91,5 +98,11 @@ func (m *Metrics) failed(kind string) {
 func (m *Metrics) observe(seconds float64) {
 	if m != nil {
 		m.Duration.Observe(seconds)
+	}
+}
+
+func (m *Metrics) mirrorFallback() {
+	if m != nil {
+		m.MirrorFallbacks.Inc()
 	}
 }

@@ -97,6 +97,7 @@ type config struct {
 	rootCAs          *x509.CertPool
 	configErr        error
 	insecure         map[string]bool
+	mirrors          map[string]string // origin registry -> mirror host
 	allowHosts       map[string]bool
 	allowNets        []netip.Prefix
 	perHost          int

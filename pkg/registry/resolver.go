@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
@@ -289,6 +290,11 @@ func (r *Resolver) fetch(ctx context.Context, ref name.Reference, auth PullAuth)
 	if err != nil {
 		return nil, err
 	}
+	return r.fetchMirrored(ctx, ref, kc)
+}
+
+// fetchFrom reads the platforms of ref from its registry with kc.
+func (r *Resolver) fetchFrom(ctx context.Context, ref name.Reference, kc authn.Keychain) ([]Platform, error) {
 	desc, err := remote.Get(ref,
 		remote.WithContext(ctx),
 		remote.WithTransport(r.transport),

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -32,6 +33,9 @@ func TestWebhook(t *testing.T) {
 var (
 	cp  *testbed.ControlPlane
 	reg *testbed.Registry
+	// origin is a second registry whose images the webhook resolves
+	// through reg, its mirror (--registry-mirror), falling back to origin.
+	origin *testbed.Registry
 	// webhookBin is cmd/webhook built for the suite; webhookProc serves the
 	// API server.
 	webhookBin  string
@@ -50,6 +54,8 @@ var (
 	amdImage   = "app/amd64"   // single manifest linux/amd64
 	rvvImage   = "app/rvv"     // single manifest linux/riscv64 with LABEL isa.request=rv64gcv
 	saImage    = "app/private" // single manifest linux/arm64, pulled with the ServiceAccount's secret
+	// originOnlyImage is in origin only (linux/riscv64).
+	originOnlyImage = "app/origin-only"
 )
 
 // nodeISAs are the simulated nodes and the ISA their labels describe.
@@ -74,6 +80,12 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	By("starting docker-registry with TLS and htpasswd")
 	reg = framework.RequireRegistry(ctx, testbed.RegistryOptions{})
 	pushImages(ctx)
+	By("starting a second docker-registry, mirrored by the first")
+	origin = framework.RequireRegistry(ctx, testbed.RegistryOptions{Username: reg.Username, Password: reg.Password})
+	_, err = testbed.PushImage(ctx, origin, originOnlyImage, "v1", testbed.Platform{Arch: "riscv64"})
+	Expect(err).NotTo(HaveOccurred())
+	caFile := filepath.Join(work, "registries-ca.pem")
+	Expect(os.WriteFile(caFile, append(append([]byte{}, reg.CAPEM...), origin.CAPEM...), 0o600)).To(Succeed())
 
 	By("starting the control plane with the shipped MutatingWebhookConfiguration")
 	hook, err := testbed.EnvtestWebhookConfiguration(repoRoot)
@@ -104,8 +116,9 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	wio := cp.Env.WebhookInstallOptions
 	webhookAddr = net.JoinHostPort(wio.LocalServingHost, strconv.Itoa(wio.LocalServingPort))
 	w, err := democluster.StartWebhook(ctx, democluster.WebhookOptions{
-		Bin: webhookBin, CP: cp, RegistryCA: reg.CAFile, Log: filepath.Join(work, "webhook.log"),
-		ExtraArgs: []string{"--budget=5s", "-v=1", "--allow-registry=" + reg.Host},
+		Bin: webhookBin, CP: cp, RegistryCA: caFile, Log: filepath.Join(work, "webhook.log"),
+		ExtraArgs: []string{"--budget=5s", "-v=1", "--allow-registry=" + reg.Host, "--allow-registry=" + origin.Host,
+			"--registry-mirror=" + origin.Host + "=" + reg.Host},
 	})
 	webhookProc = w.Process
 	if webhookProc != nil {

@@ -1,0 +1,129 @@
+package registry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
+)
+
+// MaxMirrors bounds the registries [WithMirrors] may map to a mirror.
+const MaxMirrors = 16
+
+// ParseMirror parses a mirror mapping "REGISTRY=MIRROR", both host or
+// host:port as written in image references ("docker.io=mirror.local:5000").
+// The registry "docker.io" stands for Docker Hub under any of its names.
+func ParseMirror(s string) (from, to string, err error) {
+	from, to, ok := strings.Cut(s, "=")
+	if !ok || from == "" || to == "" || strings.Contains(to, "=") {
+		return "", "", fmt.Errorf("mirror %q: want REGISTRY=MIRROR, e.g. docker.io=mirror.local:5000", Sanitize(s, maxRefBytes))
+	}
+	for _, h := range []string{from, to} {
+		if strings.Contains(h, "/") {
+			return "", "", fmt.Errorf("mirror %q: %q: want a host or host:port without scheme or path", Sanitize(s, maxRefBytes), Sanitize(h, maxRefBytes))
+		}
+		if _, err := name.NewRegistry(h, name.StrictValidation); err != nil {
+			return "", "", fmt.Errorf("mirror %q: %q is not a registry host: %w", Sanitize(s, maxRefBytes), Sanitize(h, maxRefBytes), err)
+		}
+	}
+	// name.Registry spells Docker Hub "index.docker.io" whatever was written.
+	r, _ := name.NewRegistry(from)
+	return r.RegistryStr(), to, nil
+}
+
+// CheckMirrors reports the first malformed mapping of specs, or too many
+// of them, as [WithMirrors] would.
+func CheckMirrors(specs ...string) error {
+	_, err := parseMirrors(specs)
+	return err
+}
+
+func parseMirrors(specs []string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, s := range specs {
+		from, to, err := ParseMirror(s)
+		if err != nil {
+			return nil, err
+		}
+		if prev, ok := out[from]; ok && prev != to {
+			return nil, fmt.Errorf("mirror %q: registry %s already mirrored by %s; give one mirror per registry", Sanitize(s, maxRefBytes), from, prev)
+		}
+		out[from] = to
+	}
+	if len(out) > MaxMirrors {
+		return nil, fmt.Errorf("%d mirrored registries: the limit is %d", len(out), MaxMirrors)
+	}
+	return out, nil
+}
+
+// WithMirrors resolves the images of a registry through a mirror, as
+// containerd's hosts.toml does for the nodes' pulls: each spec is
+// "REGISTRY=MIRROR" (see [ParseMirror]), at most [MaxMirrors]. A mirror is
+// asked first; when it fails for any reason (unreachable, not found,
+// unauthorized...) the origin registry is asked within what is left of the
+// fetch timeout, as containerd falls back to the upstream server. A mirror
+// may live at a non-public address, and is spoken to over plain HTTP when
+// it is also given to [WithInsecureRegistries]. Results are cached under
+// the origin reference.
+func WithMirrors(specs ...string) Option {
+	return func(c *config) {
+		m, err := parseMirrors(specs)
+		if err != nil {
+			c.configErr = err
+			return
+		}
+		c.mirrors = m
+	}
+}
+
+// mirrorOf returns ref moved to its registry's mirror, if it has one.
+func (r *Resolver) mirrorOf(ref name.Reference) (name.Reference, bool) {
+	host, ok := r.cfg.mirrors[ref.Context().RegistryStr()]
+	if !ok {
+		return nil, false
+	}
+	var opts []name.Option
+	if r.cfg.insecure[host] {
+		opts = append(opts, name.Insecure)
+	}
+	reg, err := name.NewRegistry(host, opts...)
+	if err != nil {
+		return nil, false
+	}
+	repo := ref.Context()
+	repo.Registry = reg
+	switch v := ref.(type) {
+	case name.Digest:
+		d, err := name.NewDigest(repo.Name()+"@"+v.DigestStr(), opts...)
+		return d, err == nil
+	case name.Tag:
+		t, err := name.NewTag(repo.Name()+":"+v.TagStr(), opts...)
+		return t, err == nil
+	}
+	return nil, false
+}
+
+// fetchMirrored resolves ref through its mirror, falling back to ref itself
+// when the mirror fails; without a mirror it resolves ref.
+func (r *Resolver) fetchMirrored(ctx context.Context, ref name.Reference, kc authn.Keychain) ([]Platform, error) {
+	m, ok := r.mirrorOf(ref)
+	if !ok {
+		return r.fetchFrom(ctx, ref, kc)
+	}
+	platforms, merr := r.fetchFrom(ctx, m, kc)
+	if merr == nil || ctx.Err() != nil {
+		return platforms, merr
+	}
+	r.cfg.metrics.mirrorFallback()
+	platforms, err := r.fetchFrom(ctx, ref, kc)
+	if err != nil {
+		// The origin's kind; the message names the mirror's failure too.
+		e := classify(ref.String(), err)
+		msg := fmt.Sprintf("mirror %s failed (%s), then the origin: %v", m.Context().RegistryStr(), kindOf(merr), e.Err)
+		return nil, &Error{Kind: e.Kind, Ref: e.Ref, Err: errors.New(Sanitize(msg, MaxMessageBytes))}
+	}
+	return platforms, nil
+}
