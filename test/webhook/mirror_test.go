@@ -38,6 +38,6 @@ var _ = Describe("Images of a mirrored registry (--registry-mirror origin=reg)",
 		}
 		after, ok := metricValue(scrapeMetrics(ctx), "isamatch_registry_mirror_fallbacks_total")
 		Expect(ok).To(BeTrue(), "isamatch_registry_mirror_fallbacks_total is exported")
-		Expect(after - before).To(Equal(1.0), "one resolution fell back to the origin")
+		Expect(after-before).To(Equal(1.0), "one resolution fell back to the origin")
 	})
 })
