@@ -18,7 +18,8 @@ var _ = Describe("Images of a mirrored registry (--registry-mirror origin=reg)",
 			Type:       corev1.SecretTypeDockerConfigJson,
 			Data:       map[string][]byte{corev1.DockerConfigJsonKey: origin.DockerConfigJSON()},
 		})).To(Succeed())
-		before, _ := metricValue(scrapeMetrics(ctx), "isamatch_registry_mirror_fallbacks_total")
+		before, _, err := testbed.MetricValue(scrapeMetrics(ctx), "isamatch_registry_mirror_fallbacks_total", nil)
+		Expect(err).NotTo(HaveOccurred())
 
 		for _, tc := range []struct {
 			name, image, arch string
@@ -36,7 +37,8 @@ var _ = Describe("Images of a mirrored registry (--registry-mirror origin=reg)",
 			Expect(terms).NotTo(BeEmpty(), describe(created))
 			Expect(archesOf(terms)).To(Equal([]string{tc.arch}), describe(created))
 		}
-		after, ok := metricValue(scrapeMetrics(ctx), "isamatch_registry_mirror_fallbacks_total")
+		after, ok, err := testbed.MetricValue(scrapeMetrics(ctx), "isamatch_registry_mirror_fallbacks_total", nil)
+		Expect(err).NotTo(HaveOccurred())
 		Expect(ok).To(BeTrue(), "isamatch_registry_mirror_fallbacks_total is exported")
 		Expect(after-before).To(Equal(1.0), "one resolution fell back to the origin")
 	})
