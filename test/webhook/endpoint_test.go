@@ -136,6 +136,7 @@ var _ = Describe("The webhook endpoint", Ordered, func() {
 				// sync: the affinity is in the admission response itself,
 				// which is what the specs below read.
 				"--resolve=sync",
+				"--pull-secrets",
 				"--metrics-bind-address=127.0.0.1:" + strconv.Itoa(ports[0]),
 				"--health-probe-bind-address=127.0.0.1:" + strconv.Itoa(ports[1]),
 			}, nil, filepath.Join(GinkgoT().TempDir(), "webhook-hardened.log"))

@@ -190,13 +190,15 @@ var _ = Describe("The scheduling gate", Ordered, func() {
 			Expect(testbed.CreateReadyNode(ctx, gcp.Client, node)).To(Succeed())
 		}
 
-		By("installing config/webhook's RBAC and policies; the webhook acts as its ServiceAccount")
+		By("installing config/webhook's RBAC and policies and the pull-secrets component's RBAC; the webhook acts as its ServiceAccount")
 		for _, ns := range []string{"isamatch-system", gateNS} {
 			Expect(gcp.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
 			Expect(gcp.Client.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: ns}})).To(Succeed())
 		}
-		for _, f := range []string{"rbac.yaml", "validatingadmissionpolicy.yaml"} {
-			for _, o := range shippedObjects(ctx, filepath.Join("config", "webhook", f)) {
+		// The suite's registry needs credentials: the webhook reads pull
+		// secrets, with the RBAC of the component that turns that on.
+		for _, f := range []string{"webhook/rbac.yaml", "webhook/validatingadmissionpolicy.yaml", "components/pull-secrets/rbac.yaml"} {
+			for _, o := range shippedObjects(ctx, filepath.Join("config", f)) {
 				if k := o.GetKind(); k == "Role" || k == "RoleBinding" {
 					o.SetNamespace("isamatch-system")
 				}
