@@ -54,6 +54,9 @@ type Env struct {
 	Noop *NoopWebhook
 	// NoopWebhookName is its webhook name in that configuration.
 	NoopWebhookName string
+	// GateWebhook is a second webhook process with --resolve=gate behind
+	// HookConfiguration, for the namespaces of hook GatePath.
+	GateWebhook *testbed.Process
 	// PprofAddr and MetricsAddr are the webhook's pprof and metrics
 	// addresses.
 	PprofAddr, MetricsAddr string
@@ -66,6 +69,7 @@ type Env struct {
 	Dir       string
 
 	progress   io.Writer
+	gatePort   int
 	coldIndex  v1.ImageIndex
 	coldPushed bool
 	nsMu       sync.Mutex
@@ -155,8 +159,11 @@ func StartEnv(ctx context.Context, o Options, nodes map[string]map[string]string
 	}
 	done()
 
-	done = step(e.progress, "start the no-op webhook behind a copy of the shipped configuration")
+	done = step(e.progress, "start the no-op webhook and a webhook with --resolve=gate, each behind a copy of the shipped configuration")
 	if err := e.startNoop(ctx); err != nil {
+		return e, err
+	}
+	if err := e.startGate(ctx); err != nil {
 		return e, err
 	}
 	done()
@@ -175,6 +182,9 @@ func (e *Env) Stop() error {
 	}
 	if e.Noop != nil {
 		errs = append(errs, e.Noop.Process.Stop(10*time.Second))
+	}
+	if e.GateWebhook != nil {
+		errs = append(errs, e.GateWebhook.Stop(10*time.Second))
 	}
 	errs = append(errs, e.Proxy.Stop())
 	if e.Registry != nil {
@@ -266,38 +276,74 @@ func (e *Env) WaitInventory(ctx context.Context, want int) error {
 }
 
 // startNoop starts the no-op webhook with the serving certificate envtest
-// made for isamatch's, installs NoopConfiguration for it and waits until
-// the API server calls it.
+// made for isamatch's and installs it.
 func (e *Env) startNoop(ctx context.Context) error {
-	wio := e.CP.Env.WebhookInstallOptions
-	n, err := StartNoopWebhook(ctx, e.NoopBin, e.CP.KubeconfigPath, wio.LocalServingCertDir, filepath.Join(e.Dir, "noopwebhook.log"))
+	n, err := StartNoopWebhook(ctx, e.NoopBin, e.CP.KubeconfigPath, e.CP.Env.WebhookInstallOptions.LocalServingCertDir, filepath.Join(e.Dir, "noopwebhook.log"))
 	if err != nil {
 		return err
 	}
 	e.Noop = n
+	e.NoopWebhookName, err = e.installHook(ctx, Noop, n.URL("/"+e.WebhookPath), n.MetricsAddr, n.Process)
+	return err
+}
+
+// startGate starts the webhook binary once more, with --resolve=gate and
+// its own gate controller (no leader election: the other process runs
+// none with --resolve=sync), on another port, and installs it.
+func (e *Env) startGate(ctx context.Context) error {
+	var w democluster.Webhook
+	err := testbed.StartOnFreePorts(1, func(ports []int) error {
+		var err error
+		w, err = democluster.StartWebhook(ctx, democluster.WebhookOptions{
+			Bin: e.WebhookBin, CP: e.CP, RegistryCA: e.Registry.CAFile, Log: filepath.Join(e.Dir, "webhook-gate.log"),
+			ExtraArgs: []string{"--insecure-registry=" + e.Proxy.Host, "--port=" + strconv.Itoa(ports[0]),
+				"--resolve=gate", "--leader-elect=false"},
+		})
+		if err != nil && w.Process != nil {
+			_ = w.Process.Stop(10 * time.Second)
+			w.Process = nil
+		}
+		if err == nil {
+			e.gatePort = ports[0]
+		}
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("start the webhook with --resolve=gate: %w", err)
+	}
+	e.GateWebhook = w.Process
+	url := "https://127.0.0.1:" + strconv.Itoa(e.gatePort) + "/" + e.WebhookPath
+	_, err = e.installHook(ctx, GatePath, url, w.MetricsAddr, w.Process)
+	return err
+}
+
+// installHook creates HookConfiguration for hook h calling url, with
+// envtest's CA, and waits until the API server calls it (the webhook's
+// controller-runtime metrics at metricsAddr count a request). It returns
+// the configuration's webhook name.
+func (e *Env) installHook(ctx context.Context, h Hook, url, metricsAddr string, p *testbed.Process) (string, error) {
 	shipped, err := testbed.ShippedWebhookConfiguration(e.RepoRoot)
 	if err != nil {
-		return err
+		return "", err
 	}
-	cfg := NoopConfiguration(shipped, Noop, n.URL("/"+e.WebhookPath), wio.LocalServingCAData)
-	e.NoopWebhookName = cfg.Webhooks[0].Name
+	cfg := HookConfiguration(shipped, h, url, e.CP.Env.WebhookInstallOptions.LocalServingCAData)
 	if err := e.Client.Create(ctx, cfg); err != nil {
-		return fmt.Errorf("create the no-op webhook's configuration: %w", err)
+		return "", fmt.Errorf("create the %s webhook's configuration: %w", h, err)
 	}
-	const ns = "bench-probe-noop"
-	if err := e.Namespace(ctx, ns, Noop); err != nil {
-		return err
+	ns := "bench-probe-" + string(h)
+	if err := e.Namespace(ctx, ns, h); err != nil {
+		return "", err
 	}
 	err = wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
 		pod := testbed.MakePod("probe", ns).Image(e.Ref(WarmImage, "v1")).Obj()
 		if _, err := e.Clientset.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
 			return false, fmt.Errorf("dry-run probe pod: %w", err)
 		}
-		calls, err := webhookRequests(ctx, n.MetricsAddr, "/"+e.WebhookPath)
+		calls, err := webhookRequests(ctx, metricsAddr, "/"+e.WebhookPath)
 		return calls > 0, err
 	})
 	if err != nil {
-		return fmt.Errorf("the API server never called the no-op webhook: %w\n%s", err, n.Process.LogTail(20))
+		return "", fmt.Errorf("the API server never called the %s webhook: %w\n%s", h, err, p.LogTail(20))
 	}
-	return nil
+	return cfg.Webhooks[0].Name, nil
 }

@@ -11,7 +11,8 @@
 // simulated Ready nodes labelled as the labeler would label them. Beside
 // isamatch's webhook runs the floor, internal/bench/noopwebhook: a webhook
 // built the same way that allows every pod unchanged, behind a copy of the
-// shipped configuration ([NoopConfiguration]) for the namespaces labelled
-// [HookLabel]; admission is measured closed-loop (clients that wait for
+// shipped configuration ([HookConfiguration]) for the namespaces labelled
+// [HookLabel], and a second isamatch webhook with --resolve=gate, the same
+// way; admission is measured closed-loop (clients that wait for
 // each answer, [CreatePods]) and open-loop (a fixed rate, [OpenLoop]).
 package bench

@@ -24,12 +24,17 @@ const (
 	// Isamatch: the webhook under test, behind the shipped configuration.
 	Isamatch Hook = "isamatch"
 	// Noop: the floor, internal/bench/noopwebhook behind a copy of the
-	// shipped configuration (NoopConfiguration).
+	// shipped configuration (HookConfiguration).
 	Noop Hook = "noop"
+	// GatePath: a second isamatch webhook process started with
+	// --resolve=gate (every pod with an image is gated at admission and
+	// released by its gate controller), behind a copy of the shipped
+	// configuration.
+	GatePath Hook = "gate"
 )
 
 // HookLabel on a namespace sends its pods to the bench's extra webhook
-// named by its value (Noop) instead of isamatch's; such a namespace also
+// named by its value (Noop, GatePath) instead of isamatch's; such a namespace also
 // carries isa.IgnoreLabel, so isamatch's webhook never sees them.
 const HookLabel = "bench.isamatch.io/webhook"
 
@@ -53,14 +58,14 @@ func namespaceLabels(h Hook) map[string]string {
 	}
 }
 
-// NoopConfiguration is shipped (as testbed.ShippedWebhookConfiguration
+// HookConfiguration is shipped (as testbed.ShippedWebhookConfiguration
 // reads it) turned into the configuration of another webhook: its rules,
 // failure policy, timeout, match and reinvocation policies and side
 // effects kept, its name and webhook name prefixed with h, the client
 // calling url with caBundle, and the namespaceSelector's isa.IgnoreLabel
 // expression replaced by HookLabel=h, so that it and isamatch's never see
 // the same pod.
-func NoopConfiguration(shipped *admissionregistrationv1.MutatingWebhookConfiguration, h Hook, url string, caBundle []byte) *admissionregistrationv1.MutatingWebhookConfiguration {
+func HookConfiguration(shipped *admissionregistrationv1.MutatingWebhookConfiguration, h Hook, url string, caBundle []byte) *admissionregistrationv1.MutatingWebhookConfiguration {
 	cfg := shipped.DeepCopy()
 	cfg.Name = "bench-" + string(h)
 	cfg.ResourceVersion, cfg.UID = "", ""

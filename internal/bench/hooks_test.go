@@ -25,7 +25,7 @@ import (
 
 // TestNoopConfiguration checks that the floor's configuration is the
 // shipped one but for where it sends and which namespaces it sees.
-func TestNoopConfiguration(t *testing.T) {
+func TestHookConfiguration(t *testing.T) {
 	root, err := testbed.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
@@ -35,7 +35,7 @@ func TestNoopConfiguration(t *testing.T) {
 		t.Fatal(err)
 	}
 	const url = "https://127.0.0.1:1234/mutate-v1-pod"
-	got := NoopConfiguration(shipped, Noop, url, []byte("CA"))
+	got := HookConfiguration(shipped, Noop, url, []byte("CA"))
 
 	want := shipped.DeepCopy()
 	want.Name = "bench-noop"
@@ -50,13 +50,13 @@ func TestNoopConfiguration(t *testing.T) {
 	}
 	w.NamespaceSelector.MatchExpressions = append(exprs, metav1.LabelSelectorRequirement{Key: HookLabel, Operator: metav1.LabelSelectorOpIn, Values: []string{"noop"}})
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("NoopConfiguration (-want +got):\n%s", diff)
+		t.Errorf("HookConfiguration (-want +got):\n%s", diff)
 	}
 	if len(exprs) == len(shipped.Webhooks[0].NamespaceSelector.MatchExpressions) {
 		t.Errorf("the shipped namespaceSelector has no %s expression: the no-op configuration would overlap isamatch's", isa.IgnoreLabel)
 	}
 	if shipped.Webhooks[0].ClientConfig.Service == nil {
-		t.Error("NoopConfiguration changed the shipped configuration it was given")
+		t.Error("HookConfiguration changed the shipped configuration it was given")
 	}
 }
 

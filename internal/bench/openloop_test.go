@@ -89,6 +89,7 @@ func TestNamespaceLabels(t *testing.T) {
 		{Isamatch, nil},
 		{NoHook, map[string]string{isa.IgnoreLabel: "true"}},
 		{Noop, map[string]string{isa.IgnoreLabel: "true", HookLabel: "noop"}},
+		{GatePath, map[string]string{isa.IgnoreLabel: "true", HookLabel: "gate"}},
 	}
 	for _, tc := range cases {
 		t.Run(string(tc.h), func(t *testing.T) {
