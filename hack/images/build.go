@@ -26,7 +26,11 @@ type App struct {
 	// Name is the image name under --repo and the binary's path in the
 	// image: /<Name>.
 	Name string
-	// Package is the Go package to build, relative to the module root
+	// Module is the directory of the Go module that holds Package,
+	// relative to the repository root; empty for the root module.
+	// rebalance/ is a module of its own (descheduler's libraries).
+	Module string
+	// Package is the Go package to build, relative to its module
 	// (./cmd/labeler).
 	Package string
 	// User is the image config's User: "0" or "65532".
@@ -40,6 +44,7 @@ type App struct {
 var defaultApps = []App{
 	{Name: "labeler", Package: "./cmd/labeler", User: "0", WorkingDir: "/"},
 	{Name: "webhook", Package: "./cmd/webhook", User: nonrootID, WorkingDir: "/home/nonroot"},
+	{Name: "rebalancer", Module: "rebalance", Package: "./cmd/rebalancer", User: nonrootID, WorkingDir: "/home/nonroot"},
 }
 
 // nonrootID is the UID and GID of the unprivileged user, as in distroless.
@@ -71,7 +76,8 @@ const (
 
 // buildConfig is what buildIndex needs besides the App.
 type buildConfig struct {
-	// ModuleDir is where go build runs (the module root).
+	// ModuleDir is the repository root (the root module); go build runs
+	// there or in an App's Module below it.
 	ModuleDir string
 	// WorkDir holds the compiled binaries and layer tarballs.
 	WorkDir   string
@@ -97,7 +103,7 @@ func buildIndex(ctx context.Context, cfg buildConfig, app App) (v1.ImageIndex, e
 	adds := make([]mutate.IndexAddendum, 0, len(cfg.Platforms))
 	for _, p := range cfg.Platforms {
 		start := time.Now()
-		bins, err := testbed.BuildBinaries(ctx, cfg.ModuleDir, filepath.Join(cfg.WorkDir, app.Name+"-"+p.OS+"-"+p.Arch),
+		bins, err := testbed.BuildBinaries(ctx, filepath.Join(cfg.ModuleDir, app.Module), filepath.Join(cfg.WorkDir, app.Name+"-"+p.OS+"-"+p.Arch),
 			testbed.BuildOptions{AsImage: true, GOOS: p.OS, GOARCH: p.Arch, Version: cfg.Version, Revision: cfg.Revision}, app.Package)
 		if err != nil {
 			return nil, err

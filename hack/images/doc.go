@@ -1,5 +1,6 @@
 // Package main (hack/images) builds isamatch's container images without a
-// Docker daemon: it cross-compiles cmd/labeler and cmd/webhook for each
+// Docker daemon: it cross-compiles cmd/labeler, cmd/webhook and the
+// rebalancer (rebalance/cmd/rebalancer, a module of its own) for each
 // platform (CGO_ENABLED=0, -trimpath, -ldflags '-s -w') and assembles, with
 // go-containerregistry, one OCI image index per binary on an empty base (the
 // binary, /etc/passwd and /etc/group with the nonroot user 65532, and the

@@ -46,7 +46,7 @@ func TestParseArgs(t *testing.T) {
 			env: map[string]string{"SOURCE_DATE_EPOCH": "1700000000"},
 			want: options{
 				Repo: "127.0.0.1:5000/isamatch", Tag: "dev", Platforms: []Platform{{"linux", "riscv64"}, {"linux", "arm64"}},
-				Push: true, Insecure: true, CA: "ca.pem", Apps: defaultApps[1:], CABundle: "b.crt",
+				Push: true, Insecure: true, CA: "ca.pem", Apps: defaultApps[1:2], CABundle: "b.crt",
 				Source: "https://example.com/i", Revision: "abc", Epoch: time.Unix(1700000000, 0).UTC(),
 			},
 		},
@@ -260,6 +260,7 @@ func TestSummaryKustomizeBlock(t *testing.T) {
 	}{
 		{Name: "ghcr.io/isamatch/labeler", NewName: "registry.example.com/team/labeler", Digest: "sha256:" + strings.Repeat("a", 64)},
 		{Name: "ghcr.io/isamatch/webhook", NewName: "registry.example.com/team/webhook", Digest: "sha256:" + strings.Repeat("b", 64)},
+		{Name: "ghcr.io/isamatch/rebalancer", NewName: "registry.example.com/team/rebalancer", Digest: "sha256:" + strings.Repeat("c", 64)},
 	}
 	if diff := cmp.Diff(want, got.Images); diff != "" {
 		t.Errorf("kustomize images (-want +got):\n%s", diff)

@@ -94,7 +94,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	Expect(err).NotTo(HaveOccurred())
 
 	By("make images: the labeler and webhook images, pushed to " + reg.Host)
-	run(ctx, repoRoot, "go", "run", "./hack/images", "--repo", reg.Host+"/isamatch", "--tag", imageTag, "--push", "--insecure")
+	run(ctx, repoRoot, "go", "run", "./hack/images", "--repo", reg.Host+"/isamatch", "--tag", imageTag, "--push", "--insecure", "--only", "labeler,webhook")
 	overlay = writeOverlay(ctx, dir)
 
 	// The labeler's DaemonSet mounts /opt/RISCV with DirectoryOrCreate: the
