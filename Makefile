@@ -25,7 +25,7 @@ test:
 	echo "KUBEBUILDER_ASSETS=$$assets ISAMATCH_NODE_ASSETS=$$node_assets"
 	# test/node pushes the images of `make images` (tag node-test, three
 	# platforms): building them first keeps that compile out of the test timeout.
-	$(GO) run ./hack/images --repo isamatch.invalid/prebuild --tag node-test --oci-layout .cache/images
+	$(GO) run ./hack/images --repo isamatch.invalid/prebuild --tag node-test --oci-layout .cache/images --only labeler,webhook
 	$(GO) vet $(PKGS)
 	$(GO) -C rebalance vet ./...
 	mkdir -p .cache
@@ -84,7 +84,7 @@ demo:
 	$(GO) build -o bin/demo ./cmd/demo
 	bin/demo $(DEMO_FLAGS)
 
-## images: multi-arch labeler and webhook images without a Docker daemon (hack/images, config/README.md)
+## images: multi-arch labeler, webhook and rebalancer images without a Docker daemon (hack/images, config/README.md)
 ##   make images REPO=registry.example.com/isamatch TAG=v0.1.0
 ##   make images REPO=... TAG=... IMAGES_FLAGS="--oci-layout _output/oci"   # no push
 REPO ?=
