@@ -58,7 +58,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	Expect(err).NotTo(HaveOccurred())
 	nodeAssets := os.Getenv(NodeAssetsEnv)
 	if nodeAssets == "" {
-		Skip(NodeAssetsEnv + " is not set: the real-node suite runs with `make test-node`")
+		Skip(NodeAssetsEnv + " is not set: `make test` and `make test-node` set it")
 	}
 	cpAssets, err := testbed.AssetsDir()
 	Expect(err).NotTo(HaveOccurred())
