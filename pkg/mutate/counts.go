@@ -1,6 +1,10 @@
 package mutate
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/isamatch/isamatch/pkg/registry"
+)
 
 // DecisionCounts is the decision's numbers in a machine-readable form: the
 // decision-counts annotation (isa.DecisionCountsAnnotation) holds it as
@@ -24,6 +28,35 @@ type DecisionCounts struct {
 	// (the rules for gated pods let a term gain requirements but forbid new
 	// terms), so the pod may run on fewer nodes than it could.
 	Narrowed bool `json:"narrowed,omitempty"`
+	// Unresolved are the images whose platforms could not be resolved (at
+	// most MaxUnresolvedListed, in pod order): the pod was placed without
+	// their constraint.
+	Unresolved []UnresolvedImage `json:"unresolved,omitempty"`
+	// NoNode is set when isamatch requires something no node of its
+	// inventory satisfies at admission (RequiredNodes is 0 then, but 0 alone
+	// also means "nothing required"): the pod stays Pending until such a
+	// node joins.
+	NoNode bool `json:"noNode,omitempty"`
+}
+
+// UnresolvedImage is one image whose platforms are unknown: its reference
+// (cut to maxUnresolvedRef bytes) and the registry error kind
+// (registry.Error.Kind, "timeout" or "other").
+type UnresolvedImage struct {
+	Image string `json:"image"`
+	Kind  string `json:"kind"`
+}
+
+// MaxUnresolvedListed bounds DecisionCounts.Unresolved, and so the size of
+// the counts annotation (at most MaxImages images could fail).
+const MaxUnresolvedListed = 8
+
+// maxUnresolvedRef bounds one reference in DecisionCounts.Unresolved; real
+// references are far shorter.
+const maxUnresolvedRef = 256
+
+func unresolvedImage(img ImageInfo) UnresolvedImage {
+	return UnresolvedImage{Image: registry.Sanitize(img.Ref, maxUnresolvedRef), Kind: errorKind(img.Err)}
 }
 
 // Gate states in DecisionCounts.Gate.

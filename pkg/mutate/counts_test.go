@@ -27,6 +27,22 @@ func TestDecisionCounts(t *testing.T) {
 			pod:  podSpec{images: []string{"amd64:1"}},
 			want: DecisionCounts{RequiredNodes: 1, Tiers: []TierCounts{{Weight: 100, Groups: 1, Nodes: 1}}},
 		},
+		{
+			name: "unresolved images listed with their error kind",
+			pod:  podSpec{images: []string{"private:1", "amd64:1", "gone:1"}},
+			want: DecisionCounts{RequiredNodes: 1, Tiers: []TierCounts{{Weight: 100, Groups: 1, Nodes: 1}},
+				Unresolved: []UnresolvedImage{{Image: "private:1", Kind: "unauthorized"}, {Image: "gone:1", Kind: "notFound"}}},
+		},
+		{
+			name: "nothing required, image unresolved: no node count, not noNode",
+			pod:  podSpec{images: []string{"private:1"}},
+			want: DecisionCounts{Unresolved: []UnresolvedImage{{Image: "private:1", Kind: "unauthorized"}}},
+		},
+		{
+			name: "request no node has",
+			pod:  podSpec{annotations: ann(isa.BareRequestAnnotation, "rv64gcv_zvfh")},
+			want: DecisionCounts{NoNode: true},
+		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

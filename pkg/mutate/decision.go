@@ -112,8 +112,12 @@ func (m *Matcher) Decide(in Input, snap *inventory.Snapshot) Decision {
 	}
 	var imgs []constrained
 	var combo []alt
+	var unresolved []UnresolvedImage
 	for _, img := range in.Images {
 		if img.Err != nil {
+			if len(unresolved) < MaxUnresolvedListed {
+				unresolved = append(unresolved, unresolvedImage(img))
+			}
 			d.Warnings = append(d.Warnings, Warning{"imageError",
 				fmt.Sprintf("image %q: platforms unknown (%s), placed without its constraint", img.Ref, errorText(img.Err))})
 			continue
@@ -221,9 +225,10 @@ func (m *Matcher) Decide(in Input, snap *inventory.Snapshot) Decision {
 	d.Required = requiredTerms(emu, native)
 	r := m.rank(snap, in.QEMU, emu, native)
 	d.MatchingNodes, d.Preferred = r.matching, r.preferred
-	d.Counts = DecisionCounts{RequiredNodes: r.matching, Tiers: r.counts}
+	d.Counts = DecisionCounts{RequiredNodes: r.matching, Tiers: r.counts, Unresolved: unresolved}
 	d.RequiredText = requiredString(emu, native)
 	if len(d.Required) > 0 && d.MatchingNodes == 0 {
+		d.Counts.NoNode = true
 		d.Warnings = append(d.Warnings, Warning{"noNode",
 			"no node satisfies " + d.RequiredText + " now; the pod stays Pending until such a node joins"})
 	}
