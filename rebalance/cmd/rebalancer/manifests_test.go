@@ -1,0 +1,302 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/kubernetes/fake"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/descheduler/cmd/descheduler/app"
+	"sigs.k8s.io/descheduler/pkg/descheduler"
+	"sigs.k8s.io/descheduler/pkg/framework/pluginregistry"
+
+	"github.com/isamatch/isamatch/pkg/isa"
+	"github.com/isamatch/isamatch/rebalance/pkg/isafit"
+)
+
+// component is config/components/rebalance, relative to config.
+const component = "components/rebalance"
+
+// render runs `kubectl kustomize` on an overlay of the repository's config
+// with the given components and decodes every object.
+func render(t *testing.T, components ...string) []runtime.Object {
+	t.Helper()
+	kubectl, err := exec.LookPath("kubectl")
+	if err != nil {
+		if os.Getenv("CI") == "" {
+			t.Skip("kubectl not installed (required when CI is set)")
+		}
+		t.Fatalf("kubectl not found: %v", err)
+	}
+	configDir, err := filepath.Abs(filepath.Join("..", "..", "..", "config"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	overlay := t.TempDir()
+	rel, err := filepath.Rel(overlay, configDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - " + rel + "\ncomponents:\n"
+	for _, c := range components {
+		k += "  - " + filepath.Join(rel, c) + "\n"
+	}
+	if err := os.WriteFile(filepath.Join(overlay, "kustomization.yaml"), []byte(k), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(t.Context(), kubectl, "kustomize", overlay)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("kubectl kustomize %s: %v\n%s", overlay, err, stderr.String())
+	}
+	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	decoder := serializer.NewCodecFactory(s).UniversalDeserializer()
+	var objs []runtime.Object
+	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(out)))
+	for {
+		doc, err := r.Read()
+		if err == io.EOF {
+			return objs
+		}
+		if err != nil {
+			t.Fatalf("split rendered YAML: %v", err)
+		}
+		if len(bytes.TrimSpace(doc)) == 0 {
+			continue
+		}
+		obj, _, err := decoder.Decode(doc, nil, nil)
+		if err != nil {
+			t.Fatalf("decode rendered object: %v\n%s", err, doc)
+		}
+		objs = append(objs, obj)
+	}
+}
+
+// named returns the objects of type T whose name is name.
+func named[T runtime.Object](objs []runtime.Object, name string, getName func(T) string) []T {
+	var found []T
+	for _, o := range objs {
+		if v, ok := o.(T); ok && getName(v) == name {
+			found = append(found, v)
+		}
+	}
+	return found
+}
+
+func one[T runtime.Object](t *testing.T, objs []runtime.Object, name string, getName func(T) string) T {
+	t.Helper()
+	found := named(objs, name, getName)
+	if len(found) != 1 {
+		var zero T
+		t.Fatalf("rendered config has %d %T named %q, want 1", len(found), zero, name)
+	}
+	return found[0]
+}
+
+const name = "isamatch-rebalancer"
+
+// TestRebalanceComponentOffByDefault: config alone runs no rebalancer.
+func TestRebalanceComponentOffByDefault(t *testing.T) {
+	objs := render(t)
+	if got := named(objs, name, func(d *appsv1.Deployment) string { return d.Name }); len(got) != 0 {
+		t.Errorf("config without components renders the Deployment %s; the rebalancer must be opt-in", name)
+	}
+}
+
+// TestRebalanceComponentRenders renders config with the rebalance
+// component and checks that the Deployment's flags parse as descheduler's,
+// that its policy loads through descheduler with ISAFit registered (so the
+// plugin's own validation passes), and that the RBAC grants what
+// descheduler calls and no more.
+func TestRebalanceComponentRenders(t *testing.T) {
+	objs := render(t, component)
+	dep := one(t, objs, name, func(d *appsv1.Deployment) string { return d.Name })
+	pod := dep.Spec.Template.Spec
+	if len(pod.Containers) != 1 {
+		t.Fatalf("Deployment has %d containers, want 1", len(pod.Containers))
+	}
+	c := pod.Containers[0]
+
+	flags := app.NewDeschedulerCommand(io.Discard).Flags()
+	if err := flags.Parse(c.Args); err != nil {
+		t.Fatalf("Deployment args %q do not parse as descheduler's: %v", c.Args, err)
+	}
+	str := func(f string) string {
+		t.Helper()
+		v, err := flags.GetString(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	interval, err := flags.GetDuration("descheduling-interval")
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaderElect, err := flags.GetBool("leader-elect")
+	if err != nil {
+		t.Fatal(err)
+	}
+	securePort, err := flags.GetInt("secure-port")
+	if err != nil {
+		t.Fatal(err)
+	}
+	policyFile := str("policy-config-file")
+	leaseNS, leaseName := str("leader-elect-resource-namespace"), str("leader-elect-resource-name")
+
+	// The policy file is a key of a mounted ConfigMap.
+	var cm *corev1.ConfigMap
+	for _, v := range pod.Volumes {
+		for _, m := range c.VolumeMounts {
+			if v.ConfigMap != nil && m.Name == v.Name && m.MountPath == path.Dir(policyFile) {
+				cm = one(t, objs, v.ConfigMap.Name, func(c *corev1.ConfigMap) string { return c.Name })
+			}
+		}
+	}
+	if cm == nil {
+		t.Fatalf("no ConfigMap volume is mounted at %s, the directory of --policy-config-file", path.Dir(policyFile))
+	}
+	policyText, ok := cm.Data[path.Base(policyFile)]
+	if !ok {
+		t.Fatalf("ConfigMap %s has no key %s", cm.Name, path.Base(policyFile))
+	}
+
+	sa := one(t, objs, pod.ServiceAccountName, func(s *corev1.ServiceAccount) string { return s.Name })
+	cr := one(t, objs, name, func(r *rbacv1.ClusterRole) string { return r.Name })
+	crb := one(t, objs, name, func(b *rbacv1.ClusterRoleBinding) string { return b.Name })
+	role := one(t, objs, name, func(r *rbacv1.Role) string { return r.Name })
+	rb := one(t, objs, name, func(b *rbacv1.RoleBinding) string { return b.Name })
+	boundToSA := func(ref rbacv1.RoleRef, subjects []rbacv1.Subject, kind, roleName string) bool {
+		return ref.Kind == kind && ref.Name == roleName && slices.ContainsFunc(subjects, func(s rbacv1.Subject) bool {
+			return s.Kind == rbacv1.ServiceAccountKind && s.Name == sa.Name && s.Namespace == sa.Namespace
+		})
+	}
+	psc, sc := pod.SecurityContext, c.SecurityContext
+	livenessPort := int32(0)
+	if c.LivenessProbe != nil && c.LivenessProbe.HTTPGet != nil {
+		for _, p := range c.Ports {
+			if p.Name == c.LivenessProbe.HTTPGet.Port.String() || p.ContainerPort == c.LivenessProbe.HTTPGet.Port.IntVal {
+				livenessPort = p.ContainerPort
+			}
+		}
+	}
+	for _, ck := range []struct {
+		name string
+		ok   bool
+	}{
+		{"in isamatch-system", dep.Namespace == "isamatch-system" && sa.Namespace == dep.Namespace && cm.Namespace == dep.Namespace},
+		{"image placeholder", c.Image == "ghcr.io/isamatch/rebalancer:latest"},
+		{"runs cycles on a timer", interval > 0},
+		{"leader-elected", leaderElect},
+		{"Lease in its own namespace", leaseNS == dep.Namespace},
+		{"Role may create the Lease", allows(role.Rules, "coordination.k8s.io", "leases", "create")},
+		{"Role reads and renews only the Lease " + leaseName, onlyNamed(role.Rules, "coordination.k8s.io", "leases", "get", leaseName) &&
+			onlyNamed(role.Rules, "coordination.k8s.io", "leases", "update", leaseName)},
+		{"Role in the Lease's namespace, bound to the ServiceAccount", role.Namespace == leaseNS && rb.Namespace == leaseNS && boundToSA(rb.RoleRef, rb.Subjects, "Role", role.Name)},
+		{"ClusterRole bound to the ServiceAccount", boundToSA(crb.RoleRef, crb.Subjects, "ClusterRole", cr.Name)},
+		{"reads pods, nodes and namespaces", allows(cr.Rules, "", "pods", "get", "list", "watch") &&
+			allows(cr.Rules, "", "nodes", "get", "list", "watch") && allows(cr.Rules, "", "namespaces", "get", "list", "watch")},
+		{"evicts through the Eviction API", allows(cr.Rules, "", "pods/eviction", "create")},
+		{"never deletes, updates or patches pods", !allows(cr.Rules, "", "pods", "delete") && !allows(cr.Rules, "", "pods", "update") && !allows(cr.Rules, "", "pods", "patch")},
+		{"reads PodDisruptionBudgets and PriorityClasses", allows(cr.Rules, "policy", "poddisruptionbudgets", "list", "watch") &&
+			allows(cr.Rules, "scheduling.k8s.io", "priorityclasses", "list", "watch")},
+		{"reads no secrets", !allows(cr.Rules, "", "secrets", "get") && !allows(role.Rules, "", "secrets", "get")},
+		{"the webhook leaves it alone", dep.Spec.Template.Labels[isa.IgnoreLabel] == "true"},
+		{"non-root", psc != nil && psc.RunAsNonRoot != nil && *psc.RunAsNonRoot},
+		{"RuntimeDefault seccomp", psc != nil && psc.SeccompProfile != nil && psc.SeccompProfile.Type == corev1.SeccompProfileTypeRuntimeDefault},
+		{"read-only root fs", sc != nil && sc.ReadOnlyRootFilesystem != nil && *sc.ReadOnlyRootFilesystem},
+		{"no privilege escalation", sc != nil && sc.AllowPrivilegeEscalation != nil && !*sc.AllowPrivilegeEscalation},
+		{"drop ALL", sc != nil && sc.Capabilities != nil && slices.Equal(sc.Capabilities.Drop, []corev1.Capability{"ALL"})},
+		{"resources", c.Resources.Requests.Cpu().MilliValue() > 0 && !c.Resources.Requests.Memory().IsZero() && !c.Resources.Limits.Memory().IsZero()},
+		{"liveness probes --secure-port", livenessPort != 0 && int(livenessPort) == securePort},
+	} {
+		if !ck.ok {
+			t.Errorf("config with %s: %s: not so", component, ck.name)
+		}
+	}
+
+	// The policy as the binary loads it: descheduler's registry plus ISAFit
+	// (main does the same in PreRunE).
+	file := filepath.Join(t.TempDir(), "policy.yaml")
+	if err := os.WriteFile(file, []byte(policyText), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	descheduler.SetupPlugins()
+	isafit.Register(pluginregistry.PluginRegistry)
+	policy, err := descheduler.LoadPolicyConfig(file, fake.NewClientset(), pluginregistry.PluginRegistry)
+	if err != nil {
+		t.Fatalf("policy in ConfigMap %s does not load: %v", cm.Name, err)
+	}
+	type enabled struct{ Profile, Balance, Deschedule []string }
+	var got []enabled
+	var args *isafit.ISAFitArgs
+	for _, p := range policy.Profiles {
+		got = append(got, enabled{[]string{p.Name}, p.Plugins.Balance.Enabled, p.Plugins.Deschedule.Enabled})
+		for _, pc := range p.PluginConfigs {
+			if a, ok := pc.Args.(*isafit.ISAFitArgs); ok {
+				args = a
+			}
+		}
+	}
+	if diff := cmp.Diff([]enabled{{[]string{"isa-fit"}, []string{isafit.PluginName}, nil}}, got); diff != "" {
+		t.Errorf("enabled plugins (-want +got):\n%s", diff)
+	}
+	if args == nil {
+		t.Fatal("policy has no ISAFit args")
+	}
+	if args.MinPodAge.Duration <= 0 || args.MaxEvictionsPerCycle <= 0 || args.MaxEvictionsPerNode <= 0 || args.DisruptionWait.Duration >= interval {
+		t.Errorf("ISAFit args %+v: want a cool-down, per-cycle and per-node limits, and a disruption wait shorter than the interval %s", args, interval)
+	}
+	for _, ns := range []string{"kube-system", "isamatch-system", "isamatch-labeler"} {
+		if args.Namespaces == nil || !slices.Contains(args.Namespaces.Exclude, ns) {
+			t.Errorf("ISAFit namespaces %+v: want %s excluded", args.Namespaces, ns)
+		}
+	}
+}
+
+// allows reports whether some rule grants every verb on resource.
+func allows(rules []rbacv1.PolicyRule, group, resource string, verbs ...string) bool {
+	for _, verb := range verbs {
+		ok := slices.ContainsFunc(rules, func(r rbacv1.PolicyRule) bool {
+			return slices.Contains(r.APIGroups, group) && slices.Contains(r.Resources, resource) && slices.Contains(r.Verbs, verb)
+		})
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// onlyNamed reports whether some rule grants verb on resource and every
+// rule that does is restricted to resourceNames [name].
+func onlyNamed(rules []rbacv1.PolicyRule, group, resource, verb, name string) bool {
+	granted := false
+	for _, r := range rules {
+		if slices.Contains(r.APIGroups, group) && slices.Contains(r.Resources, resource) && slices.Contains(r.Verbs, verb) {
+			if !slices.Equal(r.ResourceNames, []string{name}) {
+				return false
+			}
+			granted = true
+		}
+	}
+	return granted
+}
