@@ -88,6 +88,7 @@ type options struct {
 	gateTimeout        time.Duration
 	gateController     bool
 	leaderElect        bool
+	podEvents          bool
 	pullSecrets        bool
 	mirrors            stringList
 }
@@ -123,7 +124,8 @@ func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
 	fs.StringVar(&o.resolve, "resolve", mutate.ResolveAuto, `how a pod whose image platforms must be looked up is admitted: "sync" waits for the registry (up to --budget); "auto" answers at once and, when an image is not cached, adds the scheduling gate `+isa.ResolveGate+` that the gate controller removes once it has written the affinity; "gate" does so for every pod with an image`)
 	fs.DurationVar(&o.gateTimeout, "gate-timeout", gate.DefaultTimeout, "longest time a pod stays gated, from its creation: past it the gate controller releases it with what is known, with a Warning event")
 	fs.BoolVar(&o.gateController, "gate-controller", true, "run the gate controller (on the elected leader) that resolves gated pods and releases them; off, admission still gates (for tests, or when another replica set runs it)")
-	fs.BoolVar(&o.leaderElect, "leader-elect", true, "elect one replica, with a Lease in --namespace, to run the gate controller (false: this process runs it; one replica only)")
+	fs.BoolVar(&o.leaderElect, "leader-elect", true, "elect one replica, with a Lease in --namespace, to run the gate controller and the pod events (false: this process runs them; one replica only)")
+	fs.BoolVar(&o.podEvents, "pod-events", true, "record Events on each decided pod (on the elected leader): IsamatchDecided, IsamatchImageUnresolved per image whose platforms are unknown, IsamatchNoNode when no node satisfies the pod's required affinity")
 	fs.BoolVar(&o.pullSecrets, "pull-secrets", false, "resolve images with the pod's imagePullSecrets and its ServiceAccount's, as the kubelet pulls them (needs get on secrets and serviceaccounts in every namespace: the kustomize component config/components/pull-secrets); off: registries are read anonymously")
 	fs.Var(&o.mirrors, "registry-mirror", "REGISTRY=MIRROR: resolve the images of REGISTRY through MIRROR first (host or host:port, e.g. docker.io=mirror.local:5000), then REGISTRY itself if the mirror fails, as containerd's hosts.toml does (repeatable, one mirror per registry, at most 16; a mirror may be at a non-public address)")
 	if err := fs.Parse(args); err != nil {

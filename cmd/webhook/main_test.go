@@ -35,6 +35,7 @@ func TestParseArgs(t *testing.T) {
 		gateTimeout:     20 * time.Second,
 		gateController:  true,
 		leaderElect:     true,
+		podEvents:       true,
 	}
 	tests := []struct {
 		name      string
@@ -81,6 +82,7 @@ func TestParseArgs(t *testing.T) {
 			o.resolve, o.gateTimeout, o.gateController, o.leaderElect = "gate", 5*time.Second, false, false
 		}},
 		{name: "sync mode", args: []string{"--resolve", "sync"}, want: func(o *options) { o.resolve = "sync" }},
+		{name: "no pod events", args: []string{"--pod-events=false"}, want: func(o *options) { o.podEvents = false }},
 		{name: "unknown resolve mode", args: []string{"--resolve", "async"}, wantErr: `--resolve "async": want sync, gate or auto`},
 		{name: "zero gate timeout", args: []string{"--gate-timeout", "0s"}, wantErr: "--gate-timeout 0s"},
 		{name: "gate timeout over ten minutes", args: []string{"--gate-timeout", "1h"}, wantErr: "--gate-timeout 1h0m0s"},
@@ -117,6 +119,35 @@ func TestParseArgs(t *testing.T) {
 			tc.want(&want)
 			if diff := cmp.Diff(want, got, cmp.AllowUnexported(options{})); diff != "" {
 				t.Errorf("parseArgs(%q) (-want +got):\n%s", tc.args, diff)
+			}
+		})
+	}
+}
+
+// TestNeedsLeader checks that a replica elects a leader whenever it runs
+// something one replica only may run, sync mode included.
+func TestNeedsLeader(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want bool
+	}{
+		{name: "defaults", want: true},
+		{name: "sync mode: the pod events", args: []string{"--resolve=sync"}, want: true},
+		{name: "sync mode without pod events", args: []string{"--resolve=sync", "--pod-events=false"}, want: false},
+		{name: "gate controller only", args: []string{"--pod-events=false"}, want: true},
+		{name: "neither", args: []string{"--gate-controller=false", "--pod-events=false"}, want: false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fs := flag.NewFlagSet("webhook", flag.ContinueOnError)
+			fs.SetOutput(io.Discard)
+			o, err := parseArgs(fs, tc.args)
+			if err != nil {
+				t.Fatalf("parseArgs(%q): %v", tc.args, err)
+			}
+			if got := o.needsLeader(); got != tc.want {
+				t.Errorf("needsLeader() = %v, want %v", got, tc.want)
 			}
 		})
 	}

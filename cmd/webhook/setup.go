@@ -27,6 +27,7 @@ import (
 	"github.com/isamatch/isamatch/pkg/gate"
 	"github.com/isamatch/isamatch/pkg/inventory"
 	"github.com/isamatch/isamatch/pkg/mutate"
+	"github.com/isamatch/isamatch/pkg/podevents"
 	"github.com/isamatch/isamatch/pkg/registry"
 )
 
@@ -41,7 +42,8 @@ import (
 //     handler through mgr.GetWebhookServer();
 //  5. the gate controller (unless --resolve=sync or --gate-controller=false),
 //     which runs on the elected leader only;
-//  6. the health and readiness checks.
+//  6. the pod events (unless --pod-events=false), on the elected leader;
+//  7. the health and readiness checks.
 //
 // The order of 4 is the one that matters. controller-runtime adds the
 // webhook server to the manager on the first call of GetWebhookServer(),
@@ -80,6 +82,11 @@ func setup(cfg *rest.Config, o options) (manager.Manager, error) {
 			return nil, err
 		}
 	}
+	if o.podEvents {
+		if err := podevents.Setup(mgr, podevents.Options{}); err != nil {
+			return nil, err
+		}
+	}
 	if err := addChecks(mgr, srv, certsReady, inv); err != nil {
 		return nil, err
 	}
@@ -108,6 +115,12 @@ func (o options) runsGateController() bool {
 	return o.gateController && o.resolve != mutate.ResolveSync
 }
 
+// needsLeader reports whether this process runs something one replica
+// only may run: the gate controller or the pod events.
+func (o options) needsLeader() bool {
+	return o.runsGateController() || o.podEvents
+}
+
 // leaseName is the Lease the replicas elect the gate controller's runner
 // with, in --namespace.
 const leaseName = "isamatch-webhook"
@@ -117,15 +130,17 @@ func newManager(cfg *rest.Config, o options, srv webhook.Server, tlsOpts []func(
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		return nil, fmt.Errorf("build scheme: %w", err)
 	}
-	// The gate controller reads pods from the cache: only unscheduled
-	// ones, which gated pods are, are listed and watched.
+	// The gate controller and the pod events read pods from the cache:
+	// only unscheduled ones, which gated and just-admitted pods are, are
+	// listed and watched.
 	byObject := map[client.Object]cache.ByObject{
 		&corev1.Pod{}: {Field: fields.OneTermEqualSelector("spec.nodeName", "")},
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		// Every replica serves admission; only the gate controller needs a
-		// leader (two would race to release the same pods).
-		LeaderElection:                o.runsGateController() && o.leaderElect,
+		// Every replica serves admission; only the gate controller (two
+		// would race to release the same pods) and the pod events (each
+		// replica would record them) need a leader.
+		LeaderElection:                o.needsLeader() && o.leaderElect,
 		LeaderElectionID:              leaseName,
 		LeaderElectionNamespace:       o.namespace,
 		LeaderElectionReleaseOnCancel: true,
