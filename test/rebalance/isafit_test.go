@@ -1,0 +1,315 @@
+package rebalance
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/watch"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/isamatch/isamatch/pkg/isa"
+)
+
+const (
+	// replicas of the rv64imfd Deployment: 20 x 350m fits in the two imfd
+	// nodes (2 x 4 CPU) once the filler is gone.
+	replicas = 20
+	// vReplicas of the rv64imfdv Deployment, whose best tier is the imfdv
+	// nodes: nothing better exists for them.
+	vReplicas = 4
+)
+
+var _ = Describe("ISAFit", Ordered, func() {
+	It("moves rv64imfd replicas from vector nodes back to freed best-fit nodes in one cycle, one disruption at a time, and then stays put", func(ctx SpecContext) {
+		By("filling the imfd nodes")
+		var fillers []*corev1.Pod
+		for _, n := range []string{"imfd-1", "imfd-2"} {
+			p := fillerPod(n)
+			Expect(cp.Client.Create(ctx, p)).To(Succeed())
+			fillers = append(fillers, p)
+		}
+
+		By(fmt.Sprintf("creating %d rv64imfd replicas (PDB maxUnavailable 1) and %d rv64imfdv replicas", replicas, vReplicas))
+		Expect(cp.Client.Create(ctx, deployment("imfd", "rv64imfd", "350m", replicas))).To(Succeed())
+		Expect(cp.Client.Create(ctx, deployment("vec", "rv64imfdv", "500m", vReplicas))).To(Succeed())
+		Expect(cp.Client.Create(ctx, &policyv1.PodDisruptionBudget{
+			ObjectMeta: metav1.ObjectMeta{Name: "imfd", Namespace: ns},
+			Spec: policyv1.PodDisruptionBudgetSpec{
+				MaxUnavailable: new(intstr.FromInt32(1)),
+				Selector:       &metav1.LabelSelector{MatchLabels: map[string]string{"app": "imfd"}},
+			},
+		})).To(Succeed())
+
+		By("waiting until every replica is Ready on a vector node and the budget allows one disruption")
+		Eventually(func(g Gomega) {
+			for app, want := range map[string]int{"imfd": replicas, "vec": vReplicas} {
+				pods := podsOf(ctx, app)
+				g.Expect(pods).To(HaveLen(want), app)
+				for _, p := range pods {
+					g.Expect(isReady(&p)).To(BeTrue(), "%s on %q not ready", p.Name, p.Spec.NodeName)
+					g.Expect(p.Spec.NodeName).To(HavePrefix("imfdv-"), "%s: %s", p.Name, p.Annotations[isa.DecisionAnnotation])
+				}
+			}
+			var pdb policyv1.PodDisruptionBudget
+			g.Expect(cp.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "imfd"}, &pdb)).To(Succeed())
+			g.Expect(pdb.Status.DisruptionsAllowed).To(Equal(int32(1)))
+		}).WithContext(ctx).WithTimeout(90 * time.Second).WithPolling(250 * time.Millisecond).Should(Succeed())
+		before := podsOf(ctx, "imfd")
+		vecBefore := uids(podsOf(ctx, "vec"))
+
+		By("removing the filler")
+		for _, p := range fillers {
+			Expect(cp.Client.Delete(ctx, p, client.GracePeriodSeconds(0))).To(Succeed())
+		}
+		Eventually(func(g Gomega) {
+			for _, p := range fillers {
+				err := cp.Client.Get(ctx, client.ObjectKeyFromObject(p), &corev1.Pod{})
+				g.Expect(client.IgnoreNotFound(err)).To(Succeed())
+				g.Expect(err).To(HaveOccurred(), "filler %s still there", p.Name)
+			}
+		}).WithContext(ctx).WithTimeout(30 * time.Second).Should(Succeed())
+
+		rec := startRecorder(ctx)
+		policy := testPolicy()
+
+		By("running one rebalancer cycle")
+		took := runCycle(ctx, policy, "cycle-1")
+		Eventually(func(g Gomega) {
+			pods := podsOf(ctx, "imfd")
+			g.Expect(pods).To(HaveLen(replicas))
+			for _, p := range pods {
+				g.Expect(p.DeletionTimestamp).To(BeNil(), "%s terminating", p.Name)
+				g.Expect(isReady(&p)).To(BeTrue(), "%s not ready", p.Name)
+			}
+		}).WithContext(ctx).WithTimeout(60 * time.Second).WithPolling(250 * time.Millisecond).Should(Succeed())
+		after := podsOf(ctx, "imfd")
+		evicted, minAvailable := rec.snapshot()
+		AddReportEntry("cycle 1", fmt.Sprintf("%.1fs, %d evictions, fewest available rv64imfd replicas %d of %d", took.Seconds(), len(evicted), minAvailable, replicas))
+		GinkgoWriter.Printf("cycle 1: %.1fs, %d evictions, fewest available %d of %d\n", took.Seconds(), len(evicted), minAvailable, replicas)
+
+		var onVector []string
+		for _, p := range after {
+			if !strings.HasPrefix(p.Spec.NodeName, "imfd-") {
+				onVector = append(onVector, fmt.Sprintf("%s on %s (created %s, decision %q)", p.Name, p.Spec.NodeName, p.CreationTimestamp.Format(time.TimeOnly), p.Annotations[isa.DecisionAnnotation]))
+			}
+		}
+		Expect(onVector).To(BeEmpty(), "every rv64imfd replica runs on an imfd node after one cycle")
+		Expect(evicted).To(ConsistOf(podNames(before)), "exactly the replicas that had a better place were evicted, each once")
+		Expect(minAvailable).To(BeNumerically(">=", replicas-1), "the PodDisruptionBudget (maxUnavailable 1) held throughout")
+		Expect(uids(podsOf(ctx, "vec"))).To(Equal(vecBefore), "no rv64imfdv replica moved: none had a better place")
+
+		By("running a second cycle")
+		allBefore := uids(append(podsOf(ctx, "imfd"), podsOf(ctx, "vec")...))
+		took = runCycle(ctx, policy, "cycle-2")
+		evicted2, _ := rec.snapshot()
+		AddReportEntry("cycle 2", fmt.Sprintf("%.1fs, %d evictions", took.Seconds(), len(evicted2)-len(evicted)))
+		Expect(len(evicted2)).To(Equal(len(evicted)), "the second cycle evicts nothing")
+		Expect(uids(append(podsOf(ctx, "imfd"), podsOf(ctx, "vec")...))).To(Equal(allBefore))
+	}, NodeTimeout(4*time.Minute))
+})
+
+// fillerPod returns a bare pod bound to node that requests all of its 4 CPUs
+// and that the webhook leaves alone.
+func fillerPod(node string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "filler-" + node, Namespace: ns, Labels: map[string]string{"app": "filler", isa.IgnoreLabel: "true"}},
+		Spec: corev1.PodSpec{
+			NodeName: node,
+			Containers: []corev1.Container{{Name: "main", Image: reg.Ref(image, "v1"), Resources: corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4")},
+			}}},
+		},
+	}
+}
+
+// deployment returns a Deployment of n pods labelled app=app asking for
+// request natively, each requesting cpu.
+func deployment(app, request, cpu string, n int32) *appsv1.Deployment {
+	labels := map[string]string{"app": app}
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: app, Namespace: ns},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: &n,
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: map[string]string{isa.RequestAnnotation: request}},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: reg.Ref(image, "v1"), Resources: corev1.ResourceRequirements{
+					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)},
+				}}}},
+			},
+		},
+	}
+}
+
+// testPolicy writes the shipped policy (config/components/rebalance) with
+// ISAFit's limits raised so that one cycle may move every replica, and its
+// cool-down shortened to a second (the pods are seconds old). Everything
+// else, the evictor and the disruption wait included, is as shipped.
+func testPolicy() string {
+	GinkgoHelper()
+	data, err := os.ReadFile(filepath.Join(repoRoot, "config", "components", "rebalance", "policy.yaml"))
+	Expect(err).NotTo(HaveOccurred())
+	var policy map[string]any
+	Expect(yaml.Unmarshal(data, &policy)).To(Succeed())
+	found := false
+	for _, p := range policy["profiles"].([]any) {
+		for _, pc := range p.(map[string]any)["pluginConfig"].([]any) {
+			pc := pc.(map[string]any)
+			if pc["name"] != "ISAFit" {
+				continue
+			}
+			args := pc["args"].(map[string]any)
+			args["maxEvictionsPerCycle"] = replicas
+			args["maxEvictionsPerNode"] = replicas
+			args["minPodAge"] = "1s"
+			found = true
+		}
+	}
+	Expect(found).To(BeTrue(), "the shipped policy configures no ISAFit")
+	out, err := yaml.Marshal(policy)
+	Expect(err).NotTo(HaveOccurred())
+	path := filepath.Join(work, "policy.yaml")
+	Expect(os.WriteFile(path, out, 0o600)).To(Succeed())
+	return path
+}
+
+// runCycle runs the rebalancer once (--descheduling-interval=0: one cycle,
+// then exit) and returns how long it took.
+func runCycle(ctx context.Context, policy, name string) time.Duration {
+	GinkgoHelper()
+	log := filepath.Join(work, "rebalancer-"+name+".log")
+	f, err := os.Create(log)
+	Expect(err).NotTo(HaveOccurred())
+	defer f.Close()
+	cctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(cctx, rebalancerBin,
+		"--kubeconfig="+cp.KubeconfigPath,
+		"--policy-config-file="+policy,
+		"--descheduling-interval=0",
+		"--secure-port=0",
+		"--v=1",
+	)
+	cmd.Stdout, cmd.Stderr = f, f
+	start := time.Now()
+	err = cmd.Run()
+	took := time.Since(start)
+	DeferCleanup(func() {
+		if CurrentSpecReport().Failed() {
+			out, _ := os.ReadFile(log)
+			AddReportEntry("rebalancer "+name+" log", string(out))
+		}
+	})
+	Expect(err).NotTo(HaveOccurred(), "rebalancer %s (log %s)", name, log)
+	return took
+}
+
+// recorder watches the pods of ns: which ones were evicted (got a deletion
+// timestamp) and the fewest rv64imfd replicas Ready and not terminating at
+// any event.
+type recorder struct {
+	mu           sync.Mutex
+	pods         map[string]*corev1.Pod // app=imfd, by name
+	evicted      map[string]bool
+	minAvailable int
+}
+
+// startRecorder lists the pods and watches them from there until the
+// spec ends.
+func startRecorder(ctx context.Context) *recorder {
+	GinkgoHelper()
+	var list corev1.PodList
+	Expect(c.List(ctx, &list, client.InNamespace(ns))).To(Succeed())
+	r := &recorder{pods: map[string]*corev1.Pod{}, evicted: map[string]bool{}}
+	for i := range list.Items {
+		r.observe(watch.Added, &list.Items[i])
+	}
+	r.minAvailable = r.available()
+	w, err := c.Watch(ctx, &corev1.PodList{}, client.InNamespace(ns), &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: list.ResourceVersion}})
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(w.Stop)
+	go func() {
+		defer GinkgoRecover()
+		for ev := range w.ResultChan() {
+			if p, ok := ev.Object.(*corev1.Pod); ok {
+				r.observe(ev.Type, p)
+			}
+		}
+	}()
+	return r
+}
+
+func (r *recorder) observe(t watch.EventType, p *corev1.Pod) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if p.DeletionTimestamp != nil && p.Labels["app"] != "filler" {
+		r.evicted[p.Name] = true
+	}
+	if p.Labels["app"] != "imfd" {
+		return
+	}
+	if t == watch.Deleted {
+		delete(r.pods, p.Name)
+	} else {
+		r.pods[p.Name] = p
+	}
+	r.minAvailable = min(r.minAvailable, r.available())
+}
+
+// available counts the rv64imfd replicas Ready and not terminating; r.mu
+// is held.
+func (r *recorder) available() int {
+	n := 0
+	for _, p := range r.pods {
+		if p.DeletionTimestamp == nil && isReady(p) {
+			n++
+		}
+	}
+	return n
+}
+
+// snapshot returns the evicted pod names so far and the fewest available.
+func (r *recorder) snapshot() ([]string, int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for n := range r.evicted {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out, r.minAvailable
+}
+
+func podNames(pods []corev1.Pod) []string {
+	out := make([]string, 0, len(pods))
+	for _, p := range pods {
+		out = append(out, p.Name)
+	}
+	return out
+}
+
+func uids(pods []corev1.Pod) []types.UID {
+	out := make([]types.UID, 0, len(pods))
+	for _, p := range pods {
+		out = append(out, p.UID)
+	}
+	slices.Sort(out)
+	return out
+}
