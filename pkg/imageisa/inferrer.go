@@ -42,6 +42,22 @@ func NewInferrer(o Options) *Inferrer {
 	return in
 }
 
+// Cached answers from the cache alone: ok is false when the image digest dg
+// was not scanned (or its outcome was evicted, or there is no cache).
+func (in *Inferrer) Cached(dg v1.Hash) (Result, error, bool) {
+	if in.cache == nil {
+		return Result{}, nil, false
+	}
+	r, err, ok := in.cache.Get(dg)
+	if ok {
+		in.metrics.hit()
+	}
+	return r, err, ok
+}
+
+// Limits returns the limits every scan runs with.
+func (in *Inferrer) Limits() Limits { return in.lim }
+
 // Infer answers from the cache when img's digest was scanned before, else
 // calls [Infer] and stores outcomes that do not depend on the moment.
 func (in *Inferrer) Infer(ctx context.Context, img v1.Image) (Result, error) {

@@ -36,8 +36,8 @@ func (m *Matcher) plainISA(a isa.Arch) isa.ISA {
 
 // imageAlts turns an image's platforms into alternatives; unsupported lists
 // the platforms isamatch has no model for.
-func (m *Matcher) imageAlts(img ImageInfo, useLabel bool) (alts []alt, unsupported []string, labelErr error) {
-	for _, p := range img.Platforms {
+func (m *Matcher) imageAlts(img ImageInfo, useLabel bool) (alts []alt, unsupported []string, labelErr error, inferred int) {
+	for k, p := range img.Platforms {
 		var a alt
 		if _, ok := m.baseline[isa.Arch(p.Architecture)]; ok && p.OS == "linux" && p.Variant == "" {
 			// Most platforms: the architecture alone, from NewMatcher's table.
@@ -52,6 +52,17 @@ func (m *Matcher) imageAlts(img ImageInfo, useLabel bool) (alts []alt, unsupport
 			if base, ok := m.baseline[i.Arch]; ok && base == i.Exts {
 				a = alt{isa: m.plainISA(i.Arch), plain: true}
 			}
+		}
+		if in := inferredAt(img, k); useLabel && in != nil && in.ISA.Arch == a.isa.Arch {
+			// What the entrypoint binary needs, for a platform that says
+			// nothing itself (see infer).
+			a = alt{isa: in.ISA}
+			if base, ok := m.baseline[in.ISA.Arch]; ok && base == in.ISA.Exts {
+				a = alt{isa: m.plainISA(in.ISA.Arch), plain: true}
+			}
+			alts = append(alts, a)
+			inferred++
+			continue
 		}
 		if !useLabel || p.ISARequest == "" {
 			alts = append(alts, a)
@@ -74,7 +85,15 @@ func (m *Matcher) imageAlts(img ImageInfo, useLabel bool) (alts []alt, unsupport
 			alts = append(alts, a)
 		}
 	}
-	return minimize(alts), unsupported, labelErr
+	return minimize(alts), unsupported, labelErr, inferred
+}
+
+// inferredAt is what platform k of img needs by its binary, or nil.
+func inferredAt(img ImageInfo, k int) *Inferred {
+	if k < len(img.Inferred) {
+		return img.Inferred[k]
+	}
+	return nil
 }
 
 // both is the alternative that needs what a needs and what b needs (the

@@ -37,6 +37,9 @@ type DecisionCounts struct {
 	// also means "nothing required"): the pod stays Pending until such a
 	// node joins.
 	NoNode bool `json:"noNode,omitempty"`
+	// Inferred is how many image platforms took their requirement from
+	// their entrypoint binary (Options.Infer).
+	Inferred int `json:"inferred,omitempty"`
 }
 
 // UnresolvedImage is one image whose platforms are unknown: its reference

@@ -18,6 +18,10 @@ type ImageInfo struct {
 	Ref       string
 	Platforms []registry.Platform
 	Err       error // the platforms are unknown
+	// Inferred is, per platform (nil when none was inferred), what its
+	// entrypoint binary says it needs (Options.Infer); used only when the
+	// pod asks nothing itself.
+	Inferred []*Inferred
 }
 
 // Input is what a decision is made from.
@@ -134,7 +138,8 @@ func (m *Matcher) Decide(in Input, snap *inventory.Snapshot) Decision {
 				break
 			}
 		}
-		alts, unsupported, labelErr := m.imageAlts(img, !podAsks)
+		alts, unsupported, labelErr, inferred := m.imageAlts(img, !podAsks)
+		d.Counts.Inferred += inferred
 		if labelErr != nil {
 			d.Warnings = append(d.Warnings, Warning{"imageLabel",
 				fmt.Sprintf("image %q: label isa.request ignored: %v", img.Ref, labelErr)})
@@ -225,7 +230,7 @@ func (m *Matcher) Decide(in Input, snap *inventory.Snapshot) Decision {
 	d.Required = requiredTerms(emu, native)
 	r := m.rank(snap, in.QEMU, emu, native)
 	d.MatchingNodes, d.Preferred = r.matching, r.preferred
-	d.Counts = DecisionCounts{RequiredNodes: r.matching, Tiers: r.counts, Unresolved: unresolved}
+	d.Counts = DecisionCounts{RequiredNodes: r.matching, Tiers: r.counts, Unresolved: unresolved, Inferred: d.Counts.Inferred}
 	d.RequiredText = requiredString(emu, native)
 	if len(d.Required) > 0 && d.MatchingNodes == 0 {
 		d.Counts.NoNode = true

@@ -127,6 +127,16 @@ func (p *PodMutator) decide(ctx context.Context, ns string, pod *podFields) (d D
 	auth := pullAuth(ns, pod)
 	if p.opts.Resolve != ResolveSync || HasGate(pod.Spec.SchedulingGates) {
 		images, missing := p.cached(refs, auth)
+		if p.infers(in) {
+			// Platforms whose binaries were never read count as not
+			// known yet: the gate controller reads them.
+			for _, k := range p.infer(ctx, auth, images, false) {
+				if !slices.Contains(missing, k) {
+					missing = append(missing, k)
+				}
+			}
+			slices.Sort(missing)
+		}
 		if p.gates(pod, refs, missing) {
 			pending = make([]string, 0, len(missing))
 			for _, k := range missing {
@@ -140,6 +150,9 @@ func (p *PodMutator) decide(ctx context.Context, ns string, pod *podFields) (d D
 		}
 	}
 	in.Images = p.resolve(ctx, auth, refs)
+	if p.infers(in) { // auto mode, every platform read before
+		p.infer(ctx, auth, in.Images, false)
+	}
 	p.logImageErrors(ctx, in.Images)
 	d = p.m.Decide(in, p.inv.Snapshot())
 	d.Warnings = append(warnings, d.Warnings...)

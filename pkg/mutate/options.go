@@ -30,6 +30,13 @@ type Options struct {
 	// (ReleaseGated) writes the rest. ResolveGate gates every pod with an
 	// image, ResolveAuto only one with an image not in the cache.
 	Resolve string
+	// Infer, when set and Resolve is gate or auto, reads what a platform
+	// with no ISA of its own (no variant, no isa.request label) needs from
+	// its entrypoint binary, for pods that ask nothing themselves: the
+	// gate controller reads images (ReleaseGated), admission only uses what
+	// was read before, and in auto mode gates a pod whose platforms were
+	// not read yet. Nil: no inference.
+	Infer PlatformInferrer
 }
 
 // Resolve modes.

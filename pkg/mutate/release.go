@@ -78,6 +78,9 @@ func (p *PodMutator) releaseGated(ctx context.Context, pod *corev1.Pod, resolve 
 			timedOut = true
 		}
 	}
+	if p.infers(in) {
+		p.infer(ctx, auth, images, resolve)
+	}
 	in.Images = images
 	p.logImageErrors(ctx, images)
 	d := p.m.Decide(in, p.inv.Snapshot())

@@ -29,6 +29,23 @@ func platformsString(ps []registry.Platform) string {
 	return strings.Join(parts, " ")
 }
 
+// platformNeed says what platform k of img needs beyond its architecture
+// and variant, and where that came from: " needs rv64imfd (ELF of
+// /usr/bin/app)" or " needs \"rv64gcv\" (image label)"; "" when nothing
+// (a pod that asks itself ignores both).
+func platformNeed(img ImageInfo, k int, podAsks bool) string {
+	if podAsks {
+		return ""
+	}
+	if in := inferredAt(img, k); in != nil {
+		return " needs " + brief(in.ISA) + " (" + in.Source + ")"
+	}
+	if l := img.Platforms[k].ISARequest; l != "" {
+		return " needs " + strconv.Quote(briefName(l)) + " (image label)"
+	}
+	return ""
+}
+
 // brief is an ISA for messages: its compact form (isa.ISA.Compact), cut at
 // an extension boundary when long.
 func brief(i isa.ISA) string {
@@ -105,6 +122,7 @@ func summary(in Input, tiers string, d Decision) string {
 		w(in.QEMUFrom)
 		w(")")
 	}
+	podAsks := in.Request != nil || in.QEMU != nil
 	w("; images:")
 	for _, img := range in.Images {
 		w(" ")
@@ -119,6 +137,7 @@ func summary(in Input, tiers string, d Decision) string {
 					w(" ")
 				}
 				w(platformString(p))
+				w(platformNeed(img, k, podAsks))
 			}
 		}
 		w("]")

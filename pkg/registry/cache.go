@@ -28,7 +28,7 @@ const platformOverhead = 4*16 + 8
 func (e cacheEntry) size(key string) int64 {
 	n := int64(cacheEntryOverhead + len(key))
 	for _, p := range e.platforms {
-		n += int64(platformOverhead + len(p.OS) + len(p.Architecture) + len(p.Variant) + len(p.ISARequest))
+		n += int64(platformOverhead + len(p.OS) + len(p.Architecture) + len(p.Variant) + len(p.ISARequest) + len(p.Digest))
 	}
 	if e.err != nil {
 		n += int64(64 + len(e.err.Ref) + len(e.err.Kind) + len(e.err.Err.Error()))

@@ -19,7 +19,7 @@ func TestCacheBoundedInBytes(t *testing.T) {
 	for i := range images {
 		tr.pushImage(t, fmt.Sprintf("app/x:%d", i), image(t, "linux", "riscv64", "", map[string]string{isa.BareImageRequestLabel: label}))
 	}
-	one := cacheEntry{platforms: []Platform{{OS: "linux", Architecture: "riscv64", ISARequest: label}}}.size(tr.ref("app/x:10") + "\x00anonymous")
+	one := cacheEntry{platforms: []Platform{{OS: "linux", Architecture: "riscv64", ISARequest: label, Digest: "sha256:" + strings.Repeat("0", 64)}}}.size(tr.ref("app/x:10") + "\x00anonymous")
 	tests := []struct {
 		name     string
 		maxBytes int64

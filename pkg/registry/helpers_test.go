@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/google/go-containerregistry/pkg/name"
 	ggcrregistry "github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -97,6 +98,9 @@ func (tr *testRegistry) snapshot() map[string]int {
 	}
 	return out
 }
+
+// ignoreDigest compares platforms without their manifest digests.
+var ignoreDigest = cmpopts.IgnoreFields(Platform{}, "Digest")
 
 // ref returns a reference to repo:tag on this registry.
 func (tr *testRegistry) ref(repoTag string) string {

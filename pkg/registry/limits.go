@@ -144,6 +144,10 @@ type resolutionKey struct{}
 type resolution struct {
 	namespace string
 	budget    *budget
+	// layers: the image's layers are streamed ([Resolver.Image]); blob
+	// bodies are bounded by the budget alone, read as far as the reader
+	// goes.
+	layers bool
 }
 
 func withResolution(ctx context.Context, r *resolution) context.Context {

@@ -331,6 +331,7 @@ func (r *Resolver) fetchFrom(ctx context.Context, ref name.Reference, kc authn.K
 		if err != nil {
 			return nil, err
 		}
+		p.Digest = desc.Digest.String()
 		return []Platform{p}, nil
 	default:
 		return nil, malformed("media type %q is neither an image nor an image index", desc.MediaType)
@@ -384,6 +385,7 @@ func (r *Resolver) fromIndex(ctx context.Context, idx v1.ImageIndex, depth int) 
 				if p.OS == "unknown" && p.Architecture == "unknown" {
 					return nil
 				}
+				p.Digest = d.Digest.String()
 				results[i] = []Platform{p}
 				return nil
 			})

@@ -69,17 +69,24 @@ func (t *boundedTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		done()
 		return nil, err
 	}
-	if resp.ContentLength > t.maxBytes {
-		resp.Body.Close()
-		done()
-		return nil, fmt.Errorf("%w: %s is %d bytes, the limit is %d", errTooLarge, req.URL.Path, resp.ContentLength, t.maxBytes)
+	limit := t.maxBytes
+	if res.layers && requestType(req) == "blob" && res.budget != nil {
+		// A layer is read only as far as its reader needs: the budget
+		// counts what is read, whatever the length announced.
+		limit = res.budget.maxBytes
+	} else {
+		if resp.ContentLength > limit {
+			resp.Body.Close()
+			done()
+			return nil, fmt.Errorf("%w: %s is %d bytes, the limit is %d", errTooLarge, req.URL.Path, resp.ContentLength, limit)
+		}
+		if err := res.budget.fits(resp.ContentLength); err != nil {
+			resp.Body.Close()
+			done()
+			return nil, err
+		}
 	}
-	if err := res.budget.fits(resp.ContentLength); err != nil {
-		resp.Body.Close()
-		done()
-		return nil, err
-	}
-	resp.Body = &boundedBody{rc: resp.Body, left: t.maxBytes, path: req.URL.Path, limit: t.maxBytes,
+	resp.Body = &boundedBody{rc: resp.Body, left: limit, path: req.URL.Path, limit: limit,
 		budget: res.budget, release: done}
 	return resp, nil
 }

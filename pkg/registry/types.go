@@ -5,6 +5,10 @@ import "fmt"
 // Platform is one platform an image reference can run on.
 type Platform struct {
 	OS, Architecture, Variant string
+	// Digest is the platform image's manifest digest ("sha256:..."), for
+	// reading the image itself ([Resolver.Image]) and caching what is read
+	// by content.
+	Digest string
 	// ISARequest is the image config label "isa.request" for this platform
 	// ("" if none, or if it was over MaxLabelBytes).
 	ISARequest string

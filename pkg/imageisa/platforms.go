@@ -1,0 +1,96 @@
+package imageisa
+
+import (
+	"context"
+	"fmt"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"golang.org/x/sync/singleflight"
+
+	"github.com/isamatch/isamatch/pkg/registry"
+)
+
+// Registry gives the image of one platform of a reference, read with a
+// pod's pull credentials and at most maxBytes of registry responses:
+// [registry.Resolver.Image].
+type Registry interface {
+	Image(ctx context.Context, ref string, auth registry.PullAuth, p registry.Platform, maxBytes int64) (v1.Image, error)
+}
+
+var _ Registry = (*registry.Resolver)(nil)
+
+// registryOverhead is what the registry may send beyond the layer bytes
+// Limits.MaxBytes allows: manifests, the config, token and ping answers.
+// Compressed layer bytes are at most a little more than the uncompressed
+// bytes they decode to.
+const registryOverhead = 4 << 20
+
+// Platforms infers what the platforms registry.Resolver found need: an
+// [Inferrer] (its limits, cache and metrics) over images read from a
+// [Registry]. A platform whose digest was scanned before costs no registry
+// request; concurrent scans of one digest are shared. It is safe for
+// concurrent use.
+type Platforms struct {
+	in      *Inferrer
+	reg     Registry
+	flights singleflight.Group
+}
+
+// NewPlatforms returns a Platforms reading images from reg.
+func NewPlatforms(in *Inferrer, reg Registry) *Platforms {
+	return &Platforms{in: in, reg: reg}
+}
+
+// Cached answers from the inferrer's cache alone, by p.Digest: ok is false
+// when that digest was not scanned, or p has none.
+func (ps *Platforms) Cached(p registry.Platform) (Result, error, bool) {
+	h, err := v1.NewHash(p.Digest)
+	if err != nil {
+		return Result{}, nil, false
+	}
+	return ps.in.Cached(h)
+}
+
+// Infer returns what platform p of ref needs, by its entrypoint binary:
+// from the cache when p.Digest was scanned, else by reading the image
+// within the inferrer's limits (and ctx). Errors wrap the Err* values, or
+// are the registry's.
+func (ps *Platforms) Infer(ctx context.Context, ref string, auth registry.PullAuth, p registry.Platform) (Result, error) {
+	if r, err, ok := ps.Cached(p); ok {
+		return r, err
+	}
+	key := p.Digest
+	if key == "" {
+		// Without a digest nothing is shared or cached by content.
+		return ps.scan(ctx, ref, auth, p)
+	}
+	type outcome struct {
+		r   Result
+		err error
+	}
+	ch := ps.flights.DoChan(key, func() (any, error) {
+		// The scan is shared: its own time limit, not the first caller's
+		// cancellation.
+		r, err := ps.scan(context.WithoutCancel(ctx), ref, auth, p)
+		return outcome{r, err}, nil
+	})
+	select {
+	case res := <-ch:
+		o := res.Val.(outcome)
+		return o.r, o.err
+	case <-ctx.Done():
+		return Result{}, fmt.Errorf("infer %s: %w", p.Digest, context.Cause(ctx))
+	}
+}
+
+// scan reads the image of p and infers, all within the time limit.
+func (ps *Platforms) scan(ctx context.Context, ref string, auth registry.PullAuth, p registry.Platform) (Result, error) {
+	lim := ps.in.Limits()
+	ctx, cancel := context.WithTimeoutCause(ctx, lim.Timeout, errTimeout)
+	defer cancel() // ends the layer streams the image opened
+	img, err := ps.reg.Image(ctx, ref, auth, p, lim.MaxBytes+registryOverhead)
+	if err != nil {
+		return Result{}, fmt.Errorf("read image: %w", err)
+	}
+	return ps.in.Infer(ctx, img)
+}
