@@ -18,6 +18,7 @@ import (
 	"github.com/isamatch/isamatch/internal/buildinfo"
 	"github.com/isamatch/isamatch/internal/logging"
 	"github.com/isamatch/isamatch/pkg/gate"
+	"github.com/isamatch/isamatch/pkg/imageisa"
 	"github.com/isamatch/isamatch/pkg/isa"
 	"github.com/isamatch/isamatch/pkg/mutate"
 	"github.com/isamatch/isamatch/pkg/registry"
@@ -91,6 +92,9 @@ type options struct {
 	podEvents          bool
 	pullSecrets        bool
 	mirrors            stringList
+	inferELF           bool
+	inferMaxBytes      int64
+	inferTimeout       time.Duration
 }
 
 func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
@@ -128,6 +132,9 @@ func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
 	fs.BoolVar(&o.podEvents, "pod-events", true, "record Events on each decided pod (on the elected leader): IsamatchDecided, IsamatchImageUnresolved per image whose platforms are unknown, IsamatchNoNode when no node satisfies the pod's required affinity")
 	fs.BoolVar(&o.pullSecrets, "pull-secrets", false, "resolve images with the pod's imagePullSecrets and its ServiceAccount's, as the kubelet pulls them (needs get on secrets and serviceaccounts in every namespace: the kustomize component config/components/pull-secrets); off: registries are read anonymously")
 	fs.Var(&o.mirrors, "registry-mirror", "REGISTRY=MIRROR: resolve the images of REGISTRY through MIRROR first (host or host:port, e.g. docker.io=mirror.local:5000), then REGISTRY itself if the mirror fails, as containerd's hosts.toml does (repeatable, one mirror per registry, at most 16; a mirror may be at a non-public address)")
+	fs.BoolVar(&o.inferELF, "infer-elf", true, "with --resolve=gate or auto, read what an image platform with no variant and no isa.request label needs from its entrypoint binary's ELF records (RISC-V .riscv.attributes, x86-64 ISA_1_NEEDED) in the gate controller, for pods that request nothing; results are cached by image digest (off: such platforms need their architecture only)")
+	fs.Int64Var(&o.inferMaxBytes, "infer-elf-max-bytes", imageisa.DefaultLimits.MaxBytes, "uncompressed layer bytes read per image to find its entrypoint binary; an image needing more is treated as without inference")
+	fs.DurationVar(&o.inferTimeout, "infer-elf-timeout", imageisa.DefaultLimits.Timeout, "time spent per image to find and read its entrypoint binary (within the gate's bound)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -145,6 +152,9 @@ func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
 	}
 	if o.gateTimeout <= 0 || o.gateTimeout > 10*time.Minute {
 		return o, fmt.Errorf("--gate-timeout %v: want a duration in (0, 10m]; a gated pod waits that long at most", o.gateTimeout)
+	}
+	if o.inferTimeout <= 0 || o.inferTimeout > time.Minute {
+		return o, fmt.Errorf("--infer-elf-timeout %v: want a duration in (0, 1m]", o.inferTimeout)
 	}
 	if o.port < 1 || o.port > 65535 {
 		return o, fmt.Errorf("--port %d: want 1..65535", o.port)
@@ -168,7 +178,8 @@ func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
 		name string
 		v    int64
 	}{{"registry-max-per-host", int64(o.perHost)}, {"registry-max-per-namespace", int64(o.perNamespace)},
-		{"registry-max-index-entries", int64(o.maxIndexEntries)}, {"registry-max-bytes", o.maxResolution}, {"registry-cache-bytes", o.cacheBytes}} {
+		{"registry-max-index-entries", int64(o.maxIndexEntries)}, {"registry-max-bytes", o.maxResolution}, {"registry-cache-bytes", o.cacheBytes},
+		{"infer-elf-max-bytes", o.inferMaxBytes}} {
 		if f.v < 1 {
 			return o, fmt.Errorf("--%s %d: want a number >= 1", f.name, f.v)
 		}

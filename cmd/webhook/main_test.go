@@ -36,6 +36,9 @@ func TestParseArgs(t *testing.T) {
 		gateController:  true,
 		leaderElect:     true,
 		podEvents:       true,
+		inferELF:        true,
+		inferMaxBytes:   64 << 20,
+		inferTimeout:    10 * time.Second,
 	}
 	tests := []struct {
 		name      string
@@ -84,6 +87,11 @@ func TestParseArgs(t *testing.T) {
 		{name: "sync mode", args: []string{"--resolve", "sync"}, want: func(o *options) { o.resolve = "sync" }},
 		{name: "no pod events", args: []string{"--pod-events=false"}, want: func(o *options) { o.podEvents = false }},
 		{name: "unknown resolve mode", args: []string{"--resolve", "async"}, wantErr: `--resolve "async": want sync, gate or auto`},
+		{name: "ELF inference off, or bounded differently", args: []string{"--infer-elf=false", "--infer-elf-max-bytes=1048576", "--infer-elf-timeout=2s"}, want: func(o *options) {
+			o.inferELF, o.inferMaxBytes, o.inferTimeout = false, 1<<20, 2*time.Second
+		}},
+		{name: "zero ELF inference bytes", args: []string{"--infer-elf-max-bytes=0"}, wantErr: "--infer-elf-max-bytes 0"},
+		{name: "ELF inference timeout over a minute", args: []string{"--infer-elf-timeout=2m"}, wantErr: "--infer-elf-timeout 2m0s"},
 		{name: "zero gate timeout", args: []string{"--gate-timeout", "0s"}, wantErr: "--gate-timeout 0s"},
 		{name: "gate timeout over ten minutes", args: []string{"--gate-timeout", "1h"}, wantErr: "--gate-timeout 1h0m0s"},
 		{name: "unknown enforcement", args: []string{"--enforcement", "audit"}, wantErr: `--enforcement "audit": want deny or warn`},

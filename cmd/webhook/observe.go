@@ -8,6 +8,7 @@ import (
 	"github.com/isamatch/isamatch/internal/buildinfo"
 	"github.com/isamatch/isamatch/internal/metrics"
 	"github.com/isamatch/isamatch/pkg/gate"
+	"github.com/isamatch/isamatch/pkg/imageisa"
 	"github.com/isamatch/isamatch/pkg/mutate"
 	"github.com/isamatch/isamatch/pkg/registry"
 )
@@ -33,4 +34,27 @@ func registerMetrics(reg prometheus.Registerer) (*registry.Metrics, *mutate.Metr
 		return nil, nil, nil, err
 	}
 	return regMetrics, mutMetrics, gateMetrics, nil
+}
+
+// inferCacheBytes bounds the ELF inference cache: an outcome is a few
+// hundred bytes, so this holds tens of thousands of image digests.
+const inferCacheBytes = 16 << 20
+
+// newInferrer returns the ELF inference the gate controller runs (nil with
+// --resolve=sync or --infer-elf=false) and registers its isamatch_elf_*
+// metrics.
+func newInferrer(reg prometheus.Registerer, res *registry.Resolver, o options) (mutate.PlatformInferrer, error) {
+	if !o.inferELF || o.resolve == mutate.ResolveSync {
+		return nil, nil
+	}
+	m := imageisa.NewMetrics()
+	if err := metrics.Register(reg, "ELF inference metrics", m.Collectors()...); err != nil {
+		return nil, err
+	}
+	in := imageisa.NewInferrer(imageisa.Options{
+		Limits:     imageisa.Limits{MaxBytes: o.inferMaxBytes, Timeout: o.inferTimeout},
+		CacheBytes: inferCacheBytes,
+		Metrics:    m,
+	})
+	return imageisa.NewPlatforms(in, res), nil
 }

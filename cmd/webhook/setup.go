@@ -217,7 +217,12 @@ func newHandler(mgr manager.Manager, inv *inventory.Inventory, o options) (*muta
 		ropts = append(ropts, registry.WithRegistryCA(pem))
 	}
 	res := registry.NewResolver(ropts...)
+	infer, err := newInferrer(metrics.Registry, res, o)
+	if err != nil {
+		return nil, nil, err
+	}
 	return mutate.NewPodMutator(res, inv, mutate.Options{
+		Infer:          infer,
 		Budget:         o.budget,
 		SkipNamespaces: []string{"kube-system", o.namespace},
 		Metrics:        mutMetrics,
