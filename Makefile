@@ -11,18 +11,23 @@ GOTEST_TIMEOUT ?= 40m
 GOTEST_FLAGS ?=
 PKGS ?= ./...
 
-.PHONY: test test-node controlplane vet build lint bench bench-go demo images
+.PHONY: test test-node controlplane kueue vet build lint bench bench-go demo images
 
 ## controlplane: build (once) the pinned kube-apiserver, kube-scheduler and etcd; prints their directory
 controlplane:
 	hack/controlplane.sh
 
-## test: control plane and node binaries, then go vet, then unit tests and the ginkgo suites, the real-node suite included (KUBEBUILDER_ASSETS and ISAMATCH_NODE_ASSETS exported); output also in .cache/test.log, failures repeated at the end
+## kueue: build (once) the pinned Kueue controller manager the leaf-group suite runs (test/leafgroup); prints its directory
+kueue:
+	hack/kueue.sh
+
+## test: control plane, node binaries and Kueue, then go vet, then unit tests and the ginkgo suites, the real-node suite included (KUBEBUILDER_ASSETS, ISAMATCH_NODE_ASSETS and ISAMATCH_KUEUE_ASSETS exported); output also in .cache/test.log, failures repeated at the end
 test:
 	hack/deps.sh node
 	assets="$$(hack/controlplane.sh)"
 	node_assets="$$(hack/controlplane.sh node)"
-	echo "KUBEBUILDER_ASSETS=$$assets ISAMATCH_NODE_ASSETS=$$node_assets"
+	kueue_assets="$$(hack/kueue.sh)"
+	echo "KUBEBUILDER_ASSETS=$$assets ISAMATCH_NODE_ASSETS=$$node_assets ISAMATCH_KUEUE_ASSETS=$$kueue_assets"
 	# test/node pushes the images of `make images` (tag node-test, three
 	# platforms): building them first keeps that compile out of the test timeout.
 	$(GO) run ./hack/images --repo isamatch.invalid/prebuild --tag node-test --oci-layout .cache/images --only labeler,webhook
@@ -30,7 +35,7 @@ test:
 	$(GO) -C rebalance vet ./...
 	mkdir -p .cache
 	status=0
-	KUBEBUILDER_ASSETS="$$assets" ISAMATCH_NODE_ASSETS="$$node_assets" $(GO) test -timeout $(GOTEST_TIMEOUT) $(GOTEST_FLAGS) $(PKGS) 2>&1 | tee .cache/test.log || status=$$?
+	KUBEBUILDER_ASSETS="$$assets" ISAMATCH_NODE_ASSETS="$$node_assets" ISAMATCH_KUEUE_ASSETS="$$kueue_assets" $(GO) test -timeout $(GOTEST_TIMEOUT) $(GOTEST_FLAGS) $(PKGS) 2>&1 | tee .cache/test.log || status=$$?
 	# rebalance/ is a module of its own (descheduler's libraries): its unit tests.
 	$(GO) -C rebalance test $(GOTEST_FLAGS) ./... 2>&1 | tee -a .cache/test.log || status=$$?
 	if [[ $$status -ne 0 ]]; then hack/failures.sh .cache/test.log; fi

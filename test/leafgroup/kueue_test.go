@@ -1,0 +1,208 @@
+package leafgroup
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/isamatch/isamatch/internal/testbed"
+	"github.com/isamatch/isamatch/pkg/isa"
+)
+
+// Kueue's keys for plain pod groups and Topology Aware Scheduling (Kueue's
+// API, not isamatch's: the suite's go.mod does not depend on Kueue).
+const (
+	kueueQueueLabel    = "kueue.x-k8s.io/queue-name"
+	kueueGroupLabel    = "kueue.x-k8s.io/pod-group-name"
+	kueueGroupCount    = "kueue.x-k8s.io/pod-group-total-count"
+	kueuePreferredTopo = "kueue.x-k8s.io/podset-preferred-topology"
+	kueueAdmissionGate = "kueue.x-k8s.io/admission"
+	localQueueName     = "leaf"
+	kueueTopologyName  = "leaf-groups"
+	kueueFlavorName    = "leaf"
+	kueueClusterQueue  = "leaf"
+)
+
+// kueueComponent is the kustomize component that installs the Kueue
+// objects: a Topology whose levels are the leaf group and the node (the
+// hostname level makes Kueue filter nodes by the pods' required node
+// affinity, isamatch's ISA constraint), a flavor over it and a ClusterQueue;
+// localqueue.yaml is the per-namespace LocalQueue it shows. The suite
+// installs these files as shipped (their leaf label is leafLabel), the
+// LocalQueue in the suite's namespace.
+const kueueComponent = "config/components/leaf-groups-kueue"
+
+func createKueueQueues(ctx context.Context, c client.Client) error {
+	for _, file := range []string{"topology.yaml", "clusterqueue.yaml", "localqueue.yaml"} {
+		path := filepath.Join(cluster.RepoRoot, kueueComponent, file)
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return fmt.Errorf("read kueue objects: %w", err)
+		}
+		for _, doc := range splitYAML(string(data)) {
+			var u unstructured.Unstructured
+			if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
+				return fmt.Errorf("decode %s: %w", path, err)
+			}
+			if u.GetKind() == "LocalQueue" {
+				u.SetNamespace(namespace)
+			}
+			if err := c.Create(ctx, &u); err != nil {
+				return fmt.Errorf("create %s %s from %s: %w", u.GetKind(), u.GetName(), path, err)
+			}
+		}
+	}
+	return nil
+}
+
+// kueueJob returns n pods forming one Kueue pod group with a preferred
+// topology at the leaf level: the group in one leaf group if one holds it,
+// else spread. isamatch's webhook writes each pod's affinity at creation,
+// before Kueue builds the group's Workload from the pods.
+func kueueJob(name string, n int, request string) []*corev1.Pod {
+	pods := make([]*corev1.Pod, n)
+	for i := range pods {
+		pods[i] = testbed.MakePod(name+"-"+strconv.Itoa(i), namespace).
+			Image(cluster.Registry.Ref("paper/base", "v1")).
+			Request(replicaCPU, "64Mi").
+			Annotation(isa.BareRequestAnnotation, request).
+			Label(kueueQueueLabel, localQueueName).
+			Label(kueueGroupLabel, name).
+			Annotation(kueueGroupCount, strconv.Itoa(n)).
+			Annotation(kueuePreferredTopo, leafLabel).
+			Obj()
+	}
+	return pods
+}
+
+// submit creates the pods and registers their deletion.
+func submit(ctx context.Context, pods []*corev1.Pod) {
+	GinkgoHelper()
+	for _, p := range pods {
+		Expect(cluster.Client.Create(ctx, p)).To(Succeed())
+	}
+	DeferCleanup(func(ctx SpecContext) {
+		objs := make([]client.Object, len(pods))
+		for i, p := range pods {
+			objs[i] = p
+		}
+		deleteAll(ctx, objs...)
+	})
+}
+
+// gated reports whether every pod still waits for Kueue's admission.
+func gated(ctx context.Context, pods []*corev1.Pod) (bool, error) {
+	if err := refresh(ctx, pods); err != nil {
+		return false, err
+	}
+	for _, p := range pods {
+		has := false
+		for _, g := range p.Spec.SchedulingGates {
+			has = has || g.Name == kueueAdmissionGate
+		}
+		if !has {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+var _ = Describe("Kueue Topology Aware Scheduling over plain pod groups", Ordered, func() {
+	BeforeAll(func() { requireKueue() })
+
+	It("carries isamatch's affinity into the pods Kueue groups", func(ctx SpecContext) {
+		pods := kueueJob("affinity", 1, vector)
+		submit(ctx, pods)
+		expectAllBound(ctx, pods, vector)
+		a := pods[0].Spec.Affinity
+		Expect(a).NotTo(BeNil())
+		Expect(a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution).NotTo(BeNil(), "isamatch's required affinity")
+		Expect(pods[0].Spec.NodeSelector).To(HaveKey(corev1.LabelHostname), "Kueue's topology assignment")
+	})
+
+	DescribeTable("places a job in the smallest leaf group whose ISA-capable nodes hold it",
+		func(ctx SpecContext, n int, request string, want map[string]int) {
+			pods := kueueJob(fmt.Sprintf("fit-%d-%s", n, request), n, request)
+			submit(ctx, pods)
+			expectAllBound(ctx, pods, request)
+			Expect(placement(pods)).To(Equal(want), "placement %s", describe(placement(pods)))
+		},
+		// rv-a has 4 V nodes, rv-b 6 of 8, rv-c 5 of 16.
+		Entry("3 V replicas: rv-a (4 V nodes)", 3, vector, map[string]int{"rv-a": 3}),
+		Entry("5 V replicas: rv-c (5 of its 16 nodes have V), not rv-b (8 nodes, 6 with V)", 5, vector, map[string]int{"rv-c": 5}),
+		Entry("6 V replicas: rv-b", 6, vector, map[string]int{"rv-b": 6}),
+		Entry("7 rv64gc replicas: rv-b, all 8 of its nodes qualify", 7, plain, map[string]int{"rv-b": 7}),
+		Entry("12 rv64gc replicas: rv-c", 12, plain, map[string]int{"rv-c": 12}),
+	)
+
+	It("spreads a job larger than any group's V nodes over the fewest groups, only on V nodes", func(ctx SpecContext) {
+		pods := kueueJob("spread", 10, vector)
+		submit(ctx, pods)
+		expectAllBound(ctx, pods, vector)
+		got := placement(pods)
+		AddReportEntry("spread of 10 V replicas", describe(got))
+		// Kueue's BestFit: the groups by free V nodes, largest first (rv-b,
+		// 6), until the rest fits one group; for that last one the best
+		// fit (rv-a's 4 before rv-c's 5).
+		Expect(got).To(Equal(map[string]int{"rv-b": 6, "rv-a": 4}), "placement %s", describe(got))
+	})
+
+	It("starts no pod of a job above the free V capacity, and starts it whole once capacity frees", func(ctx SpecContext) {
+		first := kueueJob("holder", 10, vector)
+		submit(ctx, first)
+		expectAllBound(ctx, first, vector)
+
+		waiting := kueueJob("waiter", 8, vector) // 15 V nodes, 10 taken
+		submit(ctx, waiting)
+		expectNoneBound(ctx, waiting, 10*time.Second)
+		Expect(gated(ctx, waiting)).To(BeTrue(), "every waiting pod keeps Kueue's admission gate")
+
+		complete(ctx, first)
+		expectAllBound(ctx, waiting, vector)
+	})
+
+	It("never starts a job above the total V capacity", func(ctx SpecContext) {
+		pods := kueueJob("too-big", 16, vector) // 15 V nodes
+		submit(ctx, pods)
+		expectNoneBound(ctx, pods, 10*time.Second)
+		Expect(gated(ctx, pods)).To(BeTrue())
+	})
+
+	It("admits one of two competing jobs whole and the other after it", func(ctx SpecContext) {
+		a, b := kueueJob("compete-a", 9, vector), kueueJob("compete-b", 9, vector) // 18 > 15 V nodes
+		submit(ctx, a)
+		submit(ctx, b)
+		var first, second []*corev1.Pod
+		eventually(ctx, 90*time.Second, func(ctx context.Context) (bool, error) {
+			na, err := bound(ctx, a)
+			if err != nil {
+				return false, err
+			}
+			nb, err := bound(ctx, b)
+			if err != nil {
+				return false, err
+			}
+			switch {
+			case na == len(a):
+				first, second = a, b
+			case nb == len(b):
+				first, second = b, a
+			}
+			return first != nil, nil
+		}).Should(BeTrue(), "one job bound whole")
+		expectAllBound(ctx, first, vector)
+		expectNoneBound(ctx, second, 5*time.Second)
+		complete(ctx, first)
+		expectAllBound(ctx, second, vector)
+	})
+})
