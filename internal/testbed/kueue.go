@@ -107,8 +107,12 @@ func StartKueue(ctx context.Context, cp *ControlPlane, o KueueOptions) (*Kueue, 
 		if err := os.WriteFile(configPath, cfg, 0o600); err != nil {
 			return fmt.Errorf("write kueue config: %w", err)
 		}
-		args := []string{"--config=" + configPath, "--zap-log-level=2"}
-		p, err := StartProcess("kueue", filepath.Join(o.Assets, "kueue"), args,
+		bin, args, err := kueueCommand(cp.Dir, wio.LocalServingCertDir,
+			filepath.Join(o.Assets, "kueue"), "--config="+configPath, "--zap-log-level=2")
+		if err != nil {
+			return err
+		}
+		p, err := StartProcess("kueue", bin, args,
 			[]string{"KUBECONFIG=" + cp.KubeconfigPath}, filepath.Join(cp.Dir, "kueue.log"))
 		if err != nil {
 			return err
