@@ -27,11 +27,13 @@ const (
 	kueueGroupCount    = "kueue.x-k8s.io/pod-group-total-count"
 	kueuePreferredTopo = "kueue.x-k8s.io/podset-preferred-topology"
 	kueueAdmissionGate = "kueue.x-k8s.io/admission"
-	localQueueName     = "leaf"
-	kueueTopologyName  = "leaf-groups"
-	kueueFlavorName    = "leaf"
-	kueueClusterQueue  = "leaf"
+	kueuePodFinalizer  = "kueue.x-k8s.io/managed"
+	kueueAPIVersion    = "kueue.x-k8s.io/v1beta2"
 )
+
+// localQueue is the LocalQueue's name, read from the component's
+// localqueue.yaml by createKueueQueues: the pods name it in kueueQueueLabel.
+var localQueue string
 
 // kueueComponent is the kustomize component that installs the Kueue
 // objects: a Topology whose levels are the leaf group and the node (the
@@ -56,6 +58,7 @@ func createKueueQueues(ctx context.Context, c client.Client) error {
 			}
 			if u.GetKind() == "LocalQueue" {
 				u.SetNamespace(namespace)
+				localQueue = u.GetName()
 			}
 			if err := c.Create(ctx, &u); err != nil {
 				return fmt.Errorf("create %s %s from %s: %w", u.GetKind(), u.GetName(), path, err)
@@ -76,7 +79,7 @@ func kueueJob(name string, n int, request string) []*corev1.Pod {
 			Image(cluster.Registry.Ref("paper/base", "v1")).
 			Request(replicaCPU, "64Mi").
 			Annotation(isa.BareRequestAnnotation, request).
-			Label(kueueQueueLabel, localQueueName).
+			Label(kueueQueueLabel, localQueue).
 			Label(kueueGroupLabel, name).
 			Annotation(kueueGroupCount, strconv.Itoa(n)).
 			Annotation(kueuePreferredTopo, leafLabel).
@@ -91,13 +94,7 @@ func submit(ctx context.Context, pods []*corev1.Pod) {
 	for _, p := range pods {
 		Expect(cluster.Client.Create(ctx, p)).To(Succeed())
 	}
-	DeferCleanup(func(ctx SpecContext) {
-		objs := make([]client.Object, len(pods))
-		for i, p := range pods {
-			objs[i] = p
-		}
-		deleteAll(ctx, objs...)
-	})
+	DeferCleanup(func(ctx SpecContext) { deleteAll(ctx, pods) })
 }
 
 // gated reports whether every pod still waits for Kueue's admission.
@@ -115,6 +112,37 @@ func gated(ctx context.Context, pods []*corev1.Pod) (bool, error) {
 		}
 	}
 	return true, nil
+}
+
+// expectKueueWaiting waits until Kueue has tried and refused the group's
+// Workload (its QuotaReserved condition False, reason Pending), then checks
+// that no pod binds for a while and that every pod keeps Kueue's gate.
+func expectKueueWaiting(ctx context.Context, group string, pods []*corev1.Pod) {
+	GinkgoHelper()
+	wl := &unstructured.Unstructured{}
+	wl.SetAPIVersion(kueueAPIVersion)
+	wl.SetKind("Workload")
+	var msg string
+	eventually(ctx, 30*time.Second, func(ctx context.Context) (string, error) {
+		if err := cluster.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: group}, wl); err != nil {
+			return "", client.IgnoreNotFound(err)
+		}
+		conds, _, err := unstructured.NestedSlice(wl.Object, "status", "conditions")
+		if err != nil {
+			return "", err
+		}
+		for _, c := range conds {
+			m, _ := c.(map[string]any)
+			if m["type"] == "QuotaReserved" {
+				msg, _ = m["message"].(string)
+				return fmt.Sprintf("%v/%v", m["status"], m["reason"]), nil
+			}
+		}
+		return "", nil
+	}).Should(Equal("False/Pending"), "Workload %s refused by Kueue", group)
+	AddReportEntry("Kueue on "+group, msg)
+	expectNoneBound(ctx, pods, 3*time.Second)
+	Expect(gated(ctx, pods)).To(BeTrue(), "every waiting pod keeps Kueue's admission gate")
 }
 
 var _ = Describe("Kueue Topology Aware Scheduling over plain pod groups", Ordered, func() {
@@ -164,8 +192,7 @@ var _ = Describe("Kueue Topology Aware Scheduling over plain pod groups", Ordere
 
 		waiting := kueueJob("waiter", 8, vector) // 15 V nodes, 10 taken
 		submit(ctx, waiting)
-		expectNoneBound(ctx, waiting, 10*time.Second)
-		Expect(gated(ctx, waiting)).To(BeTrue(), "every waiting pod keeps Kueue's admission gate")
+		expectKueueWaiting(ctx, "waiter", waiting)
 
 		complete(ctx, first)
 		expectAllBound(ctx, waiting, vector)
@@ -174,8 +201,7 @@ var _ = Describe("Kueue Topology Aware Scheduling over plain pod groups", Ordere
 	It("never starts a job above the total V capacity", func(ctx SpecContext) {
 		pods := kueueJob("too-big", 16, vector) // 15 V nodes
 		submit(ctx, pods)
-		expectNoneBound(ctx, pods, 10*time.Second)
-		Expect(gated(ctx, pods)).To(BeTrue())
+		expectKueueWaiting(ctx, "too-big", pods)
 	})
 
 	It("admits one of two competing jobs whole and the other after it", func(ctx SpecContext) {
@@ -201,7 +227,7 @@ var _ = Describe("Kueue Topology Aware Scheduling over plain pod groups", Ordere
 			return first != nil, nil
 		}).Should(BeTrue(), "one job bound whole")
 		expectAllBound(ctx, first, vector)
-		expectNoneBound(ctx, second, 5*time.Second)
+		expectKueueWaiting(ctx, second[0].Labels[kueueGroupLabel], second)
 		complete(ctx, first)
 		expectAllBound(ctx, second, vector)
 	})

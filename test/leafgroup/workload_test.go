@@ -53,15 +53,44 @@ func submitGang(ctx context.Context, pg *schedulingv1beta1.PodGroup, pods []*cor
 		Expect(cluster.Client.Create(ctx, p)).To(Succeed())
 	}
 	DeferCleanup(func(ctx SpecContext) {
-		objs := []client.Object{}
-		for _, p := range pods {
-			objs = append(objs, p)
-		}
-		deleteAll(ctx, objs...)
+		deleteAll(ctx, pods)
 		// A PodGroup keeps a protection finalizer that kube-controller-manager
 		// (not run here) removes: delete it without waiting; names are unique.
 		Expect(client.IgnoreNotFound(cluster.Client.Delete(ctx, pg))).To(Succeed())
 	})
+}
+
+// expectUnschedulable waits until the scheduler has tried every pod and
+// marked it unschedulable (PodScheduled False), then checks that none binds
+// for a while.
+func expectUnschedulable(ctx context.Context, pods []*corev1.Pod) {
+	GinkgoHelper()
+	eventually(ctx, 30*time.Second, func(ctx context.Context) ([]string, error) {
+		if err := refresh(ctx, pods); err != nil {
+			return nil, err
+		}
+		var tried []string
+		for _, p := range pods {
+			for _, c := range p.Status.Conditions {
+				if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse {
+					tried = append(tried, p.Name)
+				}
+			}
+		}
+		return tried, nil
+	}).Should(HaveLen(len(pods)), "pods the scheduler found unschedulable")
+	AddReportEntry("scheduler on "+pods[0].Name, podScheduledMessage(pods[0]))
+	expectNoneBound(ctx, pods, 3*time.Second)
+}
+
+// podScheduledMessage is the scheduler's reason for not binding p.
+func podScheduledMessage(p *corev1.Pod) string {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodScheduled {
+			return c.Reason + ": " + c.Message
+		}
+	}
+	return ""
 }
 
 var _ = Describe("the stock scheduler's Workload API: PodGroup gangs with a topology constraint", Ordered, func() {
@@ -89,7 +118,7 @@ var _ = Describe("the stock scheduler's Workload API: PodGroup gangs with a topo
 	It("does not spread a gang larger than any group's V nodes: none starts", func(ctx SpecContext) {
 		pg, pods := gangJob("gang-10", 10, vector) // 15 V nodes, at most 6 in a group
 		submitGang(ctx, pg, pods)
-		expectNoneBound(ctx, pods, 15*time.Second)
+		expectUnschedulable(ctx, pods)
 	})
 
 	It("places one of two competing gangs whole and the other after it", func(ctx SpecContext) {
@@ -118,7 +147,7 @@ var _ = Describe("the stock scheduler's Workload API: PodGroup gangs with a topo
 		}).Should(BeTrue(), "one gang bound whole")
 		expectAllBound(ctx, first, vector)
 		Expect(placement(first)).To(Equal(map[string]int{"rv-b": 6}))
-		expectNoneBound(ctx, second, 10*time.Second)
+		expectUnschedulable(ctx, second)
 		complete(ctx, first)
 		expectAllBound(ctx, second, vector)
 		Expect(placement(second)).To(Equal(map[string]int{"rv-b": 6}), fmt.Sprintf("placement %s", describe(placement(second))))
