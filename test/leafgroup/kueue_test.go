@@ -31,9 +31,10 @@ const (
 	kueueAPIVersion    = "kueue.x-k8s.io/v1beta2"
 )
 
-// localQueue is the LocalQueue's name, read from the component's
-// localqueue.yaml by createKueueQueues: the pods name it in kueueQueueLabel.
-var localQueue string
+// localQueue and clusterQueue are the queues' names, read from the
+// component's files by createKueueQueues: the pods name the LocalQueue in
+// kueueQueueLabel.
+var localQueue, clusterQueue string
 
 // kueueComponent is the kustomize component that installs the Kueue
 // objects: a Topology whose levels are the leaf group and the node (the
@@ -59,6 +60,9 @@ func createKueueQueues(ctx context.Context, c client.Client) error {
 			if u.GetKind() == "LocalQueue" {
 				u.SetNamespace(namespace)
 				localQueue = u.GetName()
+			}
+			if u.GetKind() == "ClusterQueue" {
+				clusterQueue = u.GetName()
 			}
 			if err := c.Create(ctx, &u); err != nil {
 				return fmt.Errorf("create %s %s from %s: %w", u.GetKind(), u.GetName(), path, err)
@@ -94,7 +98,32 @@ func submit(ctx context.Context, pods []*corev1.Pod) {
 	for _, p := range pods {
 		Expect(cluster.Client.Create(ctx, p)).To(Succeed())
 	}
-	DeferCleanup(func(ctx SpecContext) { deleteAll(ctx, pods) })
+	DeferCleanup(func(ctx SpecContext) {
+		deleteAll(ctx, pods)
+		expectQueueIdle(ctx)
+	})
+}
+
+// expectQueueIdle waits until the ClusterQueue reports no workload holding
+// quota. Kueue reports it from the cache its scheduler reads, so the next
+// spec's job is never tried against nodes a finished job held: Kueue would
+// set it aside as inadmissible and might not retry it.
+func expectQueueIdle(ctx context.Context) {
+	GinkgoHelper()
+	cq := &unstructured.Unstructured{}
+	cq.SetAPIVersion(kueueAPIVersion)
+	cq.SetKind("ClusterQueue")
+	eventually(ctx, 30*time.Second, func(ctx context.Context) (int64, error) {
+		if err := cluster.Client.Get(ctx, client.ObjectKey{Name: clusterQueue}, cq); err != nil {
+			return -1, err
+		}
+		reserving, _, err := unstructured.NestedInt64(cq.Object, "status", "reservingWorkloads")
+		if err != nil {
+			return -1, err
+		}
+		admitted, _, err := unstructured.NestedInt64(cq.Object, "status", "admittedWorkloads")
+		return reserving + admitted, err
+	}).Should(BeZero(), "workloads holding quota in ClusterQueue %s", clusterQueue)
 }
 
 // gated reports whether every pod still waits for Kueue's admission.
