@@ -75,8 +75,9 @@ type Cluster struct {
 	Nodes []experiment.NodeSpec
 	// LabelerBin and WebhookBin are the binaries that run.
 	LabelerBin, WebhookBin string
-	// WebhookHealthAddr is the webhook's healthz/readyz address.
-	WebhookHealthAddr string
+	// WebhookHealthAddr is the webhook's healthz/readyz address,
+	// WebhookMetricsAddr its metrics address (plain HTTP).
+	WebhookHealthAddr, WebhookMetricsAddr string
 	// Dir holds logs and certificates.
 	Dir string
 
@@ -299,7 +300,7 @@ func (c *Cluster) startWebhook(ctx context.Context) error {
 		// The demo registry listens on loopback, which is refused unless allowed.
 		ExtraArgs: append([]string{"--allow-registry=" + c.Registry.Host}, c.webhookArgs...),
 	})
-	c.Webhook, c.WebhookHealthAddr = w.Process, w.HealthAddr
+	c.Webhook, c.WebhookHealthAddr, c.WebhookMetricsAddr = w.Process, w.HealthAddr, w.MetricsAddr
 	return err
 }
 

@@ -5,7 +5,9 @@
 //
 // It reproduces the ISAMatch paper's experiment on the paper's cluster (each
 // scenario without and with isamatch, through internal/experiment), checks
-// the paper's QEMU flow, and goes beyond the paper with a seeded randomized
+// the paper's QEMU flow, runs experiment 2 again with images that declare
+// nothing but an entrypoint built by the RISC-V cross compiler (the webhook
+// in gate mode reads its ELF attributes), and goes beyond the paper with a seeded randomized
 // cluster of 60 nodes and 1,000 pods judged by internal/oracle from each
 // node's host root, the pods' requests and the images' platforms.
 //
