@@ -36,94 +36,94 @@ const (
 	vReplicas = 4
 )
 
-var _ = Describe("ISAFit", Ordered, func() {
-	It("moves rv64imfd replicas from vector nodes back to freed best-fit nodes in one cycle, one disruption at a time, and then stays put", func(ctx SpecContext) {
-		By("filling the imfd nodes")
-		var fillers []*corev1.Pod
-		for _, n := range []string{"imfd-1", "imfd-2"} {
-			p := fillerPod(n)
-			Expect(cp.Client.Create(ctx, p)).To(Succeed())
-			fillers = append(fillers, p)
-		}
+// isaFit moves rv64imfd replicas from vector nodes back to freed best-fit
+// nodes in one cycle, one disruption at a time, and then stays put.
+func isaFit(ctx SpecContext) {
+	By("filling the imfd nodes")
+	var fillers []*corev1.Pod
+	for _, n := range []string{"imfd-1", "imfd-2"} {
+		p := fillerPod(n)
+		Expect(cp.Client.Create(ctx, p)).To(Succeed())
+		fillers = append(fillers, p)
+	}
 
-		By(fmt.Sprintf("creating %d rv64imfd replicas (PDB maxUnavailable 1) and %d rv64imfdv replicas", replicas, vReplicas))
-		Expect(cp.Client.Create(ctx, deployment("imfd", "rv64imfd", "350m", replicas))).To(Succeed())
-		Expect(cp.Client.Create(ctx, deployment("vec", "rv64imfdv", "500m", vReplicas))).To(Succeed())
-		Expect(cp.Client.Create(ctx, &policyv1.PodDisruptionBudget{
-			ObjectMeta: metav1.ObjectMeta{Name: "imfd", Namespace: ns},
-			Spec: policyv1.PodDisruptionBudgetSpec{
-				MaxUnavailable: new(intstr.FromInt32(1)),
-				Selector:       &metav1.LabelSelector{MatchLabels: map[string]string{"app": "imfd"}},
-			},
-		})).To(Succeed())
+	By(fmt.Sprintf("creating %d rv64imfd replicas (PDB maxUnavailable 1) and %d rv64imfdv replicas", replicas, vReplicas))
+	Expect(cp.Client.Create(ctx, deployment("imfd", "rv64imfd", "350m", replicas))).To(Succeed())
+	Expect(cp.Client.Create(ctx, deployment("vec", "rv64imfdv", "500m", vReplicas))).To(Succeed())
+	Expect(cp.Client.Create(ctx, &policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Name: "imfd", Namespace: ns},
+		Spec: policyv1.PodDisruptionBudgetSpec{
+			MaxUnavailable: new(intstr.FromInt32(1)),
+			Selector:       &metav1.LabelSelector{MatchLabels: map[string]string{"app": "imfd"}},
+		},
+	})).To(Succeed())
 
-		By("waiting until every replica is Ready on a vector node and the budget allows one disruption")
-		Eventually(func(g Gomega) {
-			for app, want := range map[string]int{"imfd": replicas, "vec": vReplicas} {
-				pods := podsOf(ctx, app)
-				g.Expect(pods).To(HaveLen(want), app)
-				for _, p := range pods {
-					g.Expect(isReady(&p)).To(BeTrue(), "%s on %q not ready", p.Name, p.Spec.NodeName)
-					g.Expect(p.Spec.NodeName).To(HavePrefix("imfdv-"), "%s: %s", p.Name, p.Annotations[isa.DecisionAnnotation])
-				}
-			}
-			var pdb policyv1.PodDisruptionBudget
-			g.Expect(cp.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "imfd"}, &pdb)).To(Succeed())
-			g.Expect(pdb.Status.DisruptionsAllowed).To(Equal(int32(1)))
-		}).WithContext(ctx).WithTimeout(90 * time.Second).WithPolling(250 * time.Millisecond).Should(Succeed())
-		before := podsOf(ctx, "imfd")
-		vecBefore := uids(podsOf(ctx, "vec"))
-
-		By("removing the filler")
-		for _, p := range fillers {
-			Expect(cp.Client.Delete(ctx, p, client.GracePeriodSeconds(0))).To(Succeed())
-		}
-		Eventually(func(g Gomega) {
-			for _, p := range fillers {
-				err := cp.Client.Get(ctx, client.ObjectKeyFromObject(p), &corev1.Pod{})
-				g.Expect(client.IgnoreNotFound(err)).To(Succeed())
-				g.Expect(err).To(HaveOccurred(), "filler %s still there", p.Name)
-			}
-		}).WithContext(ctx).WithTimeout(30 * time.Second).Should(Succeed())
-
-		rec := startRecorder(ctx)
-		policy := testPolicy()
-
-		By("running one rebalancer cycle")
-		took := runCycle(ctx, policy, "cycle-1")
-		Eventually(func(g Gomega) {
-			pods := podsOf(ctx, "imfd")
-			g.Expect(pods).To(HaveLen(replicas))
+	By("waiting until every replica is Ready on a vector node and the budget allows one disruption")
+	Eventually(func(g Gomega) {
+		for app, want := range map[string]int{"imfd": replicas, "vec": vReplicas} {
+			pods := podsOf(ctx, app)
+			g.Expect(pods).To(HaveLen(want), app)
 			for _, p := range pods {
-				g.Expect(p.DeletionTimestamp).To(BeNil(), "%s terminating", p.Name)
-				g.Expect(isReady(&p)).To(BeTrue(), "%s not ready", p.Name)
-			}
-		}).WithContext(ctx).WithTimeout(60 * time.Second).WithPolling(250 * time.Millisecond).Should(Succeed())
-		after := podsOf(ctx, "imfd")
-		evicted, minAvailable := rec.snapshot()
-		AddReportEntry("cycle 1", fmt.Sprintf("%.1fs, %d evictions, fewest available rv64imfd replicas %d of %d", took.Seconds(), len(evicted), minAvailable, replicas))
-		GinkgoWriter.Printf("cycle 1: %.1fs, %d evictions, fewest available %d of %d\n", took.Seconds(), len(evicted), minAvailable, replicas)
-
-		var onVector []string
-		for _, p := range after {
-			if !strings.HasPrefix(p.Spec.NodeName, "imfd-") {
-				onVector = append(onVector, fmt.Sprintf("%s on %s (created %s, decision %q)", p.Name, p.Spec.NodeName, p.CreationTimestamp.Format(time.TimeOnly), p.Annotations[isa.DecisionAnnotation]))
+				g.Expect(isReady(&p)).To(BeTrue(), "%s on %q not ready", p.Name, p.Spec.NodeName)
+				g.Expect(p.Spec.NodeName).To(HavePrefix("imfdv-"), "%s: %s", p.Name, p.Annotations[isa.DecisionAnnotation])
 			}
 		}
-		Expect(onVector).To(BeEmpty(), "every rv64imfd replica runs on an imfd node after one cycle")
-		Expect(evicted).To(ConsistOf(podNames(before)), "exactly the replicas that had a better place were evicted, each once")
-		Expect(minAvailable).To(BeNumerically(">=", replicas-1), "the PodDisruptionBudget (maxUnavailable 1) held throughout")
-		Expect(uids(podsOf(ctx, "vec"))).To(Equal(vecBefore), "no rv64imfdv replica moved: none had a better place")
+		var pdb policyv1.PodDisruptionBudget
+		g.Expect(cp.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: "imfd"}, &pdb)).To(Succeed())
+		g.Expect(pdb.Status.DisruptionsAllowed).To(Equal(int32(1)))
+	}).WithContext(ctx).WithTimeout(90 * time.Second).WithPolling(250 * time.Millisecond).Should(Succeed())
+	before := podsOf(ctx, "imfd")
+	vecBefore := uids(podsOf(ctx, "vec"))
 
-		By("running a second cycle")
-		allBefore := uids(append(podsOf(ctx, "imfd"), podsOf(ctx, "vec")...))
-		took = runCycle(ctx, policy, "cycle-2")
-		evicted2, _ := rec.snapshot()
-		AddReportEntry("cycle 2", fmt.Sprintf("%.1fs, %d evictions", took.Seconds(), len(evicted2)-len(evicted)))
-		Expect(len(evicted2)).To(Equal(len(evicted)), "the second cycle evicts nothing")
-		Expect(uids(append(podsOf(ctx, "imfd"), podsOf(ctx, "vec")...))).To(Equal(allBefore))
-	}, NodeTimeout(4*time.Minute))
-})
+	By("removing the filler")
+	for _, p := range fillers {
+		Expect(cp.Client.Delete(ctx, p, client.GracePeriodSeconds(0))).To(Succeed())
+	}
+	Eventually(func(g Gomega) {
+		for _, p := range fillers {
+			err := cp.Client.Get(ctx, client.ObjectKeyFromObject(p), &corev1.Pod{})
+			g.Expect(client.IgnoreNotFound(err)).To(Succeed())
+			g.Expect(err).To(HaveOccurred(), "filler %s still there", p.Name)
+		}
+	}).WithContext(ctx).WithTimeout(30 * time.Second).Should(Succeed())
+
+	rec := startRecorder(ctx)
+	policy := testPolicy()
+
+	By("running one rebalancer cycle")
+	took := runCycle(ctx, policy, "cycle-1")
+	Eventually(func(g Gomega) {
+		pods := podsOf(ctx, "imfd")
+		g.Expect(pods).To(HaveLen(replicas))
+		for _, p := range pods {
+			g.Expect(p.DeletionTimestamp).To(BeNil(), "%s terminating", p.Name)
+			g.Expect(isReady(&p)).To(BeTrue(), "%s not ready", p.Name)
+		}
+	}).WithContext(ctx).WithTimeout(60 * time.Second).WithPolling(250 * time.Millisecond).Should(Succeed())
+	after := podsOf(ctx, "imfd")
+	evicted, minAvailable := rec.snapshot()
+	AddReportEntry("cycle 1", fmt.Sprintf("%.1fs, %d evictions, fewest available rv64imfd replicas %d of %d", took.Seconds(), len(evicted), minAvailable, replicas))
+	GinkgoWriter.Printf("cycle 1: %.1fs, %d evictions, fewest available %d of %d\n", took.Seconds(), len(evicted), minAvailable, replicas)
+
+	var onVector []string
+	for _, p := range after {
+		if !strings.HasPrefix(p.Spec.NodeName, "imfd-") {
+			onVector = append(onVector, fmt.Sprintf("%s on %s (created %s, decision %q)", p.Name, p.Spec.NodeName, p.CreationTimestamp.Format(time.TimeOnly), p.Annotations[isa.DecisionAnnotation]))
+		}
+	}
+	Expect(onVector).To(BeEmpty(), "every rv64imfd replica runs on an imfd node after one cycle")
+	Expect(evicted).To(ConsistOf(podNames(before)), "exactly the replicas that had a better place were evicted, each once")
+	Expect(minAvailable).To(BeNumerically(">=", replicas-1), "the PodDisruptionBudget (maxUnavailable 1) held throughout")
+	Expect(uids(podsOf(ctx, "vec"))).To(Equal(vecBefore), "no rv64imfdv replica moved: none had a better place")
+
+	By("running a second cycle")
+	allBefore := uids(append(podsOf(ctx, "imfd"), podsOf(ctx, "vec")...))
+	took = runCycle(ctx, policy, "cycle-2")
+	evicted2, _ := rec.snapshot()
+	AddReportEntry("cycle 2", fmt.Sprintf("%.1fs, %d evictions", took.Seconds(), len(evicted2)-len(evicted)))
+	Expect(len(evicted2)).To(Equal(len(evicted)), "the second cycle evicts nothing")
+	Expect(uids(append(podsOf(ctx, "imfd"), podsOf(ctx, "vec")...))).To(Equal(allBefore))
+}
 
 // fillerPod returns a bare pod bound to node that requests all of its 4 CPUs
 // and that the webhook leaves alone.
@@ -228,6 +228,7 @@ type recorder struct {
 	mu           sync.Mutex
 	pods         map[string]*corev1.Pod // app=imfd, by name
 	evicted      map[string]bool
+	order        []string // evicted pods, first seen first
 	minAvailable int
 }
 
@@ -259,8 +260,9 @@ func startRecorder(ctx context.Context) *recorder {
 func (r *recorder) observe(t watch.EventType, p *corev1.Pod) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if p.DeletionTimestamp != nil && p.Labels["app"] != "filler" {
+	if p.DeletionTimestamp != nil && p.Labels["app"] != "filler" && !r.evicted[p.Name] {
 		r.evicted[p.Name] = true
+		r.order = append(r.order, p.Name)
 	}
 	if p.Labels["app"] != "imfd" {
 		return
@@ -283,6 +285,13 @@ func (r *recorder) available() int {
 		}
 	}
 	return n
+}
+
+// evictionOrder returns the evicted pod names in the order seen.
+func (r *recorder) evictionOrder() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.order)
 }
 
 // snapshot returns the evicted pod names so far and the fewest available.

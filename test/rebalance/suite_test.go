@@ -182,9 +182,16 @@ profiles:
 
 var _ = AfterEach(func() { framework.ReportLogsOnFailure(cp, 40) })
 
+// One ordered container: the load spec runs on the cluster the ISA-fit
+// spec leaves (ginkgo shuffles top-level containers).
+var _ = Describe("Rebalancer", Ordered, func() {
+	It("ISAFit: moves rv64imfd replicas from vector nodes back to freed best-fit nodes in one cycle, one disruption at a time, and then stays put", isaFit, NodeTimeout(4*time.Minute))
+	It("WeightedLoad: spreads a hot node's load onto joining nodes cycle after cycle until it settles, never moving restartPolicy Never pods", weightedLoad, NodeTimeout(5*time.Minute))
+})
+
 // startControllerManager runs kube-controller-manager as an admin with the
-// controllers the suite needs: Deployments and ReplicaSets recreate evicted
-// pods, the disruption controller keeps PodDisruptionBudgets' status that
+// controllers the suite needs: Deployments, ReplicaSets and Jobs recreate
+// evicted pods, the disruption controller keeps PodDisruptionBudgets' status that
 // the Eviction API enforces. Node lifecycle is left out: the simulated
 // nodes post no heartbeats and would turn NotReady.
 func startControllerManager(ctx context.Context, bin string) *testbed.Process {
@@ -195,7 +202,7 @@ func startControllerManager(ctx context.Context, bin string) *testbed.Process {
 			"--kubeconfig=" + cp.KubeconfigPath,
 			"--authentication-kubeconfig=" + cp.KubeconfigPath,
 			"--authorization-kubeconfig=" + cp.KubeconfigPath,
-			"--controllers=deployment-controller,replicaset-controller,disruption-controller",
+			"--controllers=deployment-controller,replicaset-controller,job-controller,disruption-controller",
 			"--leader-elect=false",
 			"--bind-address=127.0.0.1",
 			"--secure-port=" + strconv.Itoa(ports[0]),

@@ -26,6 +26,7 @@ import (
 
 	"github.com/isamatch/isamatch/pkg/isa"
 	"github.com/isamatch/isamatch/rebalance/pkg/isafit"
+	"github.com/isamatch/isamatch/rebalance/pkg/weightedload"
 )
 
 // component is config/components/rebalance, relative to config.
@@ -242,6 +243,7 @@ func TestRebalanceComponentRenders(t *testing.T) {
 	}
 	descheduler.SetupPlugins()
 	isafit.Register(pluginregistry.PluginRegistry)
+	weightedload.Register(pluginregistry.PluginRegistry)
 	policy, err := descheduler.LoadPolicyConfig(file, fake.NewClientset(), pluginregistry.PluginRegistry)
 	if err != nil {
 		t.Fatalf("policy in ConfigMap %s does not load: %v", cm.Name, err)
@@ -249,15 +251,20 @@ func TestRebalanceComponentRenders(t *testing.T) {
 	type enabled struct{ Profile, Balance, Deschedule []string }
 	var got []enabled
 	var args *isafit.ISAFitArgs
+	var loadArgs *weightedload.WeightedLoadArgs
 	for _, p := range policy.Profiles {
 		got = append(got, enabled{[]string{p.Name}, p.Plugins.Balance.Enabled, p.Plugins.Deschedule.Enabled})
 		for _, pc := range p.PluginConfigs {
-			if a, ok := pc.Args.(*isafit.ISAFitArgs); ok {
+			switch a := pc.Args.(type) {
+			case *isafit.ISAFitArgs:
 				args = a
+			case *weightedload.WeightedLoadArgs:
+				loadArgs = a
 			}
 		}
 	}
-	if diff := cmp.Diff([]enabled{{[]string{"isa-fit"}, []string{isafit.PluginName}, nil}}, got); diff != "" {
+	want := []enabled{{[]string{"isa-fit"}, []string{isafit.PluginName}, nil}, {[]string{"load"}, []string{weightedload.PluginName}, nil}}
+	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("enabled plugins (-want +got):\n%s", diff)
 	}
 	if args == nil {
@@ -266,9 +273,15 @@ func TestRebalanceComponentRenders(t *testing.T) {
 	if args.MinPodAge.Duration <= 0 || args.MaxEvictionsPerCycle <= 0 || args.MaxEvictionsPerNode <= 0 || args.DisruptionWait.Duration >= interval {
 		t.Errorf("ISAFit args %+v: want a cool-down, per-cycle and per-node limits, and a disruption wait shorter than the interval %s", args, interval)
 	}
+	if loadArgs == nil {
+		t.Fatal("policy has no WeightedLoad args")
+	}
 	for _, ns := range []string{"kube-system", "isamatch-system", "isamatch-labeler"} {
 		if args.Namespaces == nil || !slices.Contains(args.Namespaces.Exclude, ns) {
 			t.Errorf("ISAFit namespaces %+v: want %s excluded", args.Namespaces, ns)
+		}
+		if loadArgs.Namespaces == nil || !slices.Contains(loadArgs.Namespaces.Exclude, ns) {
+			t.Errorf("WeightedLoad namespaces %+v: want %s excluded", loadArgs.Namespaces, ns)
 		}
 	}
 }

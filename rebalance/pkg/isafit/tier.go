@@ -47,3 +47,11 @@ func tierWeight(terms []v1.PreferredSchedulingTerm, node *v1.Node) int32 {
 	}
 	return w
 }
+
+// TierWeight is the weight of the pod's isamatch tier that admits node: 0
+// when no tier does. tiered is false when the pod has no tier terms at all
+// (the webhook gave it none), so any node is as good as another.
+func TierWeight(pod *v1.Pod, node *v1.Node) (weight int32, tiered bool) {
+	terms := tierTerms(pod)
+	return tierWeight(terms, node), len(terms) > 0
+}

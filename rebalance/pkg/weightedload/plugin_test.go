@@ -1,0 +1,107 @@
+package weightedload
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/descheduler/pkg/descheduler/evictions"
+	podutil "sigs.k8s.io/descheduler/pkg/descheduler/pod"
+	"sigs.k8s.io/descheduler/pkg/framework/fake"
+	frameworktypes "sigs.k8s.io/descheduler/pkg/framework/types"
+
+	"github.com/isamatch/isamatch/pkg/isa"
+)
+
+// fakeCluster is the handle Balance runs against; its evictor records and
+// removes the pods.
+type fakeCluster struct {
+	fake.HandleImpl
+	pods    []*v1.Pod
+	evicted []string
+}
+
+func (c *fakeCluster) Filter(*v1.Pod) bool             { return true }
+func (c *fakeCluster) PreEvictionFilter(*v1.Pod) bool  { return true }
+func (c *fakeCluster) Evictor() frameworktypes.Evictor { return c }
+
+func (c *fakeCluster) Evict(_ context.Context, pod *v1.Pod, _ evictions.EvictOptions) error {
+	c.evicted = append(c.evicted, pod.Name)
+	c.pods = slices.DeleteFunc(c.pods, func(p *v1.Pod) bool { return p.UID == pod.UID })
+	return nil
+}
+
+func tiered(best, next string) func(*v1.Pod) {
+	term := func(w int32, g string) v1.PreferredSchedulingTerm {
+		return v1.PreferredSchedulingTerm{Weight: w, Preference: v1.NodeSelectorTerm{MatchExpressions: []v1.NodeSelectorRequirement{
+			{Key: isa.GroupLabel, Operator: v1.NodeSelectorOpIn, Values: []string{g}},
+		}}}
+	}
+	return func(p *v1.Pod) {
+		p.Spec.Affinity = &v1.Affinity{NodeAffinity: &v1.NodeAffinity{PreferredDuringSchedulingIgnoredDuringExecution: []v1.PreferredSchedulingTerm{
+			term(100, best), term(40, next),
+		}}}
+	}
+}
+
+func TestBalance(t *testing.T) {
+	grouped := func(n *v1.Node, g string) *v1.Node { n.Labels[isa.GroupLabel] = g; return n }
+	for _, tc := range []struct {
+		name string
+		args WeightedLoadArgs
+		pods []*v1.Pod
+		want []string
+	}{{
+		// Average 4/8: a at 100% sheds two pods to reach 50%, b takes them.
+		name: "moves until the node is back within the tolerance",
+		args: WeightedLoadArgs{MaxEvictionsPerNode: 10},
+		pods: []*v1.Pod{pod("p1", "a", "1"), pod("p2", "a", "1"), pod("p3", "a", "1"), pod("p4", "a", "1")},
+		want: []string{"p1", "p2"},
+	}, {
+		name: "per-node limit",
+		args: WeightedLoadArgs{MaxEvictionsPerNode: 1},
+		pods: []*v1.Pod{pod("p1", "a", "1"), pod("p2", "a", "1"), pod("p3", "a", "1"), pod("p4", "a", "1")},
+		want: []string{"p1"},
+	}, {
+		name: "never restartPolicy Never or local storage; OnFailure first",
+		args: WeightedLoadArgs{MaxEvictionsPerNode: 10},
+		pods: []*v1.Pod{
+			pod("always", "a", "1"), pod("never", "a", "1", restart(v1.RestartPolicyNever)),
+			pod("scratch", "a", "1", emptyDir), pod("onfailure", "a", "1", restart(v1.RestartPolicyOnFailure)),
+		},
+		want: []string{"onfailure", "always"},
+	}, {
+		name: "never to a worse isamatch tier",
+		args: WeightedLoadArgs{MaxEvictionsPerNode: 10},
+		pods: []*v1.Pod{
+			pod("t1", "a", "1", tiered("g-a", "g-b")), pod("t2", "a", "1", tiered("g-a", "g-b")),
+			pod("t3", "a", "1", tiered("g-a", "g-b")), pod("t4", "a", "1", tiered("g-a", "g-b")),
+		},
+		want: nil,
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &fakeCluster{pods: tc.pods}
+			c.GetPodsAssignedToNodeFuncImpl = func(name string, filter podutil.FilterFunc) ([]*v1.Pod, error) {
+				return podsOnFunc(c.pods)(name, filter)
+			}
+			args := tc.args
+			SetDefaultsWeightedLoadArgs(&args)
+			if err := ValidateWeightedLoadArgs(&args); err != nil {
+				t.Fatal(err)
+			}
+			p, err := New(t.Context(), &args, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			nodes := []*v1.Node{grouped(node("a", "4"), "g-a"), grouped(node("b", "4"), "g-b")}
+			if st := p.(*WeightedLoad).Balance(t.Context(), nodes); st != nil && st.Err != nil {
+				t.Fatal(st.Err)
+			}
+			if diff := cmp.Diff(tc.want, c.evicted); diff != "" {
+				t.Errorf("evicted (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
