@@ -27,6 +27,13 @@
 // which makes a second admission produce exactly the first one's result.
 // More than 64 terms is denied.
 //
+// An image platform with no variant and no label may still say what it
+// needs through its entrypoint binary: with Options.Infer (a
+// [PlatformInferrer], pkg/imageisa) and a gating Resolve mode, the gate
+// controller reads it (ReleaseGated) and the binary's ISA is that
+// platform's requirement, for pods that ask nothing themselves. Admission
+// only uses what was read before; it never reads a layer.
+//
 // # Preferred affinity and its weights
 //
 // The paper ranks nodes by (1) instruction affinity |request| / |node|,

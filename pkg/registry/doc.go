@@ -6,7 +6,9 @@
 // An image index gives its platforms (attestation manifests and
 // unknown/unknown entries skipped); a single manifest gives its config's
 // os/architecture/variant. Each platform carries its image config's
-// "isa.request" label. Results are cached per (normalised reference,
+// "isa.request" label and its manifest digest; [Resolver.Image] reads one
+// platform's image (for its layers, pkg/imageisa) with the same
+// credentials and transport. Results are cached per (normalised reference,
 // credential identity) for [WithTTL] (digest-pinned references for
 // [WithDigestTTL], failures for [WithErrorTTL]); concurrent lookups of the
 // same key share one registry resolution, which runs under its own
