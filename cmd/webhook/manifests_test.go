@@ -1,13 +1,11 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -23,100 +21,40 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 
+	"github.com/isamatch/isamatch/internal/manifests"
 	"github.com/isamatch/isamatch/pkg/isa"
 )
 
-// renderConfig runs `kubectl kustomize config` and decodes every object.
+// renderConfig renders config/ as `kubectl apply -k config` would.
 func renderConfig(t *testing.T) []runtime.Object {
 	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", "..", "config"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return renderKustomization(t, dir)
+	return renderWithComponents(t)
 }
 
-// renderWithComponents renders config with the named components of
-// config/components through an overlay in a temporary directory (kustomize
-// takes relative paths only).
+// renderWithComponents renders config/ with the named components of
+// config/components.
 func renderWithComponents(t *testing.T, components ...string) []runtime.Object {
 	t.Helper()
-	configDir, err := filepath.Abs(filepath.Join("..", "..", "config"))
+	paths := make([]string, len(components))
+	for i, c := range components {
+		paths[i] = filepath.Join("components", c)
+	}
+	objs, err := manifests.Render(t.Context(), t.TempDir(), filepath.Join("..", "..", "config"), paths...)
+	if errors.Is(err, manifests.ErrNoKubectl) && os.Getenv("CI") == "" {
+		t.Skip(err.Error() + " (required when CI is set)")
+	}
 	if err != nil {
 		t.Fatal(err)
-	}
-	overlay := t.TempDir()
-	rel, err := filepath.Rel(overlay, configDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	k := "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - " + rel + "\ncomponents:\n"
-	for _, c := range components {
-		k += "  - " + filepath.Join(rel, "components", c) + "\n"
-	}
-	if err := os.WriteFile(filepath.Join(overlay, "kustomization.yaml"), []byte(k), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return renderKustomization(t, overlay)
-}
-
-// renderKustomization runs `kubectl kustomize dir` and decodes every object.
-func renderKustomization(t *testing.T, dir string) []runtime.Object {
-	t.Helper()
-	kubectl, err := exec.LookPath("kubectl")
-	if err != nil {
-		if os.Getenv("CI") == "" {
-			t.Skip("kubectl not installed (required when CI is set)")
-		}
-		t.Fatalf("kubectl not found: %v", err)
-	}
-	cmd := exec.CommandContext(t.Context(), kubectl, "kustomize", dir)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("kubectl kustomize %s: %v\n%s", dir, err, stderr.String())
-	}
-	s := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(s); err != nil {
-		t.Fatal(err)
-	}
-	decoder := serializer.NewCodecFactory(s).UniversalDeserializer()
-	var objs []runtime.Object
-	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(out)))
-	for {
-		doc, err := r.Read()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatalf("split rendered YAML: %v", err)
-		}
-		if len(bytes.TrimSpace(doc)) == 0 {
-			continue
-		}
-		obj, _, err := decoder.Decode(doc, nil, nil)
-		if err != nil {
-			t.Fatalf("decode rendered object: %v\n%s", err, doc)
-		}
-		objs = append(objs, obj)
 	}
 	return objs
 }
 
+// find returns the one object of type T named name.
 func find[T runtime.Object](t *testing.T, objs []runtime.Object, name string, getName func(T) string) T {
 	t.Helper()
-	var found []T
-	for _, o := range objs {
-		if v, ok := o.(T); ok && getName(v) == name {
-			found = append(found, v)
-		}
-	}
+	found := manifests.Named(objs, name, getName)
 	if len(found) != 1 {
 		var zero T
 		t.Fatalf("rendered config has %d %T named %q, want 1", len(found), zero, name)
@@ -218,38 +156,38 @@ func TestConfigRenders(t *testing.T) {
 		{"certificate secret in the namespace", secret.Namespace == args.namespace},
 		{"certificate secret mounted at --cert-dir", mountsSecret(pod, c, CertSecretName, args.certDir)},
 		{"PDB minAvailable 1", pdb.Spec.MinAvailable != nil && pdb.Spec.MinAvailable.IntValue() == 1},
-		{"ClusterRole lists and watches nodes", allows(cr.Rules, "", "nodes", "list", "watch")},
-		{"ClusterRole reads no secrets (pull secrets are opt-in)", !allows(cr.Rules, "", "secrets", "get") && !allows(cr.Rules, "", "serviceaccounts", "get")},
+		{"ClusterRole lists and watches nodes", manifests.Allows(cr.Rules, "", "nodes", "list", "watch")},
+		{"ClusterRole reads no secrets (pull secrets are opt-in)", !manifests.Allows(cr.Rules, "", "secrets", "get") && !manifests.Allows(cr.Rules, "", "serviceaccounts", "get")},
 		{"pull secrets off", !args.pullSecrets},
-		{"ClusterRole injects the CA", allows(cr.Rules, "admissionregistration.k8s.io", "mutatingwebhookconfigurations", "get", "list", "watch", "update")},
+		{"ClusterRole injects the CA", manifests.Allows(cr.Rules, "admissionregistration.k8s.io", "mutatingwebhookconfigurations", "get", "list", "watch", "update")},
 		{"webhook namespace enforces Pod Security restricted", ns.Labels["pod-security.kubernetes.io/enforce"] == "restricted"},
 		{"webhook pod runs restricted: RuntimeDefault seccomp", psc != nil && psc.SeccompProfile != nil && psc.SeccompProfile.Type == corev1.SeccompProfileTypeRuntimeDefault},
 		{"labeler in its own namespace, warned at restricted", ds.Namespace == labelerNS.Name && labelerNS.Name != DefaultNamespace &&
 			labelerNS.Labels["pod-security.kubernetes.io/warn"] == "restricted" && labelerNS.Labels["pod-security.kubernetes.io/audit"] == "restricted"},
 		{"labeler mounts no host / and every host directory recursively read-only", labelerMountsNarrow(ds.Spec.Template.Spec)},
-		{"ClusterRole updates only the configuration " + WebhookConfigName, onlyNamed(cr.Rules, "admissionregistration.k8s.io", "mutatingwebhookconfigurations", "update", WebhookConfigName)},
-		{"ClusterRole writes no other admission object", !allows(cr.Rules, "admissionregistration.k8s.io", "mutatingwebhookconfigurations", "create") &&
-			!allows(cr.Rules, "admissionregistration.k8s.io", "mutatingwebhookconfigurations", "patch") &&
-			!allows(cr.Rules, "admissionregistration.k8s.io", "mutatingwebhookconfigurations", "delete") &&
-			!allows(cr.Rules, "admissionregistration.k8s.io", "validatingadmissionpolicies", "update")},
-		{"ClusterRole reviews metrics tokens", allows(cr.Rules, "authentication.k8s.io", "tokenreviews", "create") && allows(cr.Rules, "authorization.k8s.io", "subjectaccessreviews", "create")},
-		{"labeler ClusterRole reviews metrics tokens", allows(labelerRole.Rules, "authentication.k8s.io", "tokenreviews", "create") && allows(labelerRole.Rules, "authorization.k8s.io", "subjectaccessreviews", "create")},
+		{"ClusterRole updates only the configuration " + WebhookConfigName, manifests.OnlyNamed(cr.Rules, "admissionregistration.k8s.io", "mutatingwebhookconfigurations", "update", WebhookConfigName)},
+		{"ClusterRole writes no other admission object", !manifests.Allows(cr.Rules, "admissionregistration.k8s.io", "mutatingwebhookconfigurations", "create") &&
+			!manifests.Allows(cr.Rules, "admissionregistration.k8s.io", "mutatingwebhookconfigurations", "patch") &&
+			!manifests.Allows(cr.Rules, "admissionregistration.k8s.io", "mutatingwebhookconfigurations", "delete") &&
+			!manifests.Allows(cr.Rules, "admissionregistration.k8s.io", "validatingadmissionpolicies", "update")},
+		{"ClusterRole reviews metrics tokens", manifests.Allows(cr.Rules, "authentication.k8s.io", "tokenreviews", "create") && manifests.Allows(cr.Rules, "authorization.k8s.io", "subjectaccessreviews", "create")},
+		{"labeler ClusterRole reviews metrics tokens", manifests.Allows(labelerRole.Rules, "authentication.k8s.io", "tokenreviews", "create") && manifests.Allows(labelerRole.Rules, "authorization.k8s.io", "subjectaccessreviews", "create")},
 		{"metrics-reader may GET /metrics", slices.ContainsFunc(reader.Rules, func(r rbacv1.PolicyRule) bool {
 			return slices.Contains(r.NonResourceURLs, "/metrics") && slices.Contains(r.Verbs, "get")
 		})},
-		{"Role maintains the certificate secret", role.Namespace == args.namespace && allows(role.Rules, "", "secrets", "get", "list", "watch", "update")},
-		{"Role reads and updates only the certificate secret", onlyNamed(role.Rules, "", "secrets", "get", CertSecretName) && onlyNamed(role.Rules, "", "secrets", "update", CertSecretName)},
-		{"Role creates no secrets", !allows(role.Rules, "", "secrets", "create")},
+		{"Role maintains the certificate secret", role.Namespace == args.namespace && manifests.Allows(role.Rules, "", "secrets", "get", "list", "watch", "update")},
+		{"Role reads and updates only the certificate secret", manifests.OnlyNamed(role.Rules, "", "secrets", "get", CertSecretName) && manifests.OnlyNamed(role.Rules, "", "secrets", "update", CertSecretName)},
+		{"Role creates no secrets", !manifests.Allows(role.Rules, "", "secrets", "create")},
 		{"metrics served securely", args.metricsSecure},
 		{"policy matches the webhook's ServiceAccount", len(vap.Spec.MatchConditions) == 1 && strings.Contains(vap.Spec.MatchConditions[0].Expression, "'"+webhookUser+"'")},
 		{"policy fails closed", vap.Spec.FailurePolicy != nil && *vap.Spec.FailurePolicy == admissionregistrationv1.Fail},
 		{"policy bound with Deny", vapb.Spec.PolicyName == vap.Name && slices.Equal(vapb.Spec.ValidationActions, []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny})},
 		{"gate controller on, leader-elected", args.gateController && args.leaderElect && args.resolve != "sync"},
-		{"ClusterRole reads and patches pods", allows(cr.Rules, "", "pods", "get", "list", "watch", "patch")},
-		{"ClusterRole never updates, creates or deletes pods", !allows(cr.Rules, "", "pods", "update") && !allows(cr.Rules, "", "pods", "create") && !allows(cr.Rules, "", "pods", "delete")},
-		{"ClusterRole records events", allows(cr.Rules, "events.k8s.io", "events", "create")},
-		{"Role creates the Lease", allows(role.Rules, "coordination.k8s.io", "leases", "create")},
-		{"Role reads and renews only the Lease " + leaseName, onlyNamed(role.Rules, "coordination.k8s.io", "leases", "get", leaseName) && onlyNamed(role.Rules, "coordination.k8s.io", "leases", "update", leaseName)},
+		{"ClusterRole reads and patches pods", manifests.Allows(cr.Rules, "", "pods", "get", "list", "watch", "patch")},
+		{"ClusterRole never updates, creates or deletes pods", !manifests.Allows(cr.Rules, "", "pods", "update") && !manifests.Allows(cr.Rules, "", "pods", "create") && !manifests.Allows(cr.Rules, "", "pods", "delete")},
+		{"ClusterRole records events", manifests.Allows(cr.Rules, "events.k8s.io", "events", "create")},
+		{"Role creates the Lease", manifests.Allows(role.Rules, "coordination.k8s.io", "leases", "create")},
+		{"Role reads and renews only the Lease " + leaseName, manifests.OnlyNamed(role.Rules, "coordination.k8s.io", "leases", "get", leaseName) && manifests.OnlyNamed(role.Rules, "coordination.k8s.io", "leases", "update", leaseName)},
 		{"pod policy matches the webhook's ServiceAccount", len(podVAP.Spec.MatchConditions) == 1 && strings.Contains(podVAP.Spec.MatchConditions[0].Expression, "'"+webhookUser+"'")},
 		{"pod policy names the gate and the decision annotations", strings.Contains(podVAPText, "'"+isa.ResolveGate+"'") &&
 			strings.Contains(podVAPText, "'"+isa.DecisionAnnotation+"'") && strings.Contains(podVAPText, "'"+isa.DecisionCountsAnnotation+"'")},
@@ -290,34 +228,6 @@ func mountsSecret(pod corev1.PodSpec, c corev1.Container, secret, dir string) bo
 		}
 	}
 	return false
-}
-
-// onlyNamed reports whether some rule grants verb on resource and every
-// rule that does is restricted to resourceNames [name].
-func onlyNamed(rules []rbacv1.PolicyRule, group, resource, verb, name string) bool {
-	granted := false
-	for _, r := range rules {
-		if slices.Contains(r.APIGroups, group) && slices.Contains(r.Resources, resource) && slices.Contains(r.Verbs, verb) {
-			if !slices.Equal(r.ResourceNames, []string{name}) {
-				return false
-			}
-			granted = true
-		}
-	}
-	return granted
-}
-
-// allows reports whether some rule grants every verb on resource.
-func allows(rules []rbacv1.PolicyRule, group, resource string, verbs ...string) bool {
-	for _, verb := range verbs {
-		ok := slices.ContainsFunc(rules, func(r rbacv1.PolicyRule) bool {
-			return slices.Contains(r.APIGroups, group) && slices.Contains(r.Resources, resource) && slices.Contains(r.Verbs, verb)
-		})
-		if !ok {
-			return false
-		}
-	}
-	return true
 }
 
 // labelerMountsNarrow: no hostPath volume of "/", and every hostPath mount
@@ -504,8 +414,8 @@ func TestPullSecretsComponent(t *testing.T) {
 		ok   bool
 	}{
 		{"--pull-secrets on", args.pullSecrets},
-		{"gets secrets and serviceaccounts", allows(cr.Rules, "", "secrets", "get") && allows(cr.Rules, "", "serviceaccounts", "get")},
-		{"never lists or watches secrets", !allows(cr.Rules, "", "secrets", "list") && !allows(cr.Rules, "", "secrets", "watch")},
+		{"gets secrets and serviceaccounts", manifests.Allows(cr.Rules, "", "secrets", "get") && manifests.Allows(cr.Rules, "", "serviceaccounts", "get")},
+		{"never lists or watches secrets", !manifests.Allows(cr.Rules, "", "secrets", "list") && !manifests.Allows(cr.Rules, "", "secrets", "watch")},
 		{"bound to the webhook's ServiceAccount", crb.RoleRef.Name == cr.Name && len(crb.Subjects) == 1 &&
 			crb.Subjects[0].Name == dep.Spec.Template.Spec.ServiceAccountName && crb.Subjects[0].Namespace == args.namespace},
 	} {

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
+	"errors"
 	"io"
 	"os"
-	"os/exec"
 	"path"
 	"path/filepath"
 	"slices"
@@ -16,14 +14,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/serializer"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes/fake"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/descheduler/cmd/descheduler/app"
 	"sigs.k8s.io/descheduler/pkg/descheduler"
 	"sigs.k8s.io/descheduler/pkg/framework/pluginregistry"
 
+	"github.com/isamatch/isamatch/internal/manifests"
 	"github.com/isamatch/isamatch/pkg/isa"
 	"github.com/isamatch/isamatch/rebalance/pkg/isafit"
 	"github.com/isamatch/isamatch/rebalance/pkg/weightedload"
@@ -32,80 +28,23 @@ import (
 // component is config/components/rebalance, relative to config.
 const component = "components/rebalance"
 
-// render runs `kubectl kustomize` on an overlay of the repository's config
-// with the given components and decodes every object.
+// render renders the repository's config with the given components.
 func render(t *testing.T, components ...string) []runtime.Object {
 	t.Helper()
-	kubectl, err := exec.LookPath("kubectl")
-	if err != nil {
-		if os.Getenv("CI") == "" {
-			t.Skip("kubectl not installed (required when CI is set)")
-		}
-		t.Fatalf("kubectl not found: %v", err)
+	objs, err := manifests.Render(t.Context(), t.TempDir(), filepath.Join("..", "..", "..", "config"), components...)
+	if errors.Is(err, manifests.ErrNoKubectl) && os.Getenv("CI") == "" {
+		t.Skip(err.Error() + " (required when CI is set)")
 	}
-	configDir, err := filepath.Abs(filepath.Join("..", "..", "..", "config"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	overlay := t.TempDir()
-	rel, err := filepath.Rel(overlay, configDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	k := "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - " + rel + "\ncomponents:\n"
-	for _, c := range components {
-		k += "  - " + filepath.Join(rel, c) + "\n"
-	}
-	if err := os.WriteFile(filepath.Join(overlay, "kustomization.yaml"), []byte(k), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.CommandContext(t.Context(), kubectl, "kustomize", overlay)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("kubectl kustomize %s: %v\n%s", overlay, err, stderr.String())
-	}
-	s := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(s); err != nil {
-		t.Fatal(err)
-	}
-	decoder := serializer.NewCodecFactory(s).UniversalDeserializer()
-	var objs []runtime.Object
-	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(out)))
-	for {
-		doc, err := r.Read()
-		if err == io.EOF {
-			return objs
-		}
-		if err != nil {
-			t.Fatalf("split rendered YAML: %v", err)
-		}
-		if len(bytes.TrimSpace(doc)) == 0 {
-			continue
-		}
-		obj, _, err := decoder.Decode(doc, nil, nil)
-		if err != nil {
-			t.Fatalf("decode rendered object: %v\n%s", err, doc)
-		}
-		objs = append(objs, obj)
-	}
+	return objs
 }
 
-// named returns the objects of type T whose name is name.
-func named[T runtime.Object](objs []runtime.Object, name string, getName func(T) string) []T {
-	var found []T
-	for _, o := range objs {
-		if v, ok := o.(T); ok && getName(v) == name {
-			found = append(found, v)
-		}
-	}
-	return found
-}
-
+// one returns the one object of type T named name.
 func one[T runtime.Object](t *testing.T, objs []runtime.Object, name string, getName func(T) string) T {
 	t.Helper()
-	found := named(objs, name, getName)
+	found := manifests.Named(objs, name, getName)
 	if len(found) != 1 {
 		var zero T
 		t.Fatalf("rendered config has %d %T named %q, want 1", len(found), zero, name)
@@ -118,7 +57,7 @@ const name = "isamatch-rebalancer"
 // TestRebalanceComponentOffByDefault: config alone runs no rebalancer.
 func TestRebalanceComponentOffByDefault(t *testing.T) {
 	objs := render(t)
-	if got := named(objs, name, func(d *appsv1.Deployment) string { return d.Name }); len(got) != 0 {
+	if got := manifests.Named(objs, name, func(d *appsv1.Deployment) string { return d.Name }); len(got) != 0 {
 		t.Errorf("config without components renders the Deployment %s; the rebalancer must be opt-in", name)
 	}
 }
@@ -209,18 +148,18 @@ func TestRebalanceComponentRenders(t *testing.T) {
 		{"runs cycles on a timer", interval > 0},
 		{"leader-elected", leaderElect},
 		{"Lease in its own namespace", leaseNS == dep.Namespace},
-		{"Role may create the Lease", allows(role.Rules, "coordination.k8s.io", "leases", "create")},
-		{"Role reads and renews only the Lease " + leaseName, onlyNamed(role.Rules, "coordination.k8s.io", "leases", "get", leaseName) &&
-			onlyNamed(role.Rules, "coordination.k8s.io", "leases", "update", leaseName)},
+		{"Role may create the Lease", manifests.Allows(role.Rules, "coordination.k8s.io", "leases", "create")},
+		{"Role reads and renews only the Lease " + leaseName, manifests.OnlyNamed(role.Rules, "coordination.k8s.io", "leases", "get", leaseName) &&
+			manifests.OnlyNamed(role.Rules, "coordination.k8s.io", "leases", "update", leaseName)},
 		{"Role in the Lease's namespace, bound to the ServiceAccount", role.Namespace == leaseNS && rb.Namespace == leaseNS && boundToSA(rb.RoleRef, rb.Subjects, "Role", role.Name)},
 		{"ClusterRole bound to the ServiceAccount", boundToSA(crb.RoleRef, crb.Subjects, "ClusterRole", cr.Name)},
-		{"reads pods, nodes and namespaces", allows(cr.Rules, "", "pods", "get", "list", "watch") &&
-			allows(cr.Rules, "", "nodes", "get", "list", "watch") && allows(cr.Rules, "", "namespaces", "get", "list", "watch")},
-		{"evicts through the Eviction API", allows(cr.Rules, "", "pods/eviction", "create")},
-		{"never deletes, updates or patches pods", !allows(cr.Rules, "", "pods", "delete") && !allows(cr.Rules, "", "pods", "update") && !allows(cr.Rules, "", "pods", "patch")},
-		{"reads PodDisruptionBudgets and PriorityClasses", allows(cr.Rules, "policy", "poddisruptionbudgets", "list", "watch") &&
-			allows(cr.Rules, "scheduling.k8s.io", "priorityclasses", "list", "watch")},
-		{"reads no secrets", !allows(cr.Rules, "", "secrets", "get") && !allows(role.Rules, "", "secrets", "get")},
+		{"reads pods, nodes and namespaces", manifests.Allows(cr.Rules, "", "pods", "get", "list", "watch") &&
+			manifests.Allows(cr.Rules, "", "nodes", "get", "list", "watch") && manifests.Allows(cr.Rules, "", "namespaces", "get", "list", "watch")},
+		{"evicts through the Eviction API", manifests.Allows(cr.Rules, "", "pods/eviction", "create")},
+		{"never deletes, updates or patches pods", !manifests.Allows(cr.Rules, "", "pods", "delete") && !manifests.Allows(cr.Rules, "", "pods", "update") && !manifests.Allows(cr.Rules, "", "pods", "patch")},
+		{"reads PodDisruptionBudgets and PriorityClasses", manifests.Allows(cr.Rules, "policy", "poddisruptionbudgets", "list", "watch") &&
+			manifests.Allows(cr.Rules, "scheduling.k8s.io", "priorityclasses", "list", "watch")},
+		{"reads no secrets", !manifests.Allows(cr.Rules, "", "secrets", "get") && !manifests.Allows(role.Rules, "", "secrets", "get")},
 		{"the webhook leaves it alone", dep.Spec.Template.Labels[isa.IgnoreLabel] == "true"},
 		{"non-root", psc != nil && psc.RunAsNonRoot != nil && *psc.RunAsNonRoot},
 		{"RuntimeDefault seccomp", psc != nil && psc.SeccompProfile != nil && psc.SeccompProfile.Type == corev1.SeccompProfileTypeRuntimeDefault},
@@ -284,32 +223,4 @@ func TestRebalanceComponentRenders(t *testing.T) {
 			t.Errorf("WeightedLoad namespaces %+v: want %s excluded", loadArgs.Namespaces, ns)
 		}
 	}
-}
-
-// allows reports whether some rule grants every verb on resource.
-func allows(rules []rbacv1.PolicyRule, group, resource string, verbs ...string) bool {
-	for _, verb := range verbs {
-		ok := slices.ContainsFunc(rules, func(r rbacv1.PolicyRule) bool {
-			return slices.Contains(r.APIGroups, group) && slices.Contains(r.Resources, resource) && slices.Contains(r.Verbs, verb)
-		})
-		if !ok {
-			return false
-		}
-	}
-	return true
-}
-
-// onlyNamed reports whether some rule grants verb on resource and every
-// rule that does is restricted to resourceNames [name].
-func onlyNamed(rules []rbacv1.PolicyRule, group, resource, verb, name string) bool {
-	granted := false
-	for _, r := range rules {
-		if slices.Contains(r.APIGroups, group) && slices.Contains(r.Resources, resource) && slices.Contains(r.Verbs, verb) {
-			if !slices.Equal(r.ResourceNames, []string{name}) {
-				return false
-			}
-			granted = true
-		}
-	}
-	return granted
 }
