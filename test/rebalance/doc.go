@@ -1,6 +1,6 @@
 // Package rebalance is the integration suite of the rebalancer
 // (rebalance/cmd/rebalancer, descheduler with the ISAFit plugin) on a real
-// control plane: kube-apiserver and etcd (envtest), kube-scheduler,
+// control plane brought up by internal/rebalancecluster: kube-apiserver and etcd (envtest), kube-scheduler,
 // kube-controller-manager (Deployments, ReplicaSets and the disruption
 // controller, so evicted pods come back and PodDisruptionBudgets are
 // enforced), the cmd/webhook binary behind the shipped

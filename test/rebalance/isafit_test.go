@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -22,8 +20,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
+	"github.com/isamatch/isamatch/internal/rebalancecluster"
 	"github.com/isamatch/isamatch/pkg/isa"
 )
 
@@ -64,7 +62,7 @@ func isaFit(ctx SpecContext) {
 			pods := podsOf(ctx, app)
 			g.Expect(pods).To(HaveLen(want), app)
 			for _, p := range pods {
-				g.Expect(isReady(&p)).To(BeTrue(), "%s on %q not ready", p.Name, p.Spec.NodeName)
+				g.Expect(rebalancecluster.IsReady(&p)).To(BeTrue(), "%s on %q not ready", p.Name, p.Spec.NodeName)
 				g.Expect(p.Spec.NodeName).To(HavePrefix("imfdv-"), "%s: %s", p.Name, p.Annotations[isa.DecisionAnnotation])
 			}
 		}
@@ -97,7 +95,7 @@ func isaFit(ctx SpecContext) {
 		g.Expect(pods).To(HaveLen(replicas))
 		for _, p := range pods {
 			g.Expect(p.DeletionTimestamp).To(BeNil(), "%s terminating", p.Name)
-			g.Expect(isReady(&p)).To(BeTrue(), "%s not ready", p.Name)
+			g.Expect(rebalancecluster.IsReady(&p)).To(BeTrue(), "%s not ready", p.Name)
 		}
 	}).WithContext(ctx).WithTimeout(60 * time.Second).WithPolling(250 * time.Millisecond).Should(Succeed())
 	after := podsOf(ctx, "imfd")
@@ -164,29 +162,12 @@ func deployment(app, request, cpu string, n int32) *appsv1.Deployment {
 // else, the evictor and the disruption wait included, is as shipped.
 func testPolicy() string {
 	GinkgoHelper()
-	data, err := os.ReadFile(filepath.Join(repoRoot, "config", "components", "rebalance", "policy.yaml"))
+	path, err := cluster.Policy("policy.yaml", map[string]any{
+		"maxEvictionsPerCycle": replicas,
+		"maxEvictionsPerNode":  replicas,
+		"minPodAge":            "1s",
+	})
 	Expect(err).NotTo(HaveOccurred())
-	var policy map[string]any
-	Expect(yaml.Unmarshal(data, &policy)).To(Succeed())
-	found := false
-	for _, p := range policy["profiles"].([]any) {
-		for _, pc := range p.(map[string]any)["pluginConfig"].([]any) {
-			pc := pc.(map[string]any)
-			if pc["name"] != "ISAFit" {
-				continue
-			}
-			args := pc["args"].(map[string]any)
-			args["maxEvictionsPerCycle"] = replicas
-			args["maxEvictionsPerNode"] = replicas
-			args["minPodAge"] = "1s"
-			found = true
-		}
-	}
-	Expect(found).To(BeTrue(), "the shipped policy configures no ISAFit")
-	out, err := yaml.Marshal(policy)
-	Expect(err).NotTo(HaveOccurred())
-	path := filepath.Join(work, "policy.yaml")
-	Expect(os.WriteFile(path, out, 0o600)).To(Succeed())
 	return path
 }
 
@@ -194,30 +175,14 @@ func testPolicy() string {
 // then exit) and returns how long it took.
 func runCycle(ctx context.Context, policy, name string) time.Duration {
 	GinkgoHelper()
-	log := filepath.Join(work, "rebalancer-"+name+".log")
-	f, err := os.Create(log)
-	Expect(err).NotTo(HaveOccurred())
-	defer f.Close()
-	cctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(cctx, rebalancerBin,
-		"--kubeconfig="+cp.KubeconfigPath,
-		"--policy-config-file="+policy,
-		"--descheduling-interval=0",
-		"--secure-port=0",
-		"--v=1",
-	)
-	cmd.Stdout, cmd.Stderr = f, f
-	start := time.Now()
-	err = cmd.Run()
-	took := time.Since(start)
+	took, log, err := cluster.RunCycle(ctx, policy, name)
 	DeferCleanup(func() {
 		if CurrentSpecReport().Failed() {
 			out, _ := os.ReadFile(log)
 			AddReportEntry("rebalancer "+name+" log", string(out))
 		}
 	})
-	Expect(err).NotTo(HaveOccurred(), "rebalancer %s (log %s)", name, log)
+	Expect(err).NotTo(HaveOccurred())
 	return took
 }
 
@@ -280,7 +245,7 @@ func (r *recorder) observe(t watch.EventType, p *corev1.Pod) {
 func (r *recorder) available() int {
 	n := 0
 	for _, p := range r.pods {
-		if p.DeletionTimestamp == nil && isReady(p) {
+		if p.DeletionTimestamp == nil && rebalancecluster.IsReady(p) {
 			n++
 		}
 	}

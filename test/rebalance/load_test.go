@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/isamatch/isamatch/internal/rebalancecluster"
 	"github.com/isamatch/isamatch/internal/testbed"
 	"github.com/isamatch/isamatch/pkg/isa"
 )
@@ -43,7 +44,7 @@ func weightedLoad(ctx SpecContext) {
 		g.Expect(list.Items).To(HaveLen(9))
 		for _, p := range list.Items {
 			g.Expect(p.DeletionTimestamp).To(BeNil(), "%s terminating", p.Name)
-			g.Expect(isReady(&p)).To(BeTrue(), "%s not ready", p.Name)
+			g.Expect(rebalancecluster.IsReady(&p)).To(BeTrue(), "%s not ready", p.Name)
 		}
 		return list.Items
 	}

@@ -1,4 +1,4 @@
-package rebalance
+package rebalancecluster
 
 import (
 	"context"
@@ -26,7 +26,7 @@ func simulateKubelets(ctx context.Context, c client.Client, namespace string) {
 				switch {
 				case p.DeletionTimestamp != nil:
 					_ = c.Delete(ctx, p, client.GracePeriodSeconds(0))
-				case p.Spec.NodeName != "" && !isReady(p):
+				case p.Spec.NodeName != "" && !IsReady(p):
 					setRunning(p)
 					_ = c.Status().Update(ctx, p)
 				}
@@ -40,8 +40,8 @@ func simulateKubelets(ctx context.Context, c client.Client, namespace string) {
 	}
 }
 
-// isReady reports whether the pod's Ready condition is true.
-func isReady(p *corev1.Pod) bool {
+// IsReady reports whether the pod's Ready condition is true.
+func IsReady(p *corev1.Pod) bool {
 	for _, cond := range p.Status.Conditions {
 		if cond.Type == corev1.PodReady {
 			return cond.Status == corev1.ConditionTrue

@@ -1,0 +1,298 @@
+package rebalancecluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/isamatch/isamatch/internal/democluster"
+	"github.com/isamatch/isamatch/internal/testbed"
+	"github.com/isamatch/isamatch/pkg/isa"
+)
+
+// pullSecret is the registry's secret in the workload namespace.
+const pullSecret = "registry"
+
+// Node is one simulated node.
+type Node struct {
+	// Name is the node's name.
+	Name string
+	// ISA is its ISA as the labeler would probe it ("rv64imfd").
+	ISA string
+	// CPU is its allocatable CPU ("4").
+	CPU string
+}
+
+// Options configures Start.
+type Options struct {
+	// Nodes are the simulated nodes.
+	Nodes []Node
+	// Namespace holds the workloads: it gets the registry's pull secret,
+	// and its pods are the ones whose kubelets are simulated.
+	Namespace string
+	// Image is the repository (relative to the registry) of the riscv64
+	// image pushed with tag v1; Cluster.ImageRef names it.
+	Image string
+	// NodeAssets holds kube-controller-manager; empty means NodeAssetsDir().
+	NodeAssets string
+	// Dir holds binaries, logs, certificates and policies. Empty means a
+	// new temporary directory, removed by Stop unless ISAMATCH_KEEP_TMP=true.
+	Dir string
+	// Progress receives one line per step; nil discards them.
+	Progress io.Writer
+}
+
+// Cluster is a running rebalancer cluster.
+type Cluster struct {
+	// RepoRoot is the module root the binaries and the policy came from.
+	RepoRoot string
+	// Dir holds binaries, logs, certificates and policies.
+	Dir string
+	// CP is the control plane (kube-apiserver, etcd, kube-scheduler).
+	CP *testbed.ControlPlane
+	// Client is an admin client that can also watch.
+	Client client.WithWatch
+	// Registry holds the image.
+	Registry *testbed.Registry
+	// ControllerManager and Webhook are the kube-controller-manager and
+	// cmd/webhook processes.
+	ControllerManager, Webhook *testbed.Process
+	// RebalancerBin is rebalance/cmd/rebalancer.
+	RebalancerBin string
+
+	image        string
+	progress     io.Writer
+	removeDir    bool
+	stopKubelets func()
+}
+
+// Start builds cmd/webhook and the rebalancer, starts the registry, the
+// control plane, kube-controller-manager and the webhook, creates the
+// nodes and the namespace, and returns once the webhook's inventory counts
+// every node and the kubelets' part is played. ctx bounds start-up.
+func Start(ctx context.Context, o Options) (c *Cluster, err error) {
+	if len(o.Nodes) == 0 || o.Namespace == "" || o.Image == "" {
+		return nil, errors.New("rebalancecluster: Options need Nodes, Namespace and Image")
+	}
+	nodeAssets := o.NodeAssets
+	if nodeAssets == "" {
+		if nodeAssets, err = NodeAssetsDir(); err != nil {
+			return nil, err
+		}
+	}
+	c = &Cluster{Dir: o.Dir, image: o.Image, progress: o.Progress}
+	if c.progress == nil {
+		c.progress = io.Discard
+	}
+	if c.RepoRoot, err = testbed.RepoRoot(); err != nil {
+		return nil, err
+	}
+	if c.Dir == "" {
+		if c.Dir, err = os.MkdirTemp("", "isamatch-rebalance-"); err != nil {
+			return nil, fmt.Errorf("create cluster dir: %w", err)
+		}
+		c.removeDir = true
+	}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, c.Stop())
+			c = nil
+		}
+	}()
+
+	step := c.step("build cmd/webhook and the rebalancer (rebalance/, a module of its own)")
+	webhookBins, err := testbed.BuildBinaries(ctx, c.RepoRoot, c.Dir, testbed.BuildOptions{}, "./cmd/webhook")
+	if err != nil {
+		return c, err
+	}
+	rebalancerBins, err := testbed.BuildBinaries(ctx, filepath.Join(c.RepoRoot, "rebalance"), c.Dir, testbed.BuildOptions{}, "./cmd/rebalancer")
+	if err != nil {
+		return c, err
+	}
+	c.RebalancerBin = rebalancerBins[0]
+	step()
+
+	step = c.step("start docker-registry and push a riscv64 image")
+	if c.Registry, err = democluster.StartRegistry(ctx, c.Dir); err != nil {
+		return c, err
+	}
+	if _, err = testbed.PushImage(ctx, c.Registry, o.Image, "v1", testbed.Platform{Arch: "riscv64"}); err != nil {
+		return c, err
+	}
+	step()
+
+	step = c.step("start kube-apiserver, etcd, kube-scheduler and kube-controller-manager")
+	if err := c.startControlPlane(ctx); err != nil {
+		return c, err
+	}
+	if c.Client, err = client.NewWithWatch(c.CP.Config, client.Options{Scheme: c.CP.Scheme}); err != nil {
+		return c, fmt.Errorf("create watch client: %w", err)
+	}
+	if err := c.startControllerManager(ctx, filepath.Join(nodeAssets, "kube-controller-manager")); err != nil {
+		return c, err
+	}
+	step()
+
+	step = c.step(fmt.Sprintf("create %d Ready nodes with the labeler's labels and start the webhook", len(o.Nodes)))
+	for _, n := range o.Nodes {
+		i, err := isa.Parse(n.ISA)
+		if err != nil {
+			return c, fmt.Errorf("node %s: parse ISA %q: %w", n.Name, n.ISA, err)
+		}
+		node := testbed.MakeNode(n.Name).Arch(string(i.Arch)).CPU(n.CPU).Labels(isa.NodeLabels(i, nil)).Obj()
+		if err := testbed.CreateReadyNode(ctx, c.CP.Client, node); err != nil {
+			return c, err
+		}
+	}
+	if err := c.startWebhook(ctx, webhookBins[0], o.Namespace, len(o.Nodes)); err != nil {
+		return c, err
+	}
+	step()
+
+	kctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		simulateKubelets(kctx, c.CP.Client, o.Namespace)
+	}()
+	c.stopKubelets = func() { stop(); <-done }
+	return c, nil
+}
+
+func (c *Cluster) startControlPlane(ctx context.Context) error {
+	hook, err := testbed.EnvtestWebhookConfiguration(c.RepoRoot)
+	if err != nil {
+		return err
+	}
+	cpDir := filepath.Join(c.Dir, "controlplane")
+	if err := os.MkdirAll(cpDir, 0o755); err != nil {
+		return fmt.Errorf("create control plane dir: %w", err)
+	}
+	c.CP, err = testbed.Start(ctx, testbed.Options{
+		Scheduler:       true,
+		SchedulerConfig: SchedulerConfig,
+		Dir:             cpDir,
+		WebhookInstallOptions: envtest.WebhookInstallOptions{
+			LocalServingHost: "127.0.0.1",
+			MutatingWebhooks: []*admissionregistrationv1.MutatingWebhookConfiguration{hook},
+		},
+	})
+	return err
+}
+
+// startWebhook starts the webhook binary, sets up namespace and waits up
+// to a minute until a dry-run rv64imfd pod's decision counts all nodes.
+func (c *Cluster) startWebhook(ctx context.Context, bin, namespace string, nodes int) error {
+	w, err := democluster.StartWebhook(ctx, democluster.WebhookOptions{
+		Bin: bin, CP: c.CP, RegistryCA: c.Registry.CAFile, Log: filepath.Join(c.Dir, "webhook.log"),
+		ExtraArgs: []string{"--allow-registry=" + c.Registry.Host},
+	})
+	c.Webhook = w.Process
+	if err != nil {
+		return fmt.Errorf("the webhook never became ready: %w", err)
+	}
+	if err := democluster.SetUpNamespace(ctx, c.CP.Client, namespace, nil, pullSecret, c.Registry.DockerConfigJSON()); err != nil {
+		return err
+	}
+	last, err := democluster.WaitDecisionCount(ctx, 250*time.Millisecond, time.Minute, nodes, func(ctx context.Context) (map[string]string, error) {
+		pod := testbed.MakePod("probe", namespace).Image(c.ImageRef()).Annotation(isa.RequestAnnotation, "rv64imfd").Obj()
+		if err := c.CP.Client.Create(ctx, pod, client.DryRunAll); err != nil {
+			return nil, err
+		}
+		return pod.Annotations, nil
+	})
+	if err != nil {
+		return fmt.Errorf("the webhook's inventory never counted all %d nodes: %w; last decision: %s", nodes, err, last)
+	}
+	return nil
+}
+
+// ImageRef is the reference of the pushed riscv64 image.
+func (c *Cluster) ImageRef() string { return c.Registry.Ref(c.image, "v1") }
+
+// step prints what starts now and returns a func that prints how long it took.
+func (c *Cluster) step(what string) func() {
+	start := time.Now()
+	fmt.Fprintf(c.progress, "rebalancecluster: %s ...\n", what)
+	return func() { fmt.Fprintf(c.progress, "rebalancecluster:   done in %.1fs\n", time.Since(start).Seconds()) }
+}
+
+// Stop stops the simulated kubelets, the webhook, kube-controller-manager,
+// the control plane and the registry.
+func (c *Cluster) Stop() error {
+	if c == nil {
+		return nil
+	}
+	if c.stopKubelets != nil {
+		c.stopKubelets()
+	}
+	var errs []error
+	if c.Webhook != nil {
+		errs = append(errs, c.Webhook.Stop(10*time.Second))
+	}
+	if c.ControllerManager != nil {
+		errs = append(errs, c.ControllerManager.Stop(10*time.Second))
+	}
+	if c.CP != nil {
+		errs = append(errs, c.CP.Stop())
+	}
+	if c.Registry != nil {
+		errs = append(errs, c.Registry.Stop())
+	}
+	if c.removeDir && os.Getenv("ISAMATCH_KEEP_TMP") != "true" {
+		errs = append(errs, os.RemoveAll(c.Dir))
+	}
+	return errors.Join(errs...)
+}
+
+// LogTails returns the tails of the scheduler's, kube-controller-manager's
+// and the webhook's logs, for failure reports.
+func (c *Cluster) LogTails(n int) string {
+	if c == nil {
+		return ""
+	}
+	var b strings.Builder
+	if c.CP != nil {
+		b.WriteString(c.CP.SchedulerLogTail(n))
+	}
+	for _, p := range []*testbed.Process{c.ControllerManager, c.Webhook} {
+		if p != nil {
+			b.WriteString(p.LogTail(n))
+		}
+	}
+	return b.String()
+}
+
+// SchedulerConfig is testbed.DefaultSchedulerConfig without the system
+// default topology spread. That default (pods of one ReplicaSet spread over
+// hostnames, ScheduleAnyway) scores up to 200 points, more than the 120
+// between the first two isamatch tiers: as the vector nodes empty, the
+// scheduler would send the replacements of moved pods back to them, and
+// ISAFit, which checks that a better node has room but not how the
+// scheduler will score it, would have evicted them in vain (README,
+// "Rebalancing", limits).
+const SchedulerConfig = `apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+clientConnection:
+  kubeconfig: "{{KUBECONFIG}}"
+  qps: 500
+  burst: 1000
+leaderElection:
+  leaderElect: false
+profiles:
+  - schedulerName: default-scheduler
+    pluginConfig:
+      - name: PodTopologySpread
+        args:
+          defaultingType: List
+          defaultConstraints: []
+`
