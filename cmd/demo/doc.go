@@ -5,10 +5,20 @@
 // scenario of internal/experiment without and with isamatch, and prints the
 // comparison table and where the pods went.
 //
+// Then the rebalancing scene, on a cluster of its own
+// (internal/rebalancecluster, which needs kube-controller-manager from
+// ISAMATCH_NODE_ASSETS; without it the scene is skipped with a line saying
+// why): rv64imfd replicas placed on vector nodes while their best-fit nodes
+// were full, the filler removed, one cycle of the rebalancer with the
+// shipped policy, and a before/after table of the replicas per node and
+// the evictions.
+//
 //	make demo                       # builds the control plane once, then runs this
 //	go run ./cmd/demo -seed 7 -pods # another workload, every pod's node listed
+//	go run ./cmd/demo -scenarios=rebalance
 //
 // It exits 0 when isamatch placed every pod correctly and on a best-fit node
-// whenever one had room, 1 with a message naming the scenario otherwise, and
-// 2 on a usage error.
+// whenever one had room (in the rebalancing scene: every rv64imfd replica
+// on a best-fit node after one cycle, with one eviction per replica moved),
+// 1 with a message naming the scenario otherwise, and 2 on a usage error.
 package main

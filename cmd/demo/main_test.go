@@ -21,6 +21,8 @@ func TestParseArgs(t *testing.T) {
 		{"defaults", nil, options{seed: 1, tasks: 100, timeout: 10 * time.Minute}, false},
 		{"seed, scenarios and pods", []string{"-seed=7", "-scenarios=base,qemu", "-pods"},
 			options{seed: 7, tasks: 100, scenarios: []string{"base", "qemu"}, listPods: true, timeout: 10 * time.Minute}, false},
+		{"rebalancing scene alone", []string{"-scenarios=rebalance"},
+			options{seed: 1, tasks: 100, scenarios: []string{"rebalance"}, timeout: 10 * time.Minute}, false},
 		{"unknown scenario", []string{"-scenarios=base,nope"}, options{}, true},
 		{"no tasks", []string{"-tasks=0"}, options{}, true},
 		{"too many tasks", []string{"-tasks=1001"}, options{}, true},
@@ -37,6 +39,30 @@ func TestParseArgs(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(options{})); !tc.wantErr && diff != "" {
 				t.Errorf("parseArgs(%q) (-want +got):\n%s", tc.args, diff)
+			}
+		})
+	}
+}
+
+func TestSelected(t *testing.T) {
+	tests := []struct {
+		name      string
+		scenarios []string
+		want      map[string]bool
+	}{
+		{"default runs everything", nil, map[string]bool{"base": true, "qemu": true, rebalanceScene: true}},
+		{"scene alone", []string{rebalanceScene}, map[string]bool{"base": false, "qemu": false, rebalanceScene: true}},
+		{"paper alone", []string{"base"}, map[string]bool{"base": true, "qemu": false, rebalanceScene: false}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			o := options{scenarios: tc.scenarios}
+			got := map[string]bool{}
+			for name := range tc.want {
+				got[name] = o.selected(name)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("selected (-want +got):\n%s", diff)
 			}
 		})
 	}

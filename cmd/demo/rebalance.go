@@ -1,0 +1,289 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/isamatch/isamatch/internal/rebalancecluster"
+	"github.com/isamatch/isamatch/pkg/isa"
+)
+
+// rebalanceScene names the rebalancing scene in -scenarios.
+const rebalanceScene = "rebalance"
+
+// The rebalancing scene's workload: imfdReplicas rv64imfd replicas of
+// imfdCPU each (they fit in the two imfd nodes once the filler is gone)
+// and vecReplicas rv64imfdv replicas, whose best tier is the vector nodes.
+const (
+	rebalanceNS  = "rebalance-demo"
+	imfdApp      = "imfd"
+	vecApp       = "vec"
+	imfdReplicas = 8
+	vecReplicas  = 2
+	imfdCPU      = "350m"
+	vecCPU       = "500m"
+)
+
+// rebalanceNodes are two best-fit nodes for rv64imfd replicas and two
+// richer vector nodes, twice their size.
+var rebalanceNodes = []rebalancecluster.Node{
+	{Name: "imfd-1", ISA: "rv64imfd", CPU: "4"},
+	{Name: "imfd-2", ISA: "rv64imfd", CPU: "4"},
+	{Name: "imfdv-1", ISA: "rv64imfdv", CPU: "8"},
+	{Name: "imfdv-2", ISA: "rv64imfdv", CPU: "8"},
+}
+
+// rebalanceResult is what one rebalancing cycle did.
+type rebalanceResult struct {
+	// Nodes are the scene's nodes in order; Before and After count each
+	// app's replicas per node before and after the cycle.
+	Nodes         []rebalancecluster.Node
+	Before, After map[string]map[string]int // app -> node -> replicas
+	// Evicted counts the pods of the scene that the cycle replaced.
+	Evicted int
+	// Took is the cycle's wall time.
+	Took time.Duration
+}
+
+// rebalanceDemo runs the scene: the imfd nodes are filled, the rv64imfd
+// replicas land on the vector nodes, the filler goes, and one rebalancer
+// cycle runs with the shipped policy. It prints the before/after table and
+// returns what missed the target: every rv64imfd replica on an imfd node,
+// the rv64imfdv replicas untouched.
+func rebalanceDemo(ctx context.Context, stdout, progress io.Writer) (failures []string, err error) {
+	cl, err := rebalancecluster.Start(ctx, rebalancecluster.Options{
+		Nodes: rebalanceNodes, Namespace: rebalanceNS, Image: "demo/riscv", Progress: progress,
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if stopErr := cl.Stop(); stopErr != nil && err == nil {
+			err = fmt.Errorf("tear down: %w", stopErr)
+		}
+	}()
+	res, err := rebalanceCycle(ctx, cl, progress)
+	if err != nil {
+		return nil, fmt.Errorf("scene %s: %w\n%s", rebalanceScene, err, cl.LogTails(20))
+	}
+	printRebalance(stdout, res)
+	return rebalanceVerdict(res), nil
+}
+
+func rebalanceCycle(ctx context.Context, cl *rebalancecluster.Cluster, progress io.Writer) (rebalanceResult, error) {
+	c := cl.Client
+	res := rebalanceResult{Nodes: rebalanceNodes}
+	var fillers []*corev1.Pod
+	for _, n := range []string{"imfd-1", "imfd-2"} {
+		p := fillerPod(n, cl.ImageRef())
+		if err := c.Create(ctx, p); err != nil {
+			return res, fmt.Errorf("create filler: %w", err)
+		}
+		fillers = append(fillers, p)
+	}
+	for _, obj := range []client.Object{
+		replicaDeployment(imfdApp, "rv64imfd", imfdCPU, imfdReplicas, cl.ImageRef()),
+		replicaDeployment(vecApp, "rv64imfdv", vecCPU, vecReplicas, cl.ImageRef()),
+		&policyv1.PodDisruptionBudget{
+			ObjectMeta: metav1.ObjectMeta{Name: imfdApp, Namespace: rebalanceNS},
+			Spec: policyv1.PodDisruptionBudgetSpec{
+				MaxUnavailable: new(intstr.FromInt32(1)),
+				Selector:       &metav1.LabelSelector{MatchLabels: map[string]string{"app": imfdApp}},
+			},
+		},
+	} {
+		if err := c.Create(ctx, obj); err != nil {
+			return res, fmt.Errorf("create %s: %w", obj.GetName(), err)
+		}
+	}
+	before, err := waitSettled(ctx, c, func(pdbAllows int32) bool { return pdbAllows == 1 })
+	if err != nil {
+		return res, fmt.Errorf("replicas before the cycle: %w", err)
+	}
+	res.Before = countByNode(before)
+	for _, p := range fillers {
+		if err := c.Delete(ctx, p, client.GracePeriodSeconds(0)); err != nil {
+			return res, fmt.Errorf("delete filler: %w", err)
+		}
+	}
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		var list corev1.PodList
+		if err := c.List(ctx, &list, client.InNamespace(rebalanceNS), client.MatchingLabels{"app": "filler"}); err != nil {
+			return false, err
+		}
+		return len(list.Items) == 0, nil
+	})
+	if err != nil {
+		return res, fmt.Errorf("wait for the filler to go: %w", err)
+	}
+
+	policy, err := cl.Policy("policy.yaml", map[string]any{
+		"maxEvictionsPerCycle": imfdReplicas, "maxEvictionsPerNode": imfdReplicas, "minPodAge": "1s",
+	})
+	if err != nil {
+		return res, err
+	}
+	fmt.Fprintf(progress, "demo: %s: one rebalancer cycle ...\n", rebalanceScene)
+	if res.Took, _, err = cl.RunCycle(ctx, policy, "demo"); err != nil {
+		return res, err
+	}
+	after, err := waitSettled(ctx, c, func(int32) bool { return true })
+	if err != nil {
+		return res, fmt.Errorf("replicas after the cycle: %w", err)
+	}
+	res.After = countByNode(after)
+	res.Evicted = len(replaced(before, after))
+	return res, nil
+}
+
+// waitSettled waits up to 90s until both apps have all their replicas
+// Ready, none terminating, and the budget's allowed disruptions satisfy
+// pdbOK; it returns the replicas.
+func waitSettled(ctx context.Context, c client.Client, pdbOK func(int32) bool) ([]corev1.Pod, error) {
+	var pods []corev1.Pod
+	var last string
+	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, 90*time.Second, true, func(ctx context.Context) (bool, error) {
+		var list corev1.PodList
+		if err := c.List(ctx, &list, client.InNamespace(rebalanceNS), client.HasLabels{"app"}); err != nil {
+			return false, err
+		}
+		want := map[string]int{imfdApp: imfdReplicas, vecApp: vecReplicas}
+		got := map[string]int{}
+		pods = pods[:0]
+		for _, p := range list.Items {
+			if _, ok := want[p.Labels["app"]]; !ok {
+				continue
+			}
+			if p.DeletionTimestamp != nil || !rebalancecluster.IsReady(&p) {
+				last = fmt.Sprintf("%s not Ready yet (node %q)", p.Name, p.Spec.NodeName)
+				return false, nil
+			}
+			got[p.Labels["app"]]++
+			pods = append(pods, p)
+		}
+		if got[imfdApp] != imfdReplicas || got[vecApp] != vecReplicas {
+			last = fmt.Sprintf("replicas %v, want %v", got, want)
+			return false, nil
+		}
+		var pdb policyv1.PodDisruptionBudget
+		if err := c.Get(ctx, client.ObjectKey{Namespace: rebalanceNS, Name: imfdApp}, &pdb); err != nil {
+			return false, err
+		}
+		last = fmt.Sprintf("budget allows %d disruptions", pdb.Status.DisruptionsAllowed)
+		return pdbOK(pdb.Status.DisruptionsAllowed), nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%w (last: %s)", err, last)
+	}
+	return pods, nil
+}
+
+// countByNode counts the pods per app label and node.
+func countByNode(pods []corev1.Pod) map[string]map[string]int {
+	out := map[string]map[string]int{}
+	for _, p := range pods {
+		app := p.Labels["app"]
+		if out[app] == nil {
+			out[app] = map[string]int{}
+		}
+		out[app][p.Spec.NodeName]++
+	}
+	return out
+}
+
+// replaced returns the names of the pods of before that after no longer
+// holds (by UID): the ones the cycle evicted.
+func replaced(before, after []corev1.Pod) []string {
+	now := map[types.UID]bool{}
+	for _, p := range after {
+		now[p.UID] = true
+	}
+	var out []string
+	for _, p := range before {
+		if !now[p.UID] {
+			out = append(out, p.Name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// printRebalance writes the before/after table.
+func printRebalance(w io.Writer, r rebalanceResult) {
+	fmt.Fprintf(w, "rebalancing: %d rv64imfd replicas (PDB maxUnavailable 1) placed while the imfd nodes were full, then the filler went;\n", imfdReplicas)
+	fmt.Fprintf(w, "one rebalancer cycle (%s, ISAFit limits raised to %d, minPodAge 1s):\n", rebalancecluster.PolicyFile, imfdReplicas)
+	fmt.Fprintf(w, "%-8s %-10s %4s %15s %14s %16s %15s\n", "node", "isa", "cpu", "rv64imfd before", "rv64imfd after", "rv64imfdv before", "rv64imfdv after")
+	for _, n := range r.Nodes {
+		fmt.Fprintf(w, "%-8s %-10s %4s %15d %14d %16d %15d\n", n.Name, n.ISA, n.CPU,
+			r.Before[imfdApp][n.Name], r.After[imfdApp][n.Name], r.Before[vecApp][n.Name], r.After[vecApp][n.Name])
+	}
+	fmt.Fprintf(w, "evictions: %d in %.1fs\n", r.Evicted, r.Took.Seconds())
+}
+
+// rebalanceVerdict lists what the cycle missed: an rv64imfd replica left
+// on a vector node, a vector replica moved, or more evictions than
+// replicas that had somewhere better to go.
+func rebalanceVerdict(r rebalanceResult) []string {
+	var out []string
+	var misplaced, movable int
+	for _, n := range r.Nodes {
+		if !strings.HasPrefix(n.Name, "imfd-") {
+			misplaced += r.After[imfdApp][n.Name]
+			movable += r.Before[imfdApp][n.Name]
+		}
+	}
+	if misplaced > 0 {
+		out = append(out, fmt.Sprintf("%s: %d of %d rv64imfd replicas still on a vector node after one cycle", rebalanceScene, misplaced, imfdReplicas))
+	}
+	if r.Evicted != movable {
+		out = append(out, fmt.Sprintf("%s: %d evictions, want %d (the rv64imfd replicas that had a better node)", rebalanceScene, r.Evicted, movable))
+	}
+	return out
+}
+
+// fillerPod is a bare pod bound to node that requests all of its 4 CPUs
+// and that the webhook leaves alone.
+func fillerPod(node, image string) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "filler-" + node, Namespace: rebalanceNS, Labels: map[string]string{"app": "filler", isa.IgnoreLabel: "true"}},
+		Spec: corev1.PodSpec{
+			NodeName: node,
+			Containers: []corev1.Container{{Name: "main", Image: image, Resources: corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4")},
+			}}},
+		},
+	}
+}
+
+// replicaDeployment is a Deployment of n pods labelled app=app asking for
+// request natively, each requesting cpu.
+func replicaDeployment(app, request, cpu string, n int32, image string) *appsv1.Deployment {
+	labels := map[string]string{"app": app}
+	return &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: app, Namespace: rebalanceNS},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: &n,
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: map[string]string{isa.RequestAnnotation: request}},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: image, Resources: corev1.ResourceRequirements{
+					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)},
+				}}}},
+			},
+		},
+	}
+}

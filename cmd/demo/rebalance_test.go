@@ -1,0 +1,102 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// onVector is the scene's state before the cycle: the imfd nodes were
+// full, every replica ran on a vector node.
+var onVector = map[string]map[string]int{
+	imfdApp: {"imfdv-1": 4, "imfdv-2": 4},
+	vecApp:  {"imfdv-1": 1, "imfdv-2": 1},
+}
+
+func TestPrintRebalance(t *testing.T) {
+	r := rebalanceResult{
+		Nodes:  rebalanceNodes,
+		Before: onVector,
+		After: map[string]map[string]int{
+			imfdApp: {"imfd-1": 5, "imfd-2": 3},
+			vecApp:  {"imfdv-1": 1, "imfdv-2": 1},
+		},
+		Evicted: 8,
+		Took:    1500 * time.Millisecond,
+	}
+	var b strings.Builder
+	printRebalance(&b, r)
+	want := `rebalancing: 8 rv64imfd replicas (PDB maxUnavailable 1) placed while the imfd nodes were full, then the filler went;
+one rebalancer cycle (config/components/rebalance/policy.yaml, ISAFit limits raised to 8, minPodAge 1s):
+node     isa         cpu rv64imfd before rv64imfd after rv64imfdv before rv64imfdv after
+imfd-1   rv64imfd      4               0              5                0               0
+imfd-2   rv64imfd      4               0              3                0               0
+imfdv-1  rv64imfdv     8               4              0                1               1
+imfdv-2  rv64imfdv     8               4              0                1               1
+evictions: 8 in 1.5s
+`
+	if diff := cmp.Diff(want, b.String()); diff != "" {
+		t.Errorf("printRebalance (-want +got):\n%s", diff)
+	}
+}
+
+func TestRebalanceVerdict(t *testing.T) {
+	tests := []struct {
+		name    string
+		after   map[string]map[string]int
+		evicted int
+		want    []string
+	}{
+		{
+			name:    "every replica moved, once",
+			after:   map[string]map[string]int{imfdApp: {"imfd-1": 4, "imfd-2": 4}, vecApp: {"imfdv-1": 1, "imfdv-2": 1}},
+			evicted: 8,
+		},
+		{
+			name:    "one left on a vector node",
+			after:   map[string]map[string]int{imfdApp: {"imfd-1": 4, "imfd-2": 3, "imfdv-2": 1}, vecApp: {"imfdv-1": 1, "imfdv-2": 1}},
+			evicted: 7,
+			want: []string{
+				"rebalance: 1 of 8 rv64imfd replicas still on a vector node after one cycle",
+				"rebalance: 7 evictions, want 8 (the rv64imfd replicas that had a better node)",
+			},
+		},
+		{
+			name:    "a vector replica moved too",
+			after:   map[string]map[string]int{imfdApp: {"imfd-1": 4, "imfd-2": 4}, vecApp: {"imfdv-1": 2}},
+			evicted: 9,
+			want:    []string{"rebalance: 9 evictions, want 8 (the rv64imfd replicas that had a better node)"},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := rebalanceVerdict(rebalanceResult{Nodes: rebalanceNodes, Before: onVector, After: tc.after, Evicted: tc.evicted})
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("rebalanceVerdict (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestReplacedAndCount(t *testing.T) {
+	pod := func(name, uid, app, node string) corev1.Pod {
+		return corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: name, UID: types.UID(uid), Labels: map[string]string{"app": app}},
+			Spec:       corev1.PodSpec{NodeName: node},
+		}
+	}
+	before := []corev1.Pod{pod("imfd-a", "1", imfdApp, "imfdv-1"), pod("imfd-b", "2", imfdApp, "imfdv-2"), pod("vec-a", "3", vecApp, "imfdv-1")}
+	after := []corev1.Pod{pod("imfd-c", "4", imfdApp, "imfd-1"), pod("imfd-b", "2", imfdApp, "imfdv-2"), pod("vec-a", "3", vecApp, "imfdv-1")}
+	if diff := cmp.Diff([]string{"imfd-a"}, replaced(before, after)); diff != "" {
+		t.Errorf("replaced (-want +got):\n%s", diff)
+	}
+	want := map[string]map[string]int{imfdApp: {"imfd-1": 1, "imfdv-2": 1}, vecApp: {"imfdv-1": 1}}
+	if diff := cmp.Diff(want, countByNode(after)); diff != "" {
+		t.Errorf("countByNode (-want +got):\n%s", diff)
+	}
+}
