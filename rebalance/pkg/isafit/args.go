@@ -7,6 +7,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/descheduler/pkg/api"
+
+	"github.com/isamatch/isamatch/rebalance/pkg/podscope"
 )
 
 // Defaults of the plugin's arguments.
@@ -66,15 +68,7 @@ func (a *ISAFitArgs) DeepCopyObject() runtime.Object {
 		return nil
 	}
 	out := *a
-	if a.Namespaces != nil {
-		out.Namespaces = &api.Namespaces{
-			Include: append([]string(nil), a.Namespaces.Include...),
-			Exclude: append([]string(nil), a.Namespaces.Exclude...),
-		}
-	}
-	if a.LabelSelector != nil {
-		out.LabelSelector = a.LabelSelector.DeepCopy()
-	}
+	out.Namespaces, out.LabelSelector = podscope.Copy(a.Namespaces, a.LabelSelector)
 	return &out
 }
 

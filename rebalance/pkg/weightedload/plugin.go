@@ -9,7 +9,6 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/descheduler/pkg/descheduler/evictions"
 	nodeutil "sigs.k8s.io/descheduler/pkg/descheduler/node"
@@ -18,6 +17,7 @@ import (
 	frameworktypes "sigs.k8s.io/descheduler/pkg/framework/types"
 
 	"github.com/isamatch/isamatch/rebalance/pkg/isafit"
+	"github.com/isamatch/isamatch/rebalance/pkg/podscope"
 )
 
 // PluginName is the name the policy enables the plugin by.
@@ -45,18 +45,9 @@ func New(ctx context.Context, args runtime.Object, handle frameworktypes.Handle)
 	if !ok {
 		return nil, fmt.Errorf("%s: want args of type WeightedLoadArgs, got %T", PluginName, args)
 	}
-	var include, exclude sets.Set[string]
-	if a.Namespaces != nil {
-		include, exclude = sets.New(a.Namespaces.Include...), sets.New(a.Namespaces.Exclude...)
-	}
-	filter, err := podutil.NewOptions().
-		WithFilter(handle.Evictor().Filter).
-		WithNamespaces(include).
-		WithoutNamespaces(exclude).
-		WithLabelSelector(a.LabelSelector).
-		BuildFilterFunc()
+	filter, err := podscope.Filter(PluginName, handle, a.Namespaces, a.LabelSelector)
 	if err != nil {
-		return nil, fmt.Errorf("%s: build pod filter: %w", PluginName, err)
+		return nil, err
 	}
 	return &WeightedLoad{handle: handle, args: a, filter: filter}, nil
 }
