@@ -21,6 +21,11 @@ import (
 // kube-apiserver, etcd and kube-scheduler.
 const AssetsEnv = "KUBEBUILDER_ASSETS"
 
+// FeatureGatesEnv is the environment variable whose value, when set, is
+// added to every kube-apiserver's --feature-gates (make test-compat turns
+// on a gate an older release has off by default).
+const FeatureGatesEnv = "ISAMATCH_APISERVER_FEATURE_GATES"
+
 // Options configures Start.
 type Options struct {
 	// Scheduler also runs a real kube-scheduler process against the API
@@ -123,6 +128,12 @@ func Start(ctx context.Context, opts Options) (cp *ControlPlane, err error) {
 	apiServer := cp.Env.ControlPlane.GetAPIServer()
 	for name, values := range opts.APIServerFlags {
 		apiServer.Configure().Set(name, values...)
+	}
+	if gates := os.Getenv(FeatureGatesEnv); gates != "" {
+		if own := apiServer.Configure().Get("feature-gates").Get(nil); len(own) > 0 {
+			gates = strings.Join(own, ",") + "," + gates
+		}
+		apiServer.Configure().Set("feature-gates", gates)
 	}
 	if cp.Config, err = cp.Env.Start(); err != nil {
 		return cp, fmt.Errorf("start kube-apiserver and etcd from %s: %w", assets, err)

@@ -13,10 +13,15 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/isamatch/isamatch/internal/testbed"
@@ -155,6 +160,37 @@ var _ = Describe("ValidatingAdmissionPolicy isamatch-labeler", func() {
 		Entry("rejects a token without the node-name extra", "", "vap-a",
 			`{"metadata":{"labels":{"`+isa.ArchLabel+`":"amd64"}}}`, "its token names no node"),
 	)
+
+	// The specs above impersonate the node-name extra; this one gets it the
+	// way the DaemonSet's pods do, from a token bound to a pod on the node
+	// (ServiceAccountTokenPodNodeInfo, on by default from Kubernetes 1.30).
+	It("gets the node-name extra from a pod-bound token of its ServiceAccount", func(ctx SpecContext) {
+		pod := testbed.MakePod("labeler-token", namespace).Obj()
+		pod.Spec.NodeName = "vap-a"
+		pod.Spec.ServiceAccountName = serviceAccount
+		Expect(cp.Client.Create(ctx, pod)).To(Succeed())
+		DeferCleanup(func(ctx SpecContext) {
+			Expect(client.IgnoreNotFound(cp.Client.Delete(ctx, pod, client.GracePeriodSeconds(0)))).To(Succeed())
+		})
+		cs, err := kubernetes.NewForConfig(cp.Config)
+		Expect(err).NotTo(HaveOccurred())
+		tr, err := cs.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, serviceAccount, &authenticationv1.TokenRequest{
+			Spec: authenticationv1.TokenRequestSpec{
+				ExpirationSeconds: ptr.To[int64](600),
+				BoundObjectRef:    &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: pod.Name, UID: pod.UID},
+			},
+		}, metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		cfg := rest.AnonymousClientConfig(cp.Config)
+		cfg.BearerToken = tr.Status.Token
+		c, err := client.New(cfg, client.Options{Scheme: cp.Scheme})
+		Expect(err).NotTo(HaveOccurred())
+
+		Expect(c.Patch(ctx, getNode(ctx, "vap-a"), mergePatch(`{"metadata":{"labels":{"`+q+`riscv64":"true"}}}`))).To(Succeed())
+		err = c.Patch(ctx, getNode(ctx, "vap-b"), mergePatch(`{"metadata":{"labels":{"`+q+`riscv64":"true"}}}`))
+		Expect(apierrors.IsForbidden(err)).To(BeTrue(), "patch another node: %v", err)
+		Expect(err.Error()).To(ContainSubstring("the isamatch labeler on node vap-a may not change node vap-b"))
+	})
 
 	It("leaves other identities alone and RBAC still limits the labeler", func(ctx SpecContext) {
 		Expect(cp.Client.Patch(ctx, getNode(ctx, "vap-b"), mergePatch(`{"metadata":{"labels":{"`+isa.KubeArchLabel+`":"arm64"}}}`))).To(Succeed())

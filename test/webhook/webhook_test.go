@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"errors"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -11,12 +12,15 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/isamatch/isamatch/internal/manifests"
 	"github.com/isamatch/isamatch/internal/testbed"
 	"github.com/isamatch/isamatch/pkg/isa"
 	"github.com/isamatch/isamatch/test/framework"
@@ -301,4 +305,42 @@ var _ = Describe("The shipped manifests", func() {
 		}
 		Expect(stdout.String()).To(ContainSubstring("(server dry run)"))
 	})
+
+	// recursiveReadOnly is beta (on by default) from Kubernetes 1.31; an
+	// older API server without the RecursiveReadOnlyMounts gate drops the
+	// field without a word, and the labeler's host mounts would keep
+	// writable submounts. The README's compatibility table rests on this.
+	It("keep recursiveReadOnly on the labeler's host mounts (server dry run)", func(ctx SpecContext) {
+		objs, err := manifests.Render(ctx, "", filepath.Join(repoRoot, "config"))
+		if errors.Is(err, manifests.ErrNoKubectl) && !framework.InCI() {
+			Skip(err.Error())
+		}
+		Expect(err).NotTo(HaveOccurred())
+		dss := manifests.Named(objs, "isamatch-labeler", func(d *appsv1.DaemonSet) string { return d.Name })
+		Expect(dss).To(HaveLen(1))
+		ds := dss[0]
+		err = cp.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ds.Namespace}})
+		if !apierrors.IsAlreadyExists(err) {
+			Expect(err).NotTo(HaveOccurred())
+		}
+		want := recursiveReadOnlyMounts(ds)
+		Expect(want).NotTo(BeEmpty(), "the shipped DaemonSet sets recursiveReadOnly on no mount")
+		Expect(cp.Client.Create(ctx, ds, client.DryRunAll)).To(Succeed())
+		Expect(recursiveReadOnlyMounts(ds)).To(Equal(want),
+			"the API server dropped recursiveReadOnly: Kubernetes 1.31 or newer (or 1.30 with --feature-gates=RecursiveReadOnlyMounts=true) is needed")
+	})
 })
+
+// recursiveReadOnlyMounts maps each mount of ds's containers that sets
+// recursiveReadOnly to its value.
+func recursiveReadOnlyMounts(ds *appsv1.DaemonSet) map[string]corev1.RecursiveReadOnlyMode {
+	got := map[string]corev1.RecursiveReadOnlyMode{}
+	for _, c := range ds.Spec.Template.Spec.Containers {
+		for _, m := range c.VolumeMounts {
+			if m.RecursiveReadOnly != nil {
+				got[c.Name+":"+m.MountPath] = *m.RecursiveReadOnly
+			}
+		}
+	}
+	return got
+}
