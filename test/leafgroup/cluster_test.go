@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	. "github.com/onsi/gomega"
@@ -16,71 +14,19 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
-	"github.com/isamatch/isamatch/internal/experiment"
+	"github.com/isamatch/isamatch/internal/leafcluster"
 	"github.com/isamatch/isamatch/pkg/isa"
 )
 
-// leafLabel is the node label naming a node's network leaf group. isamatch
-// defines no such key: the cluster's operator chooses it (Kueue's Topology
-// levels, the PodGroup's topology constraint).
-const leafLabel = "network.example.com/leaf-group"
-
+// The cluster's leaf groups, nodes and requests (internal/leafcluster,
+// shared with the demo's leaf-group scene).
 const (
-	namespace = "leafgroup"
-	// vector asks for RISC-V V; plain asks for any rv64gc node.
-	vector = "rv64gcv"
-	plain  = "rv64gc"
-	// A node has 1 CPU and a replica asks 600m: one replica per node, as
-	// one server per rank in the source's model.
-	nodeMilliCPU = 1000
-	replicaCPU   = "600m"
+	leafLabel  = leafcluster.LeafLabel
+	namespace  = "leafgroup"
+	vector     = leafcluster.Vector
+	plain      = leafcluster.Plain
+	replicaCPU = leafcluster.ReplicaCPU
 )
-
-// group is one leaf group: its size and how many of its nodes have V.
-type group struct {
-	name     string
-	fixture  string // the V nodes' host root
-	vector   int
-	noVector int
-	arch     string
-	x86Nodes int
-}
-
-// groups are the leaf groups. The V-capable counts (4, 6, 5) do not follow
-// the sizes (4, 8, 16): the smallest group that holds n V replicas is not
-// always the smallest group with n nodes.
-var groups = []group{
-	{name: "rv-a", fixture: "spacemit-k1", vector: 4, arch: "riscv64"},
-	{name: "rv-b", fixture: "spacemit-k1", vector: 6, noVector: 2, arch: "riscv64"},
-	{name: "rv-c", fixture: "qemu-virt-rv64gcv", vector: 5, noVector: 11, arch: "riscv64"},
-	{name: "x86", arch: "amd64", x86Nodes: 4},
-}
-
-// nodeGroup maps a node name to its leaf group.
-var nodeGroup = map[string]string{}
-
-// clusterNodes returns the simulated nodes: per group its V nodes first,
-// then VisionFive 2 boards (rv64gc, no V), or x86-64-v3 servers.
-func clusterNodes() []experiment.NodeSpec {
-	var nodes []experiment.NodeSpec
-	add := func(g group, fixture string, n int) {
-		for range n {
-			name := g.name + "-" + strconv.Itoa(len(nodes))
-			nodeGroup[name] = g.name
-			nodes = append(nodes, experiment.NodeSpec{Name: name, Fixture: fixture, Arch: g.arch, MilliCPU: nodeMilliCPU, MemMi: 4096})
-		}
-	}
-	for _, g := range groups {
-		add(g, g.fixture, g.vector)
-		add(g, "visionfive2", g.noVector)
-		add(g, "x86-64-v3", g.x86Nodes)
-	}
-	return nodes
-}
-
-func leafLabels(n experiment.NodeSpec) map[string]string {
-	return map[string]string{leafLabel: nodeGroup[n.Name]}
-}
 
 // capable returns the nodes whose labelled ISA satisfies request, read from
 // the labeler's annotation.
@@ -101,15 +47,7 @@ func capable(ctx context.Context, request string) map[string]bool {
 }
 
 // placement counts bound pods per leaf group.
-func placement(pods []*corev1.Pod) map[string]int {
-	out := map[string]int{}
-	for _, p := range pods {
-		if p.Spec.NodeName != "" {
-			out[nodeGroup[p.Spec.NodeName]]++
-		}
-	}
-	return out
-}
+func placement(pods []*corev1.Pod) map[string]int { return leafcluster.Placement(pods) }
 
 // refresh re-reads pods in place; a deleted pod keeps its last state.
 func refresh(ctx context.Context, pods []*corev1.Pod) error {
@@ -196,7 +134,7 @@ func deleteAll(ctx context.Context, pods []*corev1.Pod) {
 				return nil, err
 			}
 			left = append(left, p.Name)
-			if controllerutil.RemoveFinalizer(p, kueuePodFinalizer) {
+			if controllerutil.RemoveFinalizer(p, leafcluster.KueuePodFinalizer) {
 				if err := cluster.Client.Update(ctx, p); client.IgnoreNotFound(err) != nil && !apierrors.IsConflict(err) {
 					return nil, err
 				}
@@ -214,15 +152,4 @@ func describe(p map[string]int) string {
 		s += fmt.Sprintf("%s:%d ", k, p[k])
 	}
 	return s
-}
-
-// splitYAML splits a multi-document YAML string.
-func splitYAML(s string) []string {
-	var out []string
-	for _, d := range strings.Split(s, "\n---\n") {
-		if strings.TrimSpace(d) != "" {
-			out = append(out, d)
-		}
-	}
-	return out
 }

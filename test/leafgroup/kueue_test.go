@@ -3,9 +3,6 @@ package leafgroup
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strconv"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -13,83 +10,33 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
-	"github.com/isamatch/isamatch/internal/testbed"
-	"github.com/isamatch/isamatch/pkg/isa"
+	"github.com/isamatch/isamatch/internal/leafcluster"
 )
 
-// Kueue's keys for plain pod groups and Topology Aware Scheduling (Kueue's
-// API, not isamatch's: the suite's go.mod does not depend on Kueue).
+// Kueue's keys (internal/leafcluster).
 const (
-	kueueQueueLabel    = "kueue.x-k8s.io/queue-name"
-	kueueGroupLabel    = "kueue.x-k8s.io/pod-group-name"
-	kueueGroupCount    = "kueue.x-k8s.io/pod-group-total-count"
-	kueuePreferredTopo = "kueue.x-k8s.io/podset-preferred-topology"
-	kueueAdmissionGate = "kueue.x-k8s.io/admission"
-	kueuePodFinalizer  = "kueue.x-k8s.io/managed"
-	kueueAPIVersion    = "kueue.x-k8s.io/v1beta2"
+	kueueGroupLabel    = leafcluster.KueueGroupLabel
+	kueueAdmissionGate = leafcluster.KueueAdmissionGate
+	kueueAPIVersion    = leafcluster.KueueAPIVersion
 )
 
-// localQueue and clusterQueue are the queues' names, read from the
-// component's files by createKueueQueues: the pods name the LocalQueue in
-// kueueQueueLabel.
-var localQueue, clusterQueue string
+// queues are the queues createKueueQueues created: the pods name the
+// LocalQueue.
+var queues leafcluster.Queues
 
-// kueueComponent is the kustomize component that installs the Kueue
-// objects: a Topology whose levels are the leaf group and the node (the
-// hostname level makes Kueue filter nodes by the pods' required node
-// affinity, isamatch's ISA constraint), a flavor over it and a ClusterQueue;
-// localqueue.yaml is the per-namespace LocalQueue it shows. The suite
-// installs these files as shipped (their leaf label is leafLabel), the
-// LocalQueue in the suite's namespace.
-const kueueComponent = "config/components/leaf-groups-kueue"
-
+// createKueueQueues installs the objects of leafcluster.KueueComponent as
+// shipped, the LocalQueue in the suite's namespace.
 func createKueueQueues(ctx context.Context, c client.Client) error {
-	for _, file := range []string{"topology.yaml", "clusterqueue.yaml", "localqueue.yaml"} {
-		path := filepath.Join(cluster.RepoRoot, kueueComponent, file)
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return fmt.Errorf("read kueue objects: %w", err)
-		}
-		for _, doc := range splitYAML(string(data)) {
-			var u unstructured.Unstructured
-			if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
-				return fmt.Errorf("decode %s: %w", path, err)
-			}
-			if u.GetKind() == "LocalQueue" {
-				u.SetNamespace(namespace)
-				localQueue = u.GetName()
-			}
-			if u.GetKind() == "ClusterQueue" {
-				clusterQueue = u.GetName()
-			}
-			if err := c.Create(ctx, &u); err != nil {
-				return fmt.Errorf("create %s %s from %s: %w", u.GetKind(), u.GetName(), path, err)
-			}
-		}
-	}
-	return nil
+	var err error
+	queues, err = leafcluster.CreateQueues(ctx, c, cluster.RepoRoot, namespace)
+	return err
 }
 
 // kueueJob returns n pods forming one Kueue pod group with a preferred
-// topology at the leaf level: the group in one leaf group if one holds it,
-// else spread. isamatch's webhook writes each pod's affinity at creation,
-// before Kueue builds the group's Workload from the pods.
+// topology at the leaf level (leafcluster.Job).
 func kueueJob(name string, n int, request string) []*corev1.Pod {
-	pods := make([]*corev1.Pod, n)
-	for i := range pods {
-		pods[i] = testbed.MakePod(name+"-"+strconv.Itoa(i), namespace).
-			Image(cluster.Registry.Ref("paper/base", "v1")).
-			Request(replicaCPU, "64Mi").
-			Annotation(isa.BareRequestAnnotation, request).
-			Label(kueueQueueLabel, localQueue).
-			Label(kueueGroupLabel, name).
-			Annotation(kueueGroupCount, strconv.Itoa(n)).
-			Annotation(kueuePreferredTopo, leafLabel).
-			Obj()
-	}
-	return pods
+	return leafcluster.Job(name, namespace, n, request, cluster.Registry.Ref("paper/base", "v1"), queues.Local)
 }
 
 // submit creates the pods and registers their deletion.
@@ -114,7 +61,7 @@ func expectQueueIdle(ctx context.Context) {
 	cq.SetAPIVersion(kueueAPIVersion)
 	cq.SetKind("ClusterQueue")
 	eventually(ctx, 30*time.Second, func(ctx context.Context) (int64, error) {
-		if err := cluster.Client.Get(ctx, client.ObjectKey{Name: clusterQueue}, cq); err != nil {
+		if err := cluster.Client.Get(ctx, client.ObjectKey{Name: queues.Cluster}, cq); err != nil {
 			return -1, err
 		}
 		reserving, _, err := unstructured.NestedInt64(cq.Object, "status", "reservingWorkloads")
@@ -123,7 +70,7 @@ func expectQueueIdle(ctx context.Context) {
 		}
 		admitted, _, err := unstructured.NestedInt64(cq.Object, "status", "admittedWorkloads")
 		return reserving + admitted, err
-	}).Should(BeZero(), "workloads holding quota in ClusterQueue %s", clusterQueue)
+	}).Should(BeZero(), "workloads holding quota in ClusterQueue %s", queues.Cluster)
 }
 
 // gated reports whether every pod still waits for Kueue's admission.

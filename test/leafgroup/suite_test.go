@@ -11,6 +11,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/isamatch/isamatch/internal/democluster"
+	"github.com/isamatch/isamatch/internal/leafcluster"
 	"github.com/isamatch/isamatch/internal/testbed"
 	"github.com/isamatch/isamatch/test/framework"
 )
@@ -52,8 +53,8 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	}
 
 	c, err := democluster.Start(ctx, democluster.Options{
-		Nodes:           clusterNodes(),
-		ExtraNodeLabels: leafLabels,
+		Nodes:           leafcluster.Nodes(),
+		ExtraNodeLabels: leafcluster.LeafLabels,
 		Flags:           workloadAPIFlags,
 		Progress:        GinkgoWriter,
 	})
