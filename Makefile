@@ -91,15 +91,16 @@ BENCH_GO_FLAGS ?=
 bench-go:
 	$(GO) test -run '^$$' -bench . -benchmem $(BENCH_GO_FLAGS) $(PKGS)
 
-## demo: the paper's experiments, then the rebalancing scene (skipped without kube-controller-manager), on embedded control planes (cmd/demo)
+## demo: the paper's experiments, then the rebalancing and leaf-group scenes (skipped without kube-controller-manager or Kueue), on embedded control planes (cmd/demo)
 DEMO_FLAGS ?=
 demo:
 	hack/deps.sh
 	assets="$$(hack/controlplane.sh)"
 	export KUBEBUILDER_ASSETS="$$assets"
-	# The rebalancing scene needs kube-controller-manager; without it the
-	# demo skips the scene and says why.
+	# The rebalancing scene needs kube-controller-manager, the leaf-group
+	# scene Kueue; without them the demo skips the scene and says why.
 	if node_assets="$$(hack/controlplane.sh node)"; then export ISAMATCH_NODE_ASSETS="$$node_assets"; fi
+	if kueue_assets="$$(hack/kueue.sh)"; then export ISAMATCH_KUEUE_ASSETS="$$kueue_assets"; fi
 	mkdir -p bin
 	$(GO) build -o bin/demo ./cmd/demo
 	bin/demo $(DEMO_FLAGS)

@@ -13,12 +13,20 @@
 // shipped policy, and a before/after table of the replicas per node and
 // the evictions.
 //
+// Last the leaf-group scene (internal/leafcluster's RISC-V leaf groups of
+// 4, 8 and 16 nodes of which 4, 6 and 5 have V, and Kueue from
+// ISAMATCH_KUEUE_ASSETS; skipped without it): one Kueue job of 5 V
+// replicas, a pod group with a preferred leaf-group topology, and the
+// table of group to pods.
+//
 //	make demo                       # builds the control plane once, then runs this
 //	go run ./cmd/demo -seed 7 -pods # another workload, every pod's node listed
-//	go run ./cmd/demo -scenarios=rebalance
+//	go run ./cmd/demo -scenarios=rebalance,leafgroup
 //
 // It exits 0 when isamatch placed every pod correctly and on a best-fit node
 // whenever one had room (in the rebalancing scene: every rv64imfd replica
-// on a best-fit node after one cycle, with one eviction per replica moved),
+// on a best-fit node after one cycle, with one eviction per replica moved;
+// in the leaf-group scene: every pod on a V node, all in the smallest group
+// whose V nodes hold the job),
 // 1 with a message naming the scenario otherwise, and 2 on a usage error.
 package main

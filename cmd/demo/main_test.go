@@ -23,6 +23,8 @@ func TestParseArgs(t *testing.T) {
 			options{seed: 7, tasks: 100, scenarios: []string{"base", "qemu"}, listPods: true, timeout: 10 * time.Minute}, false},
 		{"rebalancing scene alone", []string{"-scenarios=rebalance"},
 			options{seed: 1, tasks: 100, scenarios: []string{"rebalance"}, timeout: 10 * time.Minute}, false},
+		{"both scenes", []string{"-scenarios=leafgroup,rebalance"},
+			options{seed: 1, tasks: 100, scenarios: []string{"leafgroup", "rebalance"}, timeout: 10 * time.Minute}, false},
 		{"unknown scenario", []string{"-scenarios=base,nope"}, options{}, true},
 		{"no tasks", []string{"-tasks=0"}, options{}, true},
 		{"too many tasks", []string{"-tasks=1001"}, options{}, true},
@@ -50,9 +52,9 @@ func TestSelected(t *testing.T) {
 		scenarios []string
 		want      map[string]bool
 	}{
-		{"default runs everything", nil, map[string]bool{"base": true, "qemu": true, rebalanceScene: true}},
-		{"scene alone", []string{rebalanceScene}, map[string]bool{"base": false, "qemu": false, rebalanceScene: true}},
-		{"paper alone", []string{"base"}, map[string]bool{"base": true, "qemu": false, rebalanceScene: false}},
+		{"default runs everything", nil, map[string]bool{"base": true, "qemu": true, rebalanceScene: true, leafScene: true}},
+		{"scene alone", []string{rebalanceScene}, map[string]bool{"base": false, "qemu": false, rebalanceScene: true, leafScene: false}},
+		{"paper alone", []string{"base"}, map[string]bool{"base": true, "qemu": false, rebalanceScene: false, leafScene: false}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
