@@ -95,6 +95,7 @@ type options struct {
 	inferELF           bool
 	inferMaxBytes      int64
 	inferTimeout       time.Duration
+	fallbackArch       string
 }
 
 func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
@@ -135,6 +136,7 @@ func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
 	fs.BoolVar(&o.inferELF, "infer-elf", true, "with --resolve=gate or auto, read what an image platform with no variant and no isa.request label needs from its entrypoint binary's ELF records (RISC-V .riscv.attributes, x86-64 ISA_1_NEEDED) in the gate controller, for pods that request nothing; results are cached by image digest (off: such platforms need their architecture only)")
 	fs.Int64Var(&o.inferMaxBytes, "infer-elf-max-bytes", imageisa.DefaultLimits.MaxBytes, "uncompressed layer bytes read per image to find its entrypoint binary; an image needing more is treated as without inference")
 	fs.DurationVar(&o.inferTimeout, "infer-elf-timeout", imageisa.DefaultLimits.Timeout, "time spent per image to find and read its entrypoint binary (within the gate's bound)")
+	fs.StringVar(&o.fallbackArch, "fallback-architecture", "", "architecture (amd64, arm64 or riscv64) required of the node for a pod that asks no ISA itself and has an image whose platforms could not be resolved, at admission or when the gate controller releases it; the decision annotation and a warning say so (empty: such an image adds no constraint)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -149,6 +151,9 @@ func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
 	}
 	if o.resolve != mutate.ResolveSync && o.resolve != mutate.ResolveGate && o.resolve != mutate.ResolveAuto {
 		return o, fmt.Errorf("--resolve %q: want sync, gate or auto", o.resolve)
+	}
+	if err := mutate.CheckFallback(o.fallbackArch); err != nil {
+		return o, fmt.Errorf("--fallback-architecture: %w", err)
 	}
 	if o.gateTimeout <= 0 || o.gateTimeout > 10*time.Minute {
 		return o, fmt.Errorf("--gate-timeout %v: want a duration in (0, 10m]; a gated pod waits that long at most", o.gateTimeout)

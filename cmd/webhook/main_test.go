@@ -84,6 +84,8 @@ func TestParseArgs(t *testing.T) {
 		{name: "gate mode without the controller", args: []string{"--resolve=gate", "--gate-timeout=5s", "--gate-controller=false", "--leader-elect=false"}, want: func(o *options) {
 			o.resolve, o.gateTimeout, o.gateController, o.leaderElect = "gate", 5*time.Second, false, false
 		}},
+		{name: "fallback architecture", args: []string{"--fallback-architecture", "arm64"}, want: func(o *options) { o.fallbackArch = "arm64" }},
+		{name: "unknown fallback architecture", args: []string{"--fallback-architecture=x86_64"}, wantErr: `--fallback-architecture: fallback architecture "x86_64": want one of amd64, arm64, riscv64, or empty for none`},
 		{name: "sync mode", args: []string{"--resolve", "sync"}, want: func(o *options) { o.resolve = "sync" }},
 		{name: "no pod events", args: []string{"--pod-events=false"}, want: func(o *options) { o.podEvents = false }},
 		{name: "unknown resolve mode", args: []string{"--resolve", "async"}, wantErr: `--resolve "async": want sync, gate or auto`},

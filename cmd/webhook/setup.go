@@ -26,6 +26,7 @@ import (
 
 	"github.com/isamatch/isamatch/pkg/gate"
 	"github.com/isamatch/isamatch/pkg/inventory"
+	"github.com/isamatch/isamatch/pkg/isa"
 	"github.com/isamatch/isamatch/pkg/mutate"
 	"github.com/isamatch/isamatch/pkg/podevents"
 	"github.com/isamatch/isamatch/pkg/registry"
@@ -228,6 +229,8 @@ func newHandler(mgr manager.Manager, inv *inventory.Inventory, o options) (*muta
 		Metrics:        mutMetrics,
 		Enforcement:    o.enforcement,
 		Resolve:        o.resolve,
+
+		FallbackArchitecture: isa.Arch(o.fallbackArch),
 	}), gateMetrics, nil
 }
 

@@ -40,6 +40,10 @@ type DecisionCounts struct {
 	// Inferred is how many image platforms took their requirement from
 	// their entrypoint binary (Options.Infer).
 	Inferred int `json:"inferred,omitempty"`
+	// Fallback is the architecture required because some image was
+	// unresolved and the pod asks no ISA (Options.FallbackArchitecture);
+	// empty when no fallback was applied.
+	Fallback string `json:"fallback,omitempty"`
 }
 
 // UnresolvedImage is one image whose platforms are unknown: its reference

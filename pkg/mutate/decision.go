@@ -36,6 +36,10 @@ type Input struct {
 	QEMUFrom, QEMUText string
 	// Images in pod order, each reference once.
 	Images []ImageInfo
+	// Fallback, when set, is required of the node when some image's
+	// platforms are unknown and the pod asks no ISA itself
+	// (Options.FallbackArchitecture).
+	Fallback isa.Arch
 }
 
 // Warning is an admission warning and the metric reason it counts under.
@@ -117,8 +121,10 @@ func (m *Matcher) Decide(in Input, snap *inventory.Snapshot) Decision {
 	var imgs []constrained
 	var combo []alt
 	var unresolved []UnresolvedImage
+	unknown := 0
 	for _, img := range in.Images {
 		if img.Err != nil {
+			unknown++
 			if len(unresolved) < MaxUnresolvedListed {
 				unresolved = append(unresolved, unresolvedImage(img))
 			}
@@ -170,6 +176,15 @@ func (m *Matcher) Decide(in Input, snap *inventory.Snapshot) Decision {
 		}
 		imgs = append(imgs, constrained{img, alts})
 	}
+	fellBack := false
+	if in.Fallback != "" && unknown > 0 && !podAsks {
+		next, ok, w := m.fallback(in.Fallback, unknown, combo, len(imgs) > 0)
+		d.Warnings = append(d.Warnings, w)
+		if ok {
+			combo, fellBack = next, true
+			d.Counts.Fallback = string(in.Fallback)
+		}
+	}
 
 	// Native path: the request (or, in the QEMU flow, the emulation request
 	// served natively as the fallback) combined with the images.
@@ -188,7 +203,7 @@ func (m *Matcher) Decide(in Input, snap *inventory.Snapshot) Decision {
 			}
 			native = combine(native, combo)
 		}
-	case len(imgs) > 0:
+	case len(imgs) > 0 || fellBack:
 		native = combo
 	}
 	if nativeReq != nil && len(native) == 0 && in.QEMU == nil {
@@ -230,7 +245,7 @@ func (m *Matcher) Decide(in Input, snap *inventory.Snapshot) Decision {
 	d.Required = requiredTerms(emu, native)
 	r := m.rank(snap, in.QEMU, emu, native)
 	d.MatchingNodes, d.Preferred = r.matching, r.preferred
-	d.Counts = DecisionCounts{RequiredNodes: r.matching, Tiers: r.counts, Unresolved: unresolved, Inferred: d.Counts.Inferred}
+	d.Counts = DecisionCounts{RequiredNodes: r.matching, Tiers: r.counts, Unresolved: unresolved, Inferred: d.Counts.Inferred, Fallback: d.Counts.Fallback}
 	d.RequiredText = requiredString(emu, native)
 	if len(d.Required) > 0 && d.MatchingNodes == 0 {
 		d.Counts.NoNode = true

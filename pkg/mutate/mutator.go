@@ -150,6 +150,9 @@ func (p *PodMutator) decide(ctx context.Context, ns string, pod *podFields) (d D
 		}
 	}
 	in.Images = p.resolve(ctx, auth, refs)
+	// A gated pod gets the fallback when it is released, with what is
+	// known then.
+	in.Fallback = p.opts.FallbackArchitecture
 	if p.infers(in) { // auto mode, every platform read before
 		p.infer(ctx, auth, in.Images, false)
 	}

@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/isamatch/isamatch/pkg/isa"
 )
 
 // Options configures a PodMutator. The zero value is usable.
@@ -37,6 +39,12 @@ type Options struct {
 	// was read before, and in auto mode gates a pod whose platforms were
 	// not read yet. Nil: no inference.
 	Infer PlatformInferrer
+	// FallbackArchitecture, when set (one of FallbackArchitectures), is
+	// the architecture required of the node for a pod that asks no ISA
+	// itself and has an image whose platforms could not be resolved, at
+	// admission or when the gate controller releases it (ReleaseGated,
+	// also past the gate's bound). Empty: such an image adds no constraint.
+	FallbackArchitecture isa.Arch
 }
 
 // Resolve modes.
@@ -90,7 +98,7 @@ type Metrics struct {
 	// registry error kind ("unauthorized", "timeout", ...).
 	ImageErrors *prometheus.CounterVec
 	// Warnings counts admission warnings by reason: "imageError",
-	// "imageUnsupported", "imageLabel", "noNode", "wouldDeny".
+	// "imageUnsupported", "imageLabel", "noNode", "wouldDeny", "fallback".
 	Warnings *prometheus.CounterVec
 }
 

@@ -81,7 +81,7 @@ func (p *PodMutator) releaseGated(ctx context.Context, pod *corev1.Pod, resolve 
 	if p.infers(in) {
 		p.infer(ctx, auth, images, resolve)
 	}
-	in.Images = images
+	in.Images, in.Fallback = images, p.opts.FallbackArchitecture
 	p.logImageErrors(ctx, images)
 	d := p.m.Decide(in, p.inv.Snapshot())
 	d.Warnings = append(warnings, d.Warnings...)
