@@ -92,7 +92,9 @@
 // images and request allow (it could never be scheduled). An image whose
 // platforms cannot be resolved within the budget (Options.Budget, default
 // 8s, bounded by the request's deadline) is left out of the decision, with
-// an admission warning and the metric isamatch_webhook_image_errors_total.
+// an admission warning and the metric isamatch_webhook_image_errors_total;
+// with Options.FallbackArchitecture a pod that asks no ISA itself then
+// requires that architecture instead (see fallback.go).
 // When no node of the inventory satisfies the result the pod is admitted
 // with a warning: nodes may join.
 //
