@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -55,8 +56,14 @@ type rebalanceResult struct {
 	Before, After map[string]map[string]int // app -> node -> replicas
 	// Evicted counts the pods of the scene that the cycle replaced.
 	Evicted int
-	// Took is the cycle's wall time.
+	// Took is the cycle's wall time, Log the rebalancer's log file.
 	Took time.Duration
+	Log  string
+	// Decision is the isamatch decision of one rv64imfd replica before
+	// the cycle, for failure reports; Undecided counts the replicas
+	// admitted without one (the webhook's failurePolicy is Ignore).
+	Decision  string
+	Undecided int
 }
 
 // rebalanceDemo runs the scene: the imfd nodes are filled, the rv64imfd
@@ -81,7 +88,20 @@ func rebalanceDemo(ctx context.Context, stdout, progress io.Writer) (failures []
 		return nil, fmt.Errorf("scene %s: %w\n%s", rebalanceScene, err, cl.LogTails(20))
 	}
 	printRebalance(stdout, res)
-	return rebalanceVerdict(res), nil
+	failures = rebalanceVerdict(res)
+	if len(failures) > 0 {
+		// What the rebalancer saw: its log's tail and a replica's decision.
+		log, _ := os.ReadFile(res.Log)
+		failures = append(failures, fmt.Sprintf("%s: an rv64imfd replica's decision: %s; rebalancer log %s ends:\n%s",
+			rebalanceScene, res.Decision, res.Log, tail(string(log), 15)))
+	}
+	return failures, nil
+}
+
+// tail returns the last n lines of s.
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
 func rebalanceCycle(ctx context.Context, cl *rebalancecluster.Cluster, progress io.Writer) (rebalanceResult, error) {
@@ -115,6 +135,15 @@ func rebalanceCycle(ctx context.Context, cl *rebalancecluster.Cluster, progress 
 		return res, fmt.Errorf("replicas before the cycle: %w", err)
 	}
 	res.Before = countByNode(before)
+	for _, p := range before {
+		if p.Labels["app"] != imfdApp {
+			continue
+		}
+		res.Decision = p.Annotations[isa.DecisionAnnotation]
+		if res.Decision == "" {
+			res.Undecided++
+		}
+	}
 	for _, p := range fillers {
 		if err := c.Delete(ctx, p, client.GracePeriodSeconds(0)); err != nil {
 			return res, fmt.Errorf("delete filler: %w", err)
@@ -138,7 +167,7 @@ func rebalanceCycle(ctx context.Context, cl *rebalancecluster.Cluster, progress 
 		return res, err
 	}
 	fmt.Fprintf(progress, "demo: %s: one rebalancer cycle ...\n", rebalanceScene)
-	if res.Took, _, err = cl.RunCycle(ctx, policy, "demo"); err != nil {
+	if res.Took, res.Log, err = cl.RunCycle(ctx, policy, "demo"); err != nil {
 		return res, err
 	}
 	after, err := waitSettled(ctx, c, func(int32) bool { return true })
@@ -239,6 +268,10 @@ func printRebalance(w io.Writer, r rebalanceResult) {
 // replicas that had somewhere better to go.
 func rebalanceVerdict(r rebalanceResult) []string {
 	var out []string
+	if r.Undecided > 0 {
+		out = append(out, fmt.Sprintf("%s: %d of %d rv64imfd replicas were admitted without isamatch's decision (the webhook did not answer in time; its failurePolicy is Ignore), so they had no better tier",
+			rebalanceScene, r.Undecided, imfdReplicas))
+	}
 	var misplaced, movable int
 	for _, n := range r.Nodes {
 		if !strings.HasPrefix(n.Name, "imfd-") {

@@ -47,10 +47,11 @@ evictions: 8 in 1.5s
 
 func TestRebalanceVerdict(t *testing.T) {
 	tests := []struct {
-		name    string
-		after   map[string]map[string]int
-		evicted int
-		want    []string
+		name      string
+		after     map[string]map[string]int
+		evicted   int
+		undecided int
+		want      []string
 	}{
 		{
 			name:    "every replica moved, once",
@@ -67,6 +68,16 @@ func TestRebalanceVerdict(t *testing.T) {
 			},
 		},
 		{
+			name:      "admitted without the webhook",
+			after:     onVector,
+			undecided: 8,
+			want: []string{
+				"rebalance: 8 of 8 rv64imfd replicas were admitted without isamatch's decision (the webhook did not answer in time; its failurePolicy is Ignore), so they had no better tier",
+				"rebalance: 8 of 8 rv64imfd replicas still on a vector node after one cycle",
+				"rebalance: 0 evictions, want 8 (the rv64imfd replicas that had a better node)",
+			},
+		},
+		{
 			name:    "a vector replica moved too",
 			after:   map[string]map[string]int{imfdApp: {"imfd-1": 4, "imfd-2": 4}, vecApp: {"imfdv-1": 2}},
 			evicted: 9,
@@ -75,7 +86,7 @@ func TestRebalanceVerdict(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := rebalanceVerdict(rebalanceResult{Nodes: rebalanceNodes, Before: onVector, After: tc.after, Evicted: tc.evicted})
+			got := rebalanceVerdict(rebalanceResult{Nodes: rebalanceNodes, Before: onVector, After: tc.after, Evicted: tc.evicted, Undecided: tc.undecided})
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("rebalanceVerdict (-want +got):\n%s", diff)
 			}
