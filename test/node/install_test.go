@@ -153,7 +153,53 @@ var _ = Describe("kubectl apply -k config on a real node", Ordered, func() {
 			g.Expect(pods.Items).To(BeEmpty(), "every pod stopped")
 		}).WithContext(ctx).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Succeed())
 	})
+
+	It("removes every isamatch label and annotation from the node with the uninstall Job, and no other", func(ctx SpecContext) {
+		var before corev1.Node
+		Expect(cl.Client.Get(ctx, client.ObjectKey{Name: cl.NodeName}, &before)).To(Succeed())
+		Expect(isamatchKeys(before.Labels)).NotTo(BeEmpty(), "the labeler's labels are still on the node after kubectl delete -k")
+
+		uninstall := writeUninstallOverlay(ctx)
+		GinkgoWriter.Print(kubectlRun(ctx, "apply", "-k", uninstall))
+		GinkgoWriter.Print(kubectlRun(ctx, "-n", "isamatch-uninstall", "wait", "--for=condition=complete", "job/isamatch-prune", "--timeout=3m"))
+
+		var after corev1.Node
+		Expect(cl.Client.Get(ctx, client.ObjectKey{Name: cl.NodeName}, &after)).To(Succeed())
+		Expect(isamatchKeys(after.Labels)).To(BeEmpty(), "labels left")
+		Expect(isamatchKeys(after.Annotations)).To(BeEmpty(), "annotations left")
+		Expect(after.Labels).To(Equal(withoutIsamatch(before.Labels)), "the node's other labels are kept")
+		Expect(after.Annotations).To(Equal(withoutIsamatch(before.Annotations)), "the node's other annotations are kept")
+
+		GinkgoWriter.Print(kubectlRun(ctx, "delete", "-k", uninstall, "--wait=true", "--timeout=2m"))
+		Eventually(func() bool {
+			return apierrors.IsNotFound(cl.Client.Get(ctx, client.ObjectKey{Name: "isamatch-uninstall"}, &corev1.Namespace{}))
+		}).WithContext(ctx).WithTimeout(2*time.Minute).WithPolling(time.Second).Should(BeTrue(), "namespace isamatch-uninstall is gone")
+	})
 })
+
+// isamatchKeys are the keys of m under isamatch's prefixes.
+func isamatchKeys(m map[string]string) []string {
+	var keys []string
+	for k := range m {
+		if isIsamatchKey(k) {
+			keys = append(keys, k)
+		}
+	}
+	return keys
+}
+
+// withoutIsamatch is m without the keys under isamatch's prefixes.
+func withoutIsamatch(m map[string]string) map[string]string {
+	out := maps.Clone(m)
+	maps.DeleteFunc(out, func(k, _ string) bool { return isIsamatchKey(k) })
+	return out
+}
+
+// isIsamatchKey reports whether a label or annotation key is under one of
+// the prefixes the labeler owns.
+func isIsamatchKey(k string) bool {
+	return strings.HasPrefix(k, isa.NativePrefix) || strings.HasPrefix(k, isa.EmuPrefix)
+}
 
 // isamatchLabels are the node's labels under isamatch's prefixes: what the
 // labeler owns.
@@ -162,7 +208,7 @@ func isamatchLabels(ctx SpecContext, g Gomega) map[string]string {
 	g.Expect(cl.Client.Get(ctx, client.ObjectKey{Name: cl.NodeName}, &node)).To(Succeed())
 	got := map[string]string{}
 	for k, v := range maps.All(node.Labels) {
-		if strings.HasPrefix(k, isa.NativePrefix) || strings.HasPrefix(k, isa.EmuPrefix) {
+		if isIsamatchKey(k) {
 			got[k] = v
 		}
 	}

@@ -159,6 +159,33 @@ func kubectlRun(ctx context.Context, args ...string) string {
 	return run(ctx, repoRoot, kubectl, append([]string{"--kubeconfig=" + cl.Kubeconfig}, args...)...)
 }
 
+// writeUninstallOverlay writes, beside the install overlay, an overlay of
+// config/components/uninstall whose labeler image is the one the suite
+// pushed (config/README.md: point its image at yours as for config/).
+func writeUninstallOverlay(ctx context.Context) string {
+	GinkgoHelper()
+	ov := filepath.Join(filepath.Dir(overlay), "uninstall")
+	Expect(os.MkdirAll(ov, 0o755)).To(Succeed())
+	rel, err := filepath.Rel(ov, filepath.Join(repoRoot, "config", "components", "uninstall"))
+	Expect(err).NotTo(HaveOccurred())
+	ref := reg.Host + "/isamatch/labeler"
+	tag, err := name.ParseReference(ref+":"+imageTag, name.Insecure)
+	Expect(err).NotTo(HaveOccurred())
+	desc, err := remote.Head(tag, remote.WithContext(ctx))
+	Expect(err).NotTo(HaveOccurred(), "resolve %s", tag)
+	kustomization := fmt.Sprintf(`apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+  - %s
+images:
+  - name: ghcr.io/isamatch/labeler
+    newName: %s
+    digest: %s
+`, rel, ref, desc.Digest)
+	Expect(os.WriteFile(filepath.Join(ov, "kustomization.yaml"), []byte(kustomization), 0o644)).To(Succeed())
+	return ov
+}
+
 // hostLabels builds cmd/labeler and prints the labels it finds on this
 // host, the same probe the DaemonSet's pod runs against /host.
 func hostLabels(ctx context.Context, dir string) map[string]string {
