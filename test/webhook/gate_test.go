@@ -98,12 +98,12 @@ var _ = Describe("The scheduling gate", Ordered, func() {
 
 	// startWebhook runs the webhook as its ServiceAccount with the gate
 	// controller on or off.
-	startWebhook := func(ctx context.Context, name string, controller bool) {
+	startWebhook := func(ctx context.Context, name string, controller bool, extraArgs ...string) {
 		GinkgoHelper()
 		w, err := democluster.StartWebhook(ctx, democluster.WebhookOptions{
 			Bin: webhookBin, CP: gcp, RegistryCA: reg.CAFile, Log: filepath.Join(work, name+".log"),
-			ExtraArgs: []string{"--kubeconfig=" + saKube, "--resolve=auto", "--insecure-registry=" + proxy.Host,
-				"--gate-timeout=" + gateTimeout.String(), fmt.Sprintf("--gate-controller=%v", controller), "-v=1"},
+			ExtraArgs: append([]string{"--kubeconfig=" + saKube, "--resolve=auto", "--insecure-registry=" + proxy.Host,
+				"--gate-timeout=" + gateTimeout.String(), fmt.Sprintf("--gate-controller=%v", controller), "-v=1"}, extraArgs...),
 		})
 		hook = w
 		if w.Process != nil {
@@ -340,6 +340,22 @@ var _ = Describe("The scheduling gate", Ordered, func() {
 			g.Expect(gateState(pod)).To(Equal(mutate.GatePending), "the controller wrote on a pod it no longer gates: %s", describe(pod))
 		}).WithContext(ctx).WithTimeout(registryDelay + 3*time.Second).Should(Succeed())
 		Expect(events(ctx, "other-release", "IsamatchReleased")).To(BeEmpty())
+	})
+
+	It("releases a pod whose image never resolves with --fallback-architecture's architecture, and binds it there", func(ctx SpecContext) {
+		startWebhook(ctx, "webhook-fallback", true, "--fallback-architecture=amd64")
+		// A tag the registry does not have: after the proxy's delay, 404.
+		created, _ := admit(ctx, testbed.MakePod("fallback", gateNS).Image(proxy.Ref(gateAMD, "v1")+"-missing").Obj())
+		Expect(mutate.HasGate(created.Spec.SchedulingGates)).To(BeTrue())
+		Eventually(func(g Gomega) {
+			pod := get(ctx, "fallback")
+			g.Expect(pod.Spec.NodeName).To(Equal("x86-v3"), describe(pod))
+			counts, err := mutate.ParseDecisionCounts(pod.Annotations[isa.DecisionCountsAnnotation])
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(counts.Fallback).To(Equal("amd64"), describe(pod))
+			g.Expect(pod.Annotations[isa.DecisionAnnotation]).To(ContainSubstring("fallback architecture amd64 applied"), describe(pod))
+		}).WithContext(ctx).WithTimeout(registryDelay + 30*time.Second).WithPolling(250 * time.Millisecond).Should(Succeed())
+		stopWebhook()
 	})
 
 	It("refuses through the shipped pod policy any other change the webhook's account makes", func(ctx SpecContext) {
