@@ -53,4 +53,15 @@
 // MaxEntries tar entries indexed (200000), MaxSection bytes per section
 // (64 KiB). A limit reached is an [ErrLimit] error: the caller treats the
 // image as it would without inference.
+//
+// # Caching
+//
+// Outcomes that are a property of the image are cached by image digest for
+// good (content-addressed), least recently used evicted past
+// Options.CacheBytes. A read by [Platforms.Infer] that fails for a passing
+// reason (its own time limit, a registry or transport error) is remembered
+// for Options.RetryAfter ([DefaultRetryAfter], one minute; at most 4096
+// digests): until then [Platforms.Cached] answers an [ErrFailedRecently]
+// error without reading, so callers go on without the image, and after it
+// one read tries again. A cancelled context is never remembered.
 package imageisa

@@ -6,14 +6,20 @@ import (
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"k8s.io/apimachinery/pkg/util/cache"
 )
 
 // Options configure an [Inferrer]. The zero value means: default limits, no
 // cache, no metrics.
 type Options struct {
 	Limits Limits
-	// CacheBytes bounds the outcome cache; 0 disables it.
+	// CacheBytes bounds the outcome cache; 0 disables it (and RetryAfter).
 	CacheBytes int64
+	// RetryAfter is how long [Inferrer.Cached] answers [ErrFailedRecently]
+	// for a digest whose read by [Platforms.Infer] failed for a passing
+	// reason, before one read tries again: 0 means [DefaultRetryAfter], a
+	// negative value remembers no failure.
+	RetryAfter time.Duration
 	// Metrics, when set, counts scans, cache hits, bytes and layers.
 	Metrics *Metrics
 	// Now is the clock for durations (tests); nil means time.Now.
@@ -24,35 +30,46 @@ type Options struct {
 // metrics. It is safe for concurrent use; two concurrent calls for the same
 // digest both scan (callers that resolve images already coalesce).
 type Inferrer struct {
-	lim     Limits
-	cache   *Cache
-	metrics *Metrics
-	now     func() time.Time
+	lim        Limits
+	cache      *Cache
+	failures   *cache.LRUExpireCache // image digest -> ErrFailedRecently error
+	retryAfter time.Duration
+	metrics    *Metrics
+	now        func() time.Time
 }
 
 // NewInferrer returns an Inferrer.
 func NewInferrer(o Options) *Inferrer {
-	in := &Inferrer{lim: o.Limits.withDefaults(), metrics: o.Metrics, now: o.Now}
-	if o.CacheBytes > 0 {
-		in.cache = NewCache(o.CacheBytes)
-	}
+	in := &Inferrer{lim: o.Limits.withDefaults(), metrics: o.Metrics, now: o.Now, retryAfter: o.RetryAfter}
 	if in.now == nil {
 		in.now = time.Now
+	}
+	if in.retryAfter == 0 {
+		in.retryAfter = DefaultRetryAfter
+	}
+	if o.CacheBytes > 0 {
+		in.cache = NewCache(o.CacheBytes)
+		in.failures = newFailures(in.retryAfter, in.now)
 	}
 	return in
 }
 
 // Cached answers from the cache alone: ok is false when the image digest dg
-// was not scanned (or its outcome was evicted, or there is no cache).
+// was not scanned (or its outcome was evicted, or there is no cache). Within
+// RetryAfter of a read of dg that failed for a passing reason, it answers
+// an [ErrFailedRecently] error.
 func (in *Inferrer) Cached(dg v1.Hash) (Result, error, bool) {
 	if in.cache == nil {
 		return Result{}, nil, false
 	}
-	r, err, ok := in.cache.Get(dg)
-	if ok {
+	if r, err, ok := in.cache.Get(dg); ok {
 		in.metrics.hit()
+		return r, err, true
 	}
-	return r, err, ok
+	if err, ok := in.failedRecently(dg); ok {
+		return Result{}, err, true
+	}
+	return Result{}, nil, false
 }
 
 // Limits returns the limits every scan runs with.
@@ -94,7 +111,7 @@ func cacheable(err error) bool {
 
 // Outcome names an Infer outcome for metrics and logs: "isa", "none",
 // "not-found", "not-elf", "no-entrypoint", "malformed", "arch-mismatch",
-// "limit" or "error".
+// "limit", "failed-recently" (never a scan) or "error".
 func Outcome(r Result, err error) string {
 	switch {
 	case err == nil && r.ISA != nil:
@@ -113,6 +130,8 @@ func Outcome(r Result, err error) string {
 		return "malformed"
 	case errors.Is(err, ErrArchMismatch):
 		return "arch-mismatch"
+	case errors.Is(err, ErrFailedRecently):
+		return "failed-recently"
 	}
 	return "error"
 }

@@ -13,6 +13,10 @@ type Metrics struct {
 	Scans *prometheus.CounterVec
 	// CacheHits counts Infer calls answered from the cache.
 	CacheHits prometheus.Counter
+	// FailureHits counts lookups answered from the short cache of failed
+	// reads (ErrFailedRecently): the image is not read again until
+	// Options.RetryAfter has passed.
+	FailureHits prometheus.Counter
 	// Bytes counts uncompressed layer bytes read.
 	Bytes prometheus.Counter
 	// Layers counts layer streams opened.
@@ -32,6 +36,10 @@ func NewMetrics() *Metrics {
 			Name: "isamatch_elf_cache_hits_total",
 			Help: "ELF inferences answered from the cache.",
 		}),
+		FailureHits: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "isamatch_elf_failure_cache_hits_total",
+			Help: "ELF inferences answered from the short cache of failed image reads, retried after a delay.",
+		}),
 		Bytes: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "isamatch_elf_layer_bytes_total",
 			Help: "Uncompressed layer bytes read to find entrypoint binaries.",
@@ -50,12 +58,18 @@ func NewMetrics() *Metrics {
 
 // Collectors lists every collector, for registration.
 func (m *Metrics) Collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.Scans, m.CacheHits, m.Bytes, m.Layers, m.Duration}
+	return []prometheus.Collector{m.Scans, m.CacheHits, m.FailureHits, m.Bytes, m.Layers, m.Duration}
 }
 
 func (m *Metrics) hit() {
 	if m != nil {
 		m.CacheHits.Inc()
+	}
+}
+
+func (m *Metrics) failureHit() {
+	if m != nil {
+		m.FailureHits.Inc()
 	}
 }
 

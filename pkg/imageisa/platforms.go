@@ -42,7 +42,9 @@ func NewPlatforms(in *Inferrer, reg Registry) *Platforms {
 }
 
 // Cached answers from the inferrer's cache alone, by p.Digest: ok is false
-// when that digest was not scanned, or p has none.
+// when that digest was not scanned, or p has none. Within the inferrer's
+// RetryAfter of a read that failed for a passing reason it answers an
+// [ErrFailedRecently] error, so that callers go on without the image.
 func (ps *Platforms) Cached(p registry.Platform) (Result, error, bool) {
 	h, err := v1.NewHash(p.Digest)
 	if err != nil {
@@ -52,9 +54,11 @@ func (ps *Platforms) Cached(p registry.Platform) (Result, error, bool) {
 }
 
 // Infer returns what platform p of ref needs, by its entrypoint binary:
-// from the cache when p.Digest was scanned, else by reading the image
-// within the inferrer's limits (and ctx). Errors wrap the Err* values, or
-// are the registry's.
+// from the cache when p.Digest was scanned (or an [ErrFailedRecently]
+// error), else by reading the image within the inferrer's limits (and
+// ctx). A read that fails for a passing reason (its time limit, a registry
+// or transport error) is remembered for the inferrer's RetryAfter; ctx
+// ending first is not. Errors wrap the Err* values, or are the registry's.
 func (ps *Platforms) Infer(ctx context.Context, ref string, auth registry.PullAuth, p registry.Platform) (Result, error) {
 	if r, err, ok := ps.Cached(p); ok {
 		return r, err
@@ -72,6 +76,9 @@ func (ps *Platforms) Infer(ctx context.Context, ref string, auth registry.PullAu
 		// The scan is shared: its own time limit, not the first caller's
 		// cancellation.
 		r, err := ps.scan(context.WithoutCancel(ctx), ref, auth, p)
+		if h, herr := v1.NewHash(key); herr == nil && err != nil {
+			ps.in.failed(h, err)
+		}
 		return outcome{r, err}, nil
 	})
 	select {

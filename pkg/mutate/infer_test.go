@@ -2,12 +2,15 @@ package mutate
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/isamatch/isamatch/pkg/imageisa"
 	"github.com/isamatch/isamatch/pkg/inventory"
@@ -212,4 +215,84 @@ func best(p map[string]int32) []string {
 		}
 	}
 	return sorted(out)
+}
+
+// unreachableRegistry is an imageisa.Registry whose every read fails.
+type unreachableRegistry struct {
+	mu    sync.Mutex
+	reads int
+}
+
+func (u *unreachableRegistry) Image(context.Context, string, registry.PullAuth, registry.Platform, int64) (v1.Image, error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.reads++
+	return nil, errors.New("dial tcp 10.0.0.1:443: connect: connection refused")
+}
+
+// TestFailedReadAdmitsUngated: in auto mode, once the gate controller's
+// read of an image failed for a passing reason, pods of that image are
+// admitted without the gate (placed on the architecture alone) and nothing
+// is read, until the inferrer's RetryAfter has passed; then one pod is
+// gated and its release reads again.
+func TestFailedReadAdmitsUngated(t *testing.T) {
+	type step struct {
+		at        time.Duration // on the inferrer's clock
+		wantGated bool
+		wantReads int // after the release of a gated pod
+	}
+	tests := []struct {
+		name       string
+		retryAfter time.Duration
+		steps      []step
+	}{
+		{name: "default RetryAfter", steps: []step{
+			{0, true, 1}, {time.Second, false, 1}, {59 * time.Second, false, 1}, {61 * time.Second, true, 2}, {90 * time.Second, false, 2},
+		}},
+		{name: "failures not remembered", retryAfter: -1, steps: []step{
+			{0, true, 1}, {time.Second, true, 2}, {2 * time.Second, true, 3},
+		}},
+	}
+	dg := "sha256:" + strings.Repeat("ab", 32)
+	images := map[string]fakeImage{"flaky:1": {platforms: []registry.Platform{{OS: "linux", Architecture: "riscv64", Digest: dg}}}}
+	nodes := paperCluster(t)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+			var mu sync.Mutex
+			now := start
+			clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+			reg := &unreachableRegistry{}
+			ps := imageisa.NewPlatforms(imageisa.NewInferrer(imageisa.Options{CacheBytes: 1 << 20, RetryAfter: tc.retryAfter, Now: clock}), reg)
+			fake := cachingFake{fakeResolver: &fakeResolver{images: images}, cached: map[string]bool{"flaky:1": true}}
+			m := NewPodMutator(fake, inventory.NewStatic(nodes), Options{Resolve: ResolveAuto, Infer: ps})
+			pod := podSpec{images: []string{"flaky:1"}}.pod()
+			for i, s := range tc.steps {
+				mu.Lock()
+				now = start.Add(s.at)
+				mu.Unlock()
+				req := admissionRequest(t, pod)
+				got := applyPatch(t, req, m.Handle(t.Context(), req))
+				gated := HasGate(got.Spec.SchedulingGates)
+				if gated != s.wantGated {
+					t.Errorf("step %d at %s: gated %t, want %t", i, s.at, gated, s.wantGated)
+				}
+				if gated {
+					m.ReleaseGated(t.Context(), got, true)
+					if HasGate(got.Spec.SchedulingGates) {
+						t.Fatalf("step %d: released pod still carries the gate", i)
+					}
+				}
+				if c := counts(t, got); c.Inferred != 0 {
+					t.Errorf("step %d: %d inferred platforms, want none", i, c.Inferred)
+				}
+				reg.mu.Lock()
+				reads := reg.reads
+				reg.mu.Unlock()
+				if reads != s.wantReads {
+					t.Errorf("step %d at %s: %d image reads, want %d", i, s.at, reads, s.wantReads)
+				}
+			}
+		})
+	}
 }

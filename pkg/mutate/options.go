@@ -37,7 +37,8 @@ type Options struct {
 	// its entrypoint binary, for pods that ask nothing themselves: the
 	// gate controller reads images (ReleaseGated), admission only uses what
 	// was read before, and in auto mode gates a pod whose platforms were
-	// not read yet. Nil: no inference.
+	// not read yet (not one whose read failed a moment ago: Cached answers
+	// that failure, imageisa.ErrFailedRecently). Nil: no inference.
 	Infer PlatformInferrer
 	// FallbackArchitecture, when set (one of FallbackArchitectures), is
 	// the architecture required of the node for a pod that asks no ISA
