@@ -110,10 +110,9 @@ func admissionRows(ctx context.Context, e *Env, o Options, t *Table) error {
 	for _, h := range admissionHooks {
 		figs[h] = &hookFigures{}
 	}
-	pid, err := PidOf(e.WebhookBin)
-	if err != nil {
-		return err
-	}
+	// Two processes run the webhook binary (the second with --resolve=gate):
+	// the one measured is the one started first.
+	pid := e.Webhook.Pid()
 	noopPid := e.Noop.Process.Pid()
 	for r := range o.Runs {
 		for _, h := range rotated(admissionHooks, r) {

@@ -297,7 +297,10 @@ func (e *Env) startGate(ctx context.Context) error {
 		w, err = democluster.StartWebhook(ctx, democluster.WebhookOptions{
 			Bin: e.WebhookBin, CP: e.CP, RegistryCA: e.Registry.CAFile, Log: filepath.Join(e.Dir, "webhook-gate.log"),
 			ExtraArgs: []string{"--insecure-registry=" + e.Proxy.Host, "--port=" + strconv.Itoa(ports[0]),
-				"--resolve=gate", "--leader-elect=false"},
+				"--resolve=gate", "--leader-elect=false",
+				// The first process (the elected leader) records the
+				// Events of every decided pod; this one would repeat them.
+				"--pod-events=false"},
 		})
 		if err != nil && w.Process != nil {
 			_ = w.Process.Stop(10 * time.Second)

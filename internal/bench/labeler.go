@@ -174,10 +174,7 @@ func webhookMemoryRows(ctx context.Context, e *Env, o Options, t *Table) error {
 	if _, err := admissionPhase(ctx, e, o, nsName("adm", Isamatch), Isamatch, "mem"); err != nil {
 		return err
 	}
-	pid, err := PidOf(e.WebhookBin)
-	if err != nil {
-		return err
-	}
+	pid := e.Webhook.Pid()
 	var rss, anon, file []float64
 	for r := range o.Runs {
 		if r > 0 {
