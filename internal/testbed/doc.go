@@ -4,7 +4,8 @@
 // simulated Ready nodes (MakeNode, CreateReadyNode), pod builders and waits
 // (MakePod, WaitScheduled, WaitSettled), Debian's docker-registry on loopback
 // with TLS and basic auth (StartRegistry) that multi-platform images are
-// pushed to (PushIndex, PushImage), child processes on free ports
+// pushed to (PushIndex, PushImage), registries that are slow
+// (StartSlowProxy) or drip one byte a second (StartDripRegistry), child processes on free ports
 // (StartProcess, StartOnFreePorts), the one build of the project's binaries
 // (BuildBinaries) and the one loader of the shipped MutatingWebhookConfiguration
 // (ShippedWebhookConfiguration, EnvtestWebhookConfiguration).

@@ -1,0 +1,205 @@
+package webhook
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/isamatch/isamatch/internal/democluster"
+	"github.com/isamatch/isamatch/internal/testbed"
+	"github.com/isamatch/isamatch/pkg/isa"
+)
+
+// The noisy-neighbour spec: namespace noisyNS floods pods whose images are
+// on registries that drip one byte a second, while healthyNS admits pods
+// of cold images on the suite's healthy registry.
+const (
+	noisyNS   = "noisy"
+	healthyNS = "healthy"
+	// dripHosts slow registries: with 8 requests per host (the default
+	// --registry-max-per-host) they could hold 96 requests, far more than
+	// the 32 the webhook has in all, so only the per-namespace limit
+	// (--registry-max-per-namespace) keeps slots for the healthy
+	// namespace. The images of one pod are on distinct hosts, so the
+	// per-host limit never leaves a resolution of the flood without its
+	// request.
+	dripHosts = 12
+	// floodWorkers create noisy pods at once, each pod naming
+	// floodImages images spread over the drip hosts.
+	floodWorkers = 8
+	floodImages  = 8
+	// healthyPods are admitted one after the other, alone and then beside
+	// the flood.
+	healthyPods = 8
+	// noisyBudget is the webhook's --budget: how long an admission waits
+	// for the registry before it admits without the image's constraint.
+	noisyBudget = 5 * time.Second
+)
+
+var _ = Describe("A noisy neighbour", Ordered, func() {
+	var (
+		ncp   *testbed.ControlPlane
+		cs    *kubernetes.Clientset
+		drips []*testbed.DripRegistry
+	)
+
+	BeforeAll(func(ctx SpecContext) {
+		work := GinkgoT().TempDir()
+		for range dripHosts {
+			d, err := testbed.StartDripRegistry()
+			Expect(err).NotTo(HaveOccurred())
+			DeferCleanup(d.Stop)
+			drips = append(drips, d)
+		}
+
+		By("starting a control plane of its own, so the flood reaches no other spec")
+		hookCfg, err := testbed.EnvtestWebhookConfiguration(repoRoot)
+		Expect(err).NotTo(HaveOccurred())
+		ncp, err = testbed.Start(ctx, testbed.Options{WebhookInstallOptions: envtest.WebhookInstallOptions{
+			MutatingWebhooks: []*admissionregistrationv1.MutatingWebhookConfiguration{hookCfg},
+		}})
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(func() { Expect(ncp.Stop()).To(Succeed()) })
+		cs, err = kubernetes.NewForConfig(ncp.Config)
+		Expect(err).NotTo(HaveOccurred())
+		for name, s := range nodeISAs {
+			i, err := isa.Parse(s)
+			Expect(err).NotTo(HaveOccurred())
+			node := testbed.MakeNode(name).Arch(string(i.Arch)).Labels(isa.NodeLabels(i, nil)).Obj()
+			Expect(testbed.CreateReadyNode(ctx, ncp.Client, node)).To(Succeed())
+		}
+		for _, ns := range []string{noisyNS, healthyNS} {
+			Expect(democluster.SetUpNamespace(ctx, ncp.Client, ns, nil, secretName, reg.DockerConfigJSON())).To(Succeed())
+		}
+
+		By("starting the webhook with --resolve=sync: each admission waits for its images, up to --budget")
+		// sync: the admission itself waits for the registry, so its
+		// latency is what the flood could spoil. (auto would answer a cold
+		// image at once with the scheduling gate.)
+		args := []string{"--resolve=sync", "--budget=" + noisyBudget.String(), "--allow-registry=" + reg.Host, "-v=1"}
+		for _, d := range drips {
+			args = append(args, "--insecure-registry="+d.Host)
+		}
+		w, err := democluster.StartWebhook(ctx, democluster.WebhookOptions{
+			Bin: webhookBin, CP: ncp, RegistryCA: reg.CAFile, Log: filepath.Join(work, "webhook-noisy.log"), ExtraArgs: args,
+		})
+		if w.Process != nil {
+			p := w.Process
+			DeferCleanup(func() {
+				if CurrentSpecReport().Failed() {
+					AddReportEntry("noisy webhook log", p.LogTail(80))
+				}
+				_ = p.Stop(10 * time.Second)
+			})
+		}
+		Expect(err).NotTo(HaveOccurred(), "the webhook never became ready")
+	}, NodeTimeout(3*time.Minute))
+
+	// coldRun pushes n images never seen before to the healthy registry,
+	// then creates one pod of each in healthyNS, one after the other. It
+	// returns each admission's latency; every pod must get its affinity.
+	run := 0
+	coldRun := func(ctx context.Context, n int) []time.Duration {
+		GinkgoHelper()
+		run++
+		var refs []string
+		for i := range n {
+			repo, tag := "noisy/cold", fmt.Sprintf("%d-%d", run, i)
+			_, err := testbed.PushImage(ctx, reg, repo, tag, testbed.Platform{Arch: "riscv64", Variant: "rva23u64",
+				// A label of its own: a new digest, nothing cached.
+				Labels: map[string]string{"org.example.cold": tag}})
+			Expect(err).NotTo(HaveOccurred())
+			refs = append(refs, reg.Ref(repo, tag))
+		}
+		var took []time.Duration
+		for i, ref := range refs {
+			pod := testbed.MakePod(fmt.Sprintf("cold-%d-%d", run, i), healthyNS).Image(ref).Obj()
+			start := time.Now()
+			created, err := cs.CoreV1().Pods(healthyNS).Create(ctx, pod, metav1.CreateOptions{})
+			took = append(took, time.Since(start))
+			Expect(err).NotTo(HaveOccurred())
+			Expect(archesOf(requiredTerms(created))).To(Equal([]string{"riscv64"}), describe(created))
+			Expect(requiredTerms(created)[0].keys).To(HaveKeyWithValue(rva23Key, "Exists"), describe(created))
+		}
+		return took
+	}
+
+	It("does not slow the admissions of another namespace's cold images, which keep their affinity", func(ctx SpecContext) {
+		By("measuring the healthy namespace alone")
+		coldRun(ctx, 1) // warm-up: the first connection, token and Secret reads
+		alone := coldRun(ctx, healthyPods)
+
+		By("flooding the noisy namespace with pods of dripping images")
+		floodCtx, stopFlood := context.WithCancel(ctx)
+		var flood sync.WaitGroup
+		DeferCleanup(func() { stopFlood(); flood.Wait() })
+		var mu sync.Mutex
+		noisyCreated := 0
+		for wi := range floodWorkers {
+			flood.Go(func() {
+				for n := 0; floodCtx.Err() == nil; n++ {
+					pw := testbed.MakePod(fmt.Sprintf("flood-%d-%d", wi, n), noisyNS)
+					for i := range floodImages {
+						pw = pw.Container(fmt.Sprintf("c%d", i), fmt.Sprintf("%s/flood/app:%d-%d-%d", drips[(n*floodImages+wi+i)%len(drips)].Host, wi, n, i))
+					}
+					if _, err := cs.CoreV1().Pods(noisyNS).Create(floodCtx, pw.Obj(), metav1.CreateOptions{}); err == nil {
+						mu.Lock()
+						noisyCreated++
+						mu.Unlock()
+					}
+				}
+			})
+		}
+		noisyCount := func() int {
+			mu.Lock()
+			defer mu.Unlock()
+			return noisyCreated
+		}
+		held := func() int64 {
+			var n int64
+			for _, d := range drips {
+				n += d.InFlight()
+			}
+			return n
+		}
+		// The drip registries hold what the webhook lets the noisy
+		// namespace have (8 requests by default) within a second or two.
+		Eventually(held).WithTimeout(20*time.Second).WithPolling(50*time.Millisecond).Should(BeNumerically(">=", 8),
+			"the flood never reached the drip registries")
+		time.Sleep(time.Second)
+		heldBefore := held()
+
+		By("measuring the healthy namespace beside the flood")
+		beside := coldRun(ctx, healthyPods)
+		heldAfter := held()
+		stopFlood()
+
+		a, b := median(alone), median(beside)
+		bound := 3*a + 250*time.Millisecond
+		AddReportEntry("noisy neighbour", fmt.Sprintf(
+			"healthy admissions: alone p50 %v max %v; beside the flood p50 %v max %v (%.1fx; bound %v); drip registries held %d then %d requests; %d noisy pods admitted",
+			a, slices.Max(alone), b, slices.Max(beside), float64(b)/float64(a), bound, heldBefore, heldAfter, noisyCount()))
+		GinkgoWriter.Printf("alone %v\nbeside %v\nheld %d, %d\n", alone, beside, heldBefore, heldAfter)
+		Expect(b).To(BeNumerically("<", bound),
+			"healthy admissions beside the flood: p50 %v, alone %v", b, a)
+		Expect(slices.Max(beside)).To(BeNumerically("<", noisyBudget),
+			"a healthy admission waited the whole budget: %v", beside)
+	})
+})
+
+// median is the middle of ds (the upper one of an even count).
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
