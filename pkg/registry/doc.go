@@ -23,6 +23,10 @@
 // [WithAllowedRegistries] allows them. Errors keep a kind and a short
 // message made printable by [Sanitize], never a response body. Credentials come from a [KeychainFactory], usually
 // [KubernetesKeychain] (the pod's imagePullSecrets and its ServiceAccount's,
-// then anonymous). [Metrics] counts cache hits and misses, registry requests
+// then anonymous), followed by the credentials every pod shares
+// ([WithNodeKeychain]): [CredentialProviders] runs the kubelet's image
+// credential provider plugins (ECR, GCR/Artifact Registry, ACR) from the
+// kubelet's own CredentialProviderConfig, with their answers cached and
+// every run bounded in time and output. [Metrics] counts cache hits and misses, registry requests
 // and errors by kind.
 package registry

@@ -114,7 +114,9 @@ type config struct {
 	maxConcurrent    int
 	maxManifestBytes int64
 	maxCacheEntries  int
-	keychains        KeychainFactory
+	keychains        KeychainFactory // podKeychains, then nodeKeychain
+	podKeychains     KeychainFactory
+	nodeKeychain     authn.Keychain
 	credentialed     bool
 	metrics          *Metrics
 	transport        http.RoundTripper
@@ -263,12 +265,45 @@ func WithMaxCacheEntries(n int) Option {
 	return func(c *config) { c.maxCacheEntries = n }
 }
 
-// WithKeychainFactory sets where pull credentials come from, typically
-// [KubernetesKeychain]. The default is anonymous access.
+// WithKeychainFactory sets where a pod's own pull credentials come from,
+// typically [KubernetesKeychain]; results are then cached per pod
+// credential identity. The default is anonymous access.
 func WithKeychainFactory(f KeychainFactory) Option {
 	return func(c *config) {
-		c.keychains = f
+		c.podKeychains = f
 		c.credentialed = f != nil
+		c.keychains = c.combinedKeychains()
+	}
+}
+
+// WithNodeKeychain adds credentials every pod shares, as the kubelet's
+// image credential providers serve every pod of a node (typically
+// [CredentialProviders]). They are asked after the [WithKeychainFactory]
+// ones (the kubelet too tries pull secrets first), for registries those do
+// not name; alone, they keep one cache entry per image for all pods.
+func WithNodeKeychain(kc authn.Keychain) Option {
+	return func(c *config) {
+		c.nodeKeychain = kc
+		c.keychains = c.combinedKeychains()
+	}
+}
+
+// combinedKeychains is the KeychainFactory of the pod's keychain, then the
+// node's (nil when neither is set: anonymous).
+func (c *config) combinedKeychains() KeychainFactory {
+	pod, node := c.podKeychains, c.nodeKeychain
+	switch {
+	case node == nil:
+		return pod
+	case pod == nil:
+		return func(context.Context, PullAuth) (authn.Keychain, error) { return node, nil }
+	}
+	return func(ctx context.Context, auth PullAuth) (authn.Keychain, error) {
+		kc, err := pod(ctx, auth)
+		if err != nil {
+			return nil, err
+		}
+		return authn.NewMultiKeychain(kc, node), nil
 	}
 }
 

@@ -1,0 +1,9 @@
+//go:build !unix
+
+package registry
+
+import "os/exec"
+
+// killProcessGroup leaves cmd as it is: without process groups only the
+// plugin itself is killed on cancellation.
+func killProcessGroup(*exec.Cmd) {}
