@@ -91,6 +91,8 @@ type options struct {
 	leaderElect        bool
 	podEvents          bool
 	pullSecrets        bool
+	credProviderConfig string
+	credProviderBinDir string
 	mirrors            stringList
 	inferELF           bool
 	inferMaxBytes      int64
@@ -132,6 +134,8 @@ func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
 	fs.BoolVar(&o.leaderElect, "leader-elect", true, "elect one replica, with a Lease in --namespace, to run the gate controller and the pod events (false: this process runs them; one replica only)")
 	fs.BoolVar(&o.podEvents, "pod-events", true, "record Events on each decided pod (on the elected leader): IsamatchDecided, IsamatchImageUnresolved per image whose platforms are unknown, IsamatchNoNode when no node satisfies the pod's required affinity")
 	fs.BoolVar(&o.pullSecrets, "pull-secrets", false, "resolve images with the pod's imagePullSecrets and its ServiceAccount's, as the kubelet pulls them (needs get on secrets and serviceaccounts in every namespace: the kustomize component config/components/pull-secrets); off: registries are read anonymously")
+	fs.StringVar(&o.credProviderConfig, "image-credential-provider-config", "", "the kubelet's CredentialProviderConfig (a file, or a directory of *.yaml/*.yml/*.json files): registry credentials for every pod from the image credential provider plugins it names (ecr-credential-provider, gcp-credential-provider, acr-credential-provider), asked after the pod's pull secrets; needs --image-credential-provider-bin-dir (the kustomize component config/components/credential-providers)")
+	fs.StringVar(&o.credProviderBinDir, "image-credential-provider-bin-dir", "", "directory of the credential provider plugin executables that --image-credential-provider-config names (a plugin is only ever run from there)")
 	fs.Var(&o.mirrors, "registry-mirror", "REGISTRY=MIRROR: resolve the images of REGISTRY through MIRROR first (host or host:port, e.g. docker.io=mirror.local:5000), then REGISTRY itself if the mirror fails, as containerd's hosts.toml does (repeatable, one mirror per registry, at most 16; a mirror may be at a non-public address)")
 	fs.BoolVar(&o.inferELF, "infer-elf", true, "with --resolve=gate or auto, read what an image platform with no variant and no isa.request label needs from its entrypoint binary's ELF records (RISC-V .riscv.attributes, x86-64 ISA_1_NEEDED) in the gate controller, for pods that request nothing; results are cached by image digest (off: such platforms need their architecture only)")
 	fs.Int64Var(&o.inferMaxBytes, "infer-elf-max-bytes", imageisa.DefaultLimits.MaxBytes, "uncompressed layer bytes read per image to find its entrypoint binary; an image needing more is treated as without inference")
@@ -188,6 +192,9 @@ func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
 		if f.v < 1 {
 			return o, fmt.Errorf("--%s %d: want a number >= 1", f.name, f.v)
 		}
+	}
+	if (o.credProviderConfig == "") != (o.credProviderBinDir == "") {
+		return o, errors.New("--image-credential-provider-config and --image-credential-provider-bin-dir go together: give both or neither")
 	}
 	if err := registry.CheckMirrors(o.mirrors...); err != nil {
 		return o, fmt.Errorf("--registry-mirror: %w", err)

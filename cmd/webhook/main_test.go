@@ -75,6 +75,13 @@ func TestParseArgs(t *testing.T) {
 		{name: "client CA and plain HTTP metrics", args: []string{"--client-ca-file", "/ca/client-ca.crt", "--metrics-secure=false"}, want: func(o *options) {
 			o.clientCAFile, o.metricsSecure = "/ca/client-ca.crt", false
 		}},
+		{name: "credential providers", args: []string{"--image-credential-provider-config", "/etc/cp/config.yaml", "--image-credential-provider-bin-dir", "/cp/bin"}, want: func(o *options) {
+			o.credProviderConfig, o.credProviderBinDir = "/etc/cp/config.yaml", "/cp/bin"
+		}},
+		{name: "credential provider config without bin dir", args: []string{"--image-credential-provider-config", "/etc/cp/config.yaml"},
+			wantErr: "--image-credential-provider-config and --image-credential-provider-bin-dir go together"},
+		{name: "credential provider bin dir without config", args: []string{"--image-credential-provider-bin-dir", "/cp/bin"},
+			wantErr: "--image-credential-provider-config and --image-credential-provider-bin-dir go together"},
 		{name: "mirrors and pull secrets", args: []string{"--registry-mirror", "docker.io=mirror.local:5000", "--registry-mirror=ghcr.io=10.0.0.5", "--pull-secrets"}, want: func(o *options) {
 			o.mirrors, o.pullSecrets = stringList{"docker.io=mirror.local:5000", "ghcr.io=10.0.0.5"}, true
 		}},

@@ -210,6 +210,13 @@ func newHandler(mgr manager.Manager, inv *inventory.Inventory, o options) (*muta
 		registry.WithTTL(o.cacheTTL),
 		registry.WithMetrics(regMetrics),
 	}
+	if o.credProviderConfig != "" {
+		kc, err := registry.NewCredentialProviders(o.credProviderConfig, o.credProviderBinDir)
+		if err != nil {
+			return nil, nil, fmt.Errorf("--image-credential-provider-config: %w", err)
+		}
+		ropts = append(ropts, registry.WithNodeKeychain(kc))
+	}
 	if o.registryCA != "" {
 		pem, err := registry.LoadCA(o.registryCA)
 		if err != nil {
