@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
@@ -15,7 +16,6 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
-	"sigs.k8s.io/descheduler/cmd/descheduler/app"
 	"sigs.k8s.io/descheduler/pkg/descheduler"
 	"sigs.k8s.io/descheduler/pkg/framework/pluginregistry"
 
@@ -76,9 +76,13 @@ func TestRebalanceComponentRenders(t *testing.T) {
 	}
 	c := pod.Containers[0]
 
-	flags := app.NewDeschedulerCommand(io.Discard).Flags()
+	cmd, err := newCommand(io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	flags := cmd.Flags()
 	if err := flags.Parse(c.Args); err != nil {
-		t.Fatalf("Deployment args %q do not parse as descheduler's: %v", c.Args, err)
+		t.Fatalf("Deployment args %q do not parse as the rebalancer's: %v", c.Args, err)
 	}
 	str := func(f string) string {
 		t.Helper()
@@ -93,6 +97,14 @@ func TestRebalanceComponentRenders(t *testing.T) {
 		t.Fatal(err)
 	}
 	leaderElect, err := flags.GetBool("leader-elect")
+	if err != nil {
+		t.Fatal(err)
+	}
+	onJoin, err := flags.GetBool("trigger-on-node-join")
+	if err != nil {
+		t.Fatal(err)
+	}
+	minInterval, err := flags.GetDuration("trigger-min-interval")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,6 +159,7 @@ func TestRebalanceComponentRenders(t *testing.T) {
 		{"image placeholder", c.Image == "ghcr.io/isamatch/rebalancer:latest"},
 		{"runs cycles on a timer", interval > 0},
 		{"leader-elected", leaderElect},
+		{"a node joining starts a cycle, at most one per 10s or more", onJoin && minInterval >= 10*time.Second && minInterval < interval},
 		{"Lease in its own namespace", leaseNS == dep.Namespace},
 		{"Role may create the Lease", manifests.Allows(role.Rules, "coordination.k8s.io", "leases", "create")},
 		{"Role reads and renews only the Lease " + leaseName, manifests.OnlyNamed(role.Rules, "coordination.k8s.io", "leases", "get", leaseName) &&
