@@ -57,12 +57,24 @@ func weightedLoad(ctx SpecContext) {
 	before := podsByName(settled(Default))
 	spreads := []float64{spread(before, pool)}
 
+	// Without the rebalancer: the same scene, waits of a cycle's length.
+	idle := []float64{spreads[0]}
+	for range idleWaits {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(idleWait):
+		}
+		idle = append(idle, spread(podsByName(settled(Default)), pool))
+	}
+
 	rec := startRecorder(ctx)
 	policy := testPolicy()
 	var perCycle []int
+	var took []time.Duration
 	for i := 1; i <= 6; i++ {
 		n := len(rec.evictionOrder())
-		runCycle(ctx, policy, fmt.Sprintf("load-%d", i))
+		took = append(took, runCycle(ctx, policy, fmt.Sprintf("load-%d", i)).Round(100*time.Millisecond))
 		var pods []corev1.Pod
 		Eventually(func(g Gomega) { pods = settled(g) }).WithContext(ctx).WithTimeout(60 * time.Second).WithPolling(250 * time.Millisecond).Should(Succeed())
 		perCycle = append(perCycle, len(rec.evictionOrder())-n)
@@ -71,11 +83,15 @@ func weightedLoad(ctx SpecContext) {
 			break
 		}
 	}
-	report := fmt.Sprintf("spread of CPU share over load-a/b/c per cycle (cycle 0: before, nodes joined): %s; evictions per cycle %v; eviction order %v",
-		percentages(spreads), perCycle, rec.evictionOrder())
+	report := fmt.Sprintf("spread of CPU share over load-a/b/c per cycle (cycle 0: before, nodes joined): %s; evictions per cycle %v; cycles took %v; eviction order %v; "+
+		"without the rebalancer, every %s: %s",
+		percentages(spreads), perCycle, took, rec.evictionOrder(), idleWait, percentages(idle))
 	AddReportEntry("WeightedLoad", report)
 	GinkgoWriter.Println(report)
 
+	for i, s := range idle {
+		Expect(s).To(Equal(spreads[0]), "without the rebalancer the spread stays (wait %d): %s", i, percentages(idle))
+	}
 	Expect(perCycle[len(perCycle)-1]).To(BeZero(), "the load settles: the last cycle evicts nothing")
 	Expect(len(perCycle)).To(BeNumerically(">", 2), "more than one cycle moves pods (2 per node per cycle)")
 	Expect(spreads[len(spreads)-1]).To(BeNumerically("<", spreads[0]/2), "the spread at least halves")
@@ -91,15 +107,25 @@ func weightedLoad(ctx SpecContext) {
 	}
 }
 
-func poolNode(name, cpu string) *corev1.Node {
-	return testbed.MakeNode(name).CPU(cpu).Label(poolLabel, "true").
+// Without the rebalancer, the load scene is watched idleWaits times for
+// idleWait, longer than one of its cycles takes.
+const (
+	idleWaits = 4
+	idleWait  = 5 * time.Second
+)
+
+func poolNode(name, cpu string) *corev1.Node { return poolNodeIn(poolLabel, name, cpu) }
+
+// poolNodeIn is a node of the pool whose nodes carry the label pool=true.
+func poolNodeIn(pool, name, cpu string) *corev1.Node {
+	return testbed.MakeNode(name).CPU(cpu).Label(pool, "true").
 		Taint(corev1.Taint{Key: poolTaint, Value: "true", Effect: corev1.TaintEffectNoSchedule}).Obj()
 }
 
-// poolSpec is a pod spec for the pool: its node selector and toleration,
-// one container requesting cpu (and limiting it and memory to the same
-// requests when guaranteed).
-func poolSpec(cpu string, guaranteed bool, restart corev1.RestartPolicy) corev1.PodSpec {
+// poolSpec is a pod spec for the pool of nodes labelled pool=true: its
+// node selector and toleration, one container requesting cpu (and
+// limiting it and memory to the same requests when guaranteed).
+func poolSpec(pool, cpu string, guaranteed bool, restart corev1.RestartPolicy) corev1.PodSpec {
 	res := corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}}
 	if guaranteed {
 		res.Requests[corev1.ResourceMemory] = resource.MustParse("64Mi")
@@ -107,26 +133,30 @@ func poolSpec(cpu string, guaranteed bool, restart corev1.RestartPolicy) corev1.
 	}
 	return corev1.PodSpec{
 		RestartPolicy: restart,
-		NodeSelector:  map[string]string{poolLabel: "true"},
+		NodeSelector:  map[string]string{pool: "true"},
 		Tolerations:   []corev1.Toleration{{Key: poolTaint, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}},
 		Containers:    []corev1.Container{{Name: "main", Image: reg.Ref(image, "v1"), Resources: res}},
 	}
 }
 
-// poolLabels mark a pool pod; the webhook leaves it alone (no tiers).
-func poolLabels(app string) map[string]string {
-	return map[string]string{"app": app, poolLabel: "true", isa.IgnoreLabel: "true"}
+// poolLabels mark a pod of pool; the webhook leaves it alone (no tiers).
+func poolLabels(pool, app string) map[string]string {
+	return map[string]string{"app": app, pool: "true", isa.IgnoreLabel: "true"}
 }
 
 func poolDeployment(app, cpu string, n int32, guaranteed bool) *appsv1.Deployment {
+	return poolDeploymentIn(poolLabel, app, cpu, n, guaranteed)
+}
+
+func poolDeploymentIn(pool, app, cpu string, n int32, guaranteed bool) *appsv1.Deployment {
 	return &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: app, Namespace: ns},
 		Spec: appsv1.DeploymentSpec{
 			Replicas: &n,
 			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}},
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: poolLabels(app)},
-				Spec:       poolSpec(cpu, guaranteed, corev1.RestartPolicyAlways),
+				ObjectMeta: metav1.ObjectMeta{Labels: poolLabels(pool, app)},
+				Spec:       poolSpec(pool, cpu, guaranteed, corev1.RestartPolicyAlways),
 			},
 		},
 	}
@@ -137,8 +167,8 @@ func poolJob(name, cpu string, restart corev1.RestartPolicy) *batchv1.Job {
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
 		Spec: batchv1.JobSpec{
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: poolLabels(name)},
-				Spec:       poolSpec(cpu, false, restart),
+				ObjectMeta: metav1.ObjectMeta{Labels: poolLabels(poolLabel, name)},
+				Spec:       poolSpec(poolLabel, cpu, false, restart),
 			},
 		},
 	}

@@ -77,6 +77,7 @@ var _ = AfterEach(func() { framework.ReportLogsOnFailure(cp, 40) })
 var _ = Describe("Rebalancer", Ordered, func() {
 	It("ISAFit: moves rv64imfd replicas from vector nodes back to freed best-fit nodes in one cycle, one disruption at a time, and then stays put", isaFit, NodeTimeout(4*time.Minute))
 	It("WeightedLoad: spreads a hot node's load onto joining nodes cycle after cycle until it settles, never moving restartPolicy Never pods", weightedLoad, NodeTimeout(5*time.Minute))
+	It("Node join: a node joining starts a cycle at once, not at the next timer, and load moves to it; with the triggers off nothing moves", nodeJoin, NodeTimeout(5*time.Minute))
 })
 
 // podsOf lists the pods of ns labelled app=app.

@@ -1,0 +1,152 @@
+package rebalancecluster
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"time"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/isamatch/isamatch/internal/testbed"
+)
+
+// CycleCounter is the rebalancer's counter of cycles run, labelled by
+// what started them (trigger: start, timer, node_join, threshold).
+const CycleCounter = "isamatch_rebalancer_cycles_total"
+
+// ShippedProfilePolicy returns the policy of config/components/rebalance
+// under repoRoot with only the profiles that enable plugin as a balance
+// plugin, and nodeSelector (when not empty) as the policy's node selector:
+// the plugin then sees only those nodes. It fails when no profile enables
+// plugin.
+func ShippedProfilePolicy(repoRoot, plugin, nodeSelector string) ([]byte, error) {
+	path := filepath.Join(repoRoot, PolicyFile)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read policy: %w", err)
+	}
+	var raw map[string]any
+	if err := yaml.Unmarshal(data, &raw); err != nil {
+		return nil, fmt.Errorf("parse %s: %w", path, err)
+	}
+	var kept []any
+	profiles, _ := raw["profiles"].([]any)
+	for _, p := range profiles {
+		pm, _ := p.(map[string]any)
+		plugins, _ := pm["plugins"].(map[string]any)
+		balance, _ := plugins["balance"].(map[string]any)
+		enabled, _ := balance["enabled"].([]any)
+		if slices.Contains(enabled, any(plugin)) {
+			kept = append(kept, p)
+		}
+	}
+	if len(kept) == 0 {
+		return nil, fmt.Errorf("%s has no profile that enables the balance plugin %s", path, plugin)
+	}
+	raw["profiles"] = kept
+	if nodeSelector != "" {
+		raw["nodeSelector"] = nodeSelector
+	}
+	out, err := yaml.Marshal(raw)
+	if err != nil {
+		return nil, fmt.Errorf("encode policy: %w", err)
+	}
+	return out, nil
+}
+
+// ProfilePolicy writes ShippedProfilePolicy(plugin, nodeSelector) into the
+// cluster's directory as name and returns its path.
+func (c *Cluster) ProfilePolicy(name, plugin, nodeSelector string) (string, error) {
+	data, err := ShippedProfilePolicy(c.RepoRoot, plugin, nodeSelector)
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(c.Dir, name)
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		return "", fmt.Errorf("write policy: %w", err)
+	}
+	return path, nil
+}
+
+// Rebalancer is a long-running rebalancer process.
+type Rebalancer struct {
+	*testbed.Process
+	port int
+}
+
+// StartRebalancer starts the rebalancer as the Deployment runs it: leader
+// election on (the Lease named name in namespace leaseNamespace), a cycle
+// every interval, plus extraArgs; its log is rebalancer-<name>.log in the
+// cluster's directory. It returns once /healthz answers.
+func (c *Cluster) StartRebalancer(ctx context.Context, policy, name, leaseNamespace string, interval time.Duration, extraArgs ...string) (*Rebalancer, error) {
+	var r *Rebalancer
+	err := testbed.StartOnFreePorts(1, func(ports []int) error {
+		args := append([]string{
+			"--kubeconfig=" + c.CP.KubeconfigPath,
+			"--policy-config-file=" + policy,
+			"--descheduling-interval=" + interval.String(),
+			"--leader-elect=true",
+			"--leader-elect-resource-namespace=" + leaseNamespace,
+			"--leader-elect-resource-name=" + name,
+			"--bind-address=127.0.0.1",
+			"--secure-port=" + strconv.Itoa(ports[0]),
+			"--v=1",
+		}, extraArgs...)
+		p, err := testbed.StartProcess("rebalancer-"+name, c.RebalancerBin, args, nil, filepath.Join(c.Dir, "rebalancer-"+name+".log"))
+		if err != nil {
+			return err
+		}
+		err = p.WaitHTTP(ctx, "https://127.0.0.1:"+strconv.Itoa(ports[0])+"/healthz", nil, time.Minute,
+			func(status int) bool { return status == http.StatusOK })
+		if err != nil {
+			_ = p.Stop(10 * time.Second)
+			return err
+		}
+		r = &Rebalancer{Process: p, port: ports[0]}
+		return nil
+	})
+	return r, err
+}
+
+// Cycles returns the cycles the rebalancer has finished, by what started
+// them (CycleCounter).
+func (r *Rebalancer) Cycles(ctx context.Context) (map[string]int, error) {
+	hc := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // loopback metrics of a self-signed test server
+	}}
+	defer hc.CloseIdleConnections()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://127.0.0.1:"+strconv.Itoa(r.port)+"/metrics", nil)
+	if err != nil {
+		return nil, fmt.Errorf("build metrics request: %w", err)
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("read rebalancer metrics: %w", err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("read rebalancer metrics: %w", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("rebalancer metrics: status %d", resp.StatusCode)
+	}
+	out := map[string]int{}
+	for _, t := range []string{"start", "timer", "node_join", "threshold"} {
+		v, found, err := testbed.MetricValue(string(body), CycleCounter, map[string]string{"trigger": t})
+		if err != nil {
+			return nil, err
+		}
+		if found {
+			out[t] = int(v)
+		}
+	}
+	return out, nil
+}
