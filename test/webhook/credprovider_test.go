@@ -1,0 +1,160 @@
+package webhook
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/isamatch/isamatch/internal/testbed"
+	"github.com/isamatch/isamatch/pkg/isa"
+)
+
+// A webhook of its own, without --pull-secrets, gets its registry
+// credentials from kubelet image credential provider plugins
+// (internal/testbed/testcredprovider, run through the real exec protocol):
+// "test-provider" answers reg's account for reg, "garbage" prints text for
+// origin. Its pods are in a namespace the suite's main webhook ignores and
+// that holds no pull secret.
+var _ = Describe("Registry credentials from image credential provider plugins", Ordered, func() {
+	const ns = "credential-providers"
+	BeforeAll(func(ctx SpecContext) {
+		work := GinkgoT().TempDir()
+		By("building the test plugin into a bin dir, as two providers")
+		bins, err := testbed.BuildBinaries(ctx, repoRoot, work, testbed.BuildOptions{}, "./internal/testbed/testcredprovider")
+		Expect(err).NotTo(HaveOccurred())
+		binDir := filepath.Join(work, "plugins")
+		Expect(os.Mkdir(binDir, 0o755)).To(Succeed())
+		for _, name := range []string{"test-provider", "garbage"} {
+			Expect(os.Link(bins[0], filepath.Join(binDir, name))).To(Succeed())
+		}
+		config := filepath.Join(work, "credential-providers.yaml")
+		Expect(os.WriteFile(config, fmt.Appendf(nil, `apiVersion: kubelet.config.k8s.io/v1
+kind: CredentialProviderConfig
+providers:
+  - name: test-provider
+    matchImages: [%q]
+    defaultCacheDuration: 10m
+    apiVersion: credentialprovider.kubelet.k8s.io/v1
+    args: [--mode=ok]
+    env:
+      - {name: TEST_USERNAME, value: %q}
+      - {name: TEST_PASSWORD, value: %q}
+  - name: garbage
+    matchImages: [%q]
+    defaultCacheDuration: 10m
+    apiVersion: credentialprovider.kubelet.k8s.io/v1
+    args: [--mode=garbage]
+`, reg.Host, reg.Username, reg.Password, origin.Host), 0o600)).To(Succeed())
+		caFile := filepath.Join(work, "registries-ca.pem")
+		Expect(os.WriteFile(caFile, append(append([]byte{}, reg.CAPEM...), origin.CAPEM...), 0o600)).To(Succeed())
+
+		By("starting the webhook with --image-credential-provider-config and -bin-dir")
+		wio := cp.Env.WebhookInstallOptions
+		var port int
+		var proc *testbed.Process
+		err = testbed.StartOnFreePorts(3, func(ports []int) error {
+			port = ports[0]
+			p, err := testbed.StartProcess("webhook-credential-providers", webhookBin, []string{
+				"--kubeconfig=" + cp.KubeconfigPath,
+				"--cert-dir=" + wio.LocalServingCertDir,
+				"--port=" + strconv.Itoa(port),
+				"--cert-rotation=false",
+				"--registry-ca=" + caFile,
+				"--allow-registry=" + reg.Host,
+				"--allow-registry=" + origin.Host,
+				"--resolve=sync",
+				"--gate-controller=false",
+				"--pod-events=false",
+				"--metrics-secure=false",
+				"-v=1",
+				"--image-credential-provider-config=" + config,
+				"--image-credential-provider-bin-dir=" + binDir,
+				"--metrics-bind-address=127.0.0.1:" + strconv.Itoa(ports[1]),
+				"--health-probe-bind-address=127.0.0.1:" + strconv.Itoa(ports[2]),
+			}, nil, filepath.Join(work, "webhook-credential-providers.log"))
+			if err != nil {
+				return err
+			}
+			proc = p
+			err = p.WaitHTTP(ctx, "http://127.0.0.1:"+strconv.Itoa(ports[2])+"/readyz", nil, 60*time.Second,
+				func(status int) bool { return status == http.StatusOK })
+			if testbed.PortTaken(err) {
+				_ = p.Stop(10 * time.Second)
+			}
+			return err
+		})
+		if proc != nil {
+			DeferCleanup(func() {
+				if CurrentSpecReport().Failed() {
+					AddReportEntry("credential-providers webhook log", proc.LogTail(60))
+				}
+				Expect(proc.Stop(10 * time.Second)).To(Succeed())
+			})
+		}
+		Expect(err).NotTo(HaveOccurred(), "the credential-providers webhook never became ready")
+
+		By("a namespace without pull secrets, admitted by that webhook only")
+		namespaceWith(ctx, ns, "")
+		var nsObj corev1.Namespace
+		Expect(cp.Client.Get(ctx, client.ObjectKey{Name: ns}, &nsObj)).To(Succeed())
+		if nsObj.Labels == nil {
+			nsObj.Labels = map[string]string{}
+		}
+		nsObj.Labels[isa.IgnoreLabel] = "true"
+		Expect(cp.Client.Update(ctx, &nsObj)).To(Succeed())
+		mwc := &admissionregistrationv1.MutatingWebhookConfiguration{
+			ObjectMeta: metav1.ObjectMeta{Name: ns},
+			Webhooks: []admissionregistrationv1.MutatingWebhook{{
+				Name:                    "pods.isa.isamatch.io",
+				AdmissionReviewVersions: []string{"v1"},
+				ClientConfig: admissionregistrationv1.WebhookClientConfig{
+					URL:      ptr.To("https://127.0.0.1:" + strconv.Itoa(port) + "/mutate-v1-pod"),
+					CABundle: wio.LocalServingCAData,
+				},
+				FailurePolicy: ptr.To(admissionregistrationv1.Fail),
+				SideEffects:   ptr.To(admissionregistrationv1.SideEffectClassNone),
+				Rules: []admissionregistrationv1.RuleWithOperations{{
+					Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+					Rule:       admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods"}},
+				}},
+				NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: ns}},
+			}},
+		}
+		Expect(cp.Client.Create(ctx, mwc)).To(Succeed())
+		DeferCleanup(func(ctx SpecContext) { Expect(cp.Client.Delete(ctx, mwc)).To(Succeed()) })
+	})
+
+	It("resolve an image only the plugin's credentials can read, with no pull secret", func(ctx SpecContext) {
+		// The API server may take a moment to see the new configuration.
+		Eventually(func(g Gomega) {
+			pod := testbed.MakePod("private-"+strconv.FormatInt(time.Now().UnixNano(), 36), ns).Image(reg.Ref(saImage, "v1")).Obj()
+			created, warnings, err := createPod(ctx, pod)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(created.Annotations).To(HaveKey(isa.DecisionAnnotation), "admitted by the credential-providers webhook")
+			g.Expect(warnings).To(BeEmpty(), describe(created))
+			g.Expect(archesOf(requiredTerms(created))).To(Equal([]string{"arm64"}), describe(created))
+		}).WithContext(ctx).WithTimeout(30 * time.Second).WithPolling(500 * time.Millisecond).Should(Succeed())
+	})
+
+	It("name a plugin that answers garbage in the warning, and admit the pod without that image's constraint", func(ctx SpecContext) {
+		pod := testbed.MakePod("garbage", ns).Image(origin.Ref(originOnlyImage, "v1")).Obj()
+		created, warnings, err := createPod(ctx, pod)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(warnings).To(ContainElement(And(
+			ContainSubstring(origin.Ref(originOnlyImage, "v1")),
+			ContainSubstring("credential provider garbage: stdout is not a JSON CredentialProviderResponse"),
+		)), describe(created))
+		Expect(requiredTerms(created)).To(BeEmpty(), describe(created))
+	})
+})
