@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -391,21 +392,72 @@ func BenchmarkHostileRequest(b *testing.B) {
 	})
 }
 
-// TestPrecheck: the scan of a large raw pod finds an oversized request
-// annotation as the API server writes it, and nothing in other strings.
+// BenchmarkHostileLabel compares, in one run, the handler time of a pod
+// with a 3 MiB ARCH label (denied by precheck before the pod is decoded)
+// with that of a normal pod of the same image: hostile/normal is the
+// ratio of their times.
+func BenchmarkHostileLabel(b *testing.B) {
+	m := NewPodMutator(&fakeResolver{images: testImages()}, inventory.NewStatic(paperCluster(b)), Options{})
+	normal := admissionRequest(b, podSpec{labels: ann(isa.RequestLabel, "rv64gc"), images: []string{"riscv:1"}}.pod())
+	hostile := admissionRequest(b, podSpec{labels: ann(isa.RequestLabel, strings.Repeat("rv64gc_", 3<<20/7)), images: []string{"riscv:1"}}.pod())
+	if resp := m.Handle(b.Context(), hostile); resp.Allowed {
+		b.Fatal("the 3 MiB ARCH label was allowed")
+	}
+	var tn, th time.Duration
+	for b.Loop() {
+		start := time.Now()
+		m.Handle(b.Context(), normal)
+		mid := time.Now()
+		m.Handle(b.Context(), hostile)
+		tn, th = tn+mid.Sub(start), th+time.Since(mid)
+	}
+	b.ReportMetric(float64(tn.Nanoseconds())/float64(b.N), "normal-ns/op")
+	b.ReportMetric(float64(th.Nanoseconds())/float64(b.N), "hostile-ns/op")
+	b.ReportMetric(float64(th)/float64(tn), "hostile/normal")
+}
+
+// TestPrecheck: the walk of a large raw pod finds an oversized request
+// annotation or label in its metadata, and nothing anywhere else.
 func TestPrecheck(t *testing.T) {
-	pad := `"env":"` + strings.Repeat("x", largePod) + `"`
+	// pod is a raw pod as the API server writes it, padded over largePod
+	// by an environment variable; meta is inside metadata.
+	pod := func(meta string) string {
+		return `{"kind":"Pod","apiVersion":"v1","metadata":{"name":"p","namespace":"default"` + meta + `},` +
+			`"spec":{"containers":[{"name":"c","image":"app:1","env":[{"name":"PAD","value":"` + strings.Repeat("x", largePod) + `"}]}]}}`
+	}
+	obj := func(kv ...string) string {
+		var b strings.Builder
+		for i := 0; i < len(kv); i += 2 {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			b.WriteString(`"` + kv[i] + `":"` + kv[i+1] + `"`)
+		}
+		return "{" + b.String() + "}"
+	}
 	big := strings.Repeat("a", 2*MaxRequestBytes)
+	huge := strings.Repeat("rv64gc_", 3<<20/7)
 	tests := []struct {
 		name, raw, want string
 	}{
-		{name: "small object: not scanned", raw: `{"isa.request":"` + big + `"}`},
-		{name: "bare key", raw: `{` + pad + `,"isa.request":"` + big + `"}`, want: "annotation isa.request is 2048 bytes; the limit is 1024 bytes"},
-		{name: "prefixed qemu key", raw: `{"` + isa.QEMUAnnotation + `":"` + big + `",` + pad + `}`, want: "annotation " + isa.QEMUAnnotation + " is 2048 bytes"},
-		{name: "key inside a string value", raw: `{` + pad + `,"x":"\"isa.request\":\"` + big + `"}`},
-		{name: "escaped value under the limit after decoding", raw: `{` + pad + `,"isa.request":"` + strings.Repeat(`\"`, MaxRequestBytes/2) + `"}`},
-		{name: "escaped value plainly over", raw: `{` + pad + `,"isa.request":"` + strings.Repeat(`\u0001`, 2*MaxRequestBytes) + `"}`, want: "annotation isa.request is more than 2048 bytes"},
-		{name: "small value", raw: `{` + pad + `,"isa.request":"rv64gc"}`},
+		{name: "small object: not scanned", raw: `{"metadata":{"annotations":` + obj("isa.request", big) + `}}`},
+		{name: "bare annotation", raw: pod(`,"annotations":` + obj("a", "b", "isa.request", big)), want: "annotation isa.request is 2048 bytes; the limit is 1024 bytes"},
+		{name: "prefixed qemu annotation", raw: pod(`,"annotations":` + obj(isa.QEMUAnnotation, big)), want: "annotation " + isa.QEMUAnnotation + " is 2048 bytes"},
+		{name: "3 MiB ARCH label", raw: pod(`,"labels":` + obj("app", "x", isa.RequestLabel, huge)), want: "label ARCH is " + strconv.Itoa(len(huge)) + " bytes; the limit is 1024 bytes"},
+		{name: "QEMU label with too many alternatives", raw: pod(`,"labels":` + obj(isa.QEMULabel, strings.Repeat("rv64gc|", MaxAlternatives)+"rv64gc")), want: "label QEMU has 17 alternatives; the limit is 16"},
+		{name: "escaped label key", raw: pod(`,"labels":{"\u0041RCH":"` + big + `"}`), want: "label ARCH is 2048 bytes"},
+		{name: "metadata after spec", raw: `{"spec":{"containers":[{"name":"` + strings.Repeat("x", largePod) + `"}]},"metadata":{"labels":` + obj(isa.RequestLabel, big) + `}}`, want: "label ARCH is 2048 bytes"},
+		{name: "whitespace between tokens", raw: pod(` , "labels" : { "x" : [ 1 , true , {"y":null} ] , "ARCH" : "` + big + `" } `), want: "label ARCH is 2048 bytes"},
+		{name: "ARCH as an annotation", raw: pod(`,"annotations":` + obj(isa.RequestLabel, big))},
+		{name: "isa.request as a label", raw: pod(`,"labels":` + obj(isa.BareRequestAnnotation, big))},
+		{name: "ARCH in the node selector", raw: pod(``)[:len(pod(``))-2] + `,"nodeSelector":` + obj(isa.RequestLabel, big) + `}}`},
+		{name: "key inside a string value", raw: pod(`,"annotations":` + obj("x", `\"isa.request\":\"`+big))},
+		{name: "escaped value under the limit after decoding", raw: pod(`,"labels":` + obj(isa.RequestLabel, strings.Repeat(`\"`, MaxRequestBytes/2)))},
+		{name: "escaped value over the limit after decoding", raw: pod(`,"labels":` + obj(isa.RequestLabel, strings.Repeat(`\"`, 1500))), want: "label ARCH is 1500 bytes"},
+		{name: "escaped value plainly over", raw: pod(`,"annotations":` + obj("isa.request", strings.Repeat(`\u0001`, 2*MaxRequestBytes))), want: "annotation isa.request is more than 2048 bytes"},
+		{name: "small values", raw: pod(`,"labels":` + obj(isa.RequestLabel, "rv64gc") + `,"annotations":` + obj("isa.request", "rv64gc"))},
+		{name: "cut off in the value", raw: pod(`,"labels":` + obj(isa.RequestLabel, huge))[:2*largePod], want: "label ARCH is"},
+		{name: "cut off in a key", raw: pod(`,"labels":` + obj(isa.RequestLabel, "rv64gc", strings.Repeat("k", 2*largePod), "v"))[:largePod+100]},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

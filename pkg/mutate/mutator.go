@@ -67,7 +67,7 @@ func (p *PodMutator) handle(ctx context.Context, req admission.Request) (admissi
 	if req.Operation != admissionv1.Create {
 		return admission.Allowed("only pod creation is mutated"), outcomeSkipped
 	}
-	// In deny mode a plainly oversized request annotation is refused
+	// In deny mode an oversized request annotation or label is refused
 	// before the pod is decoded (warn mode decodes it to annotate it).
 	if p.opts.Enforcement == EnforcementDeny && !slices.Contains(p.opts.SkipNamespaces, req.Namespace) {
 		if msg := precheck(req.Object.Raw); msg != "" {

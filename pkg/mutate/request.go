@@ -2,7 +2,9 @@ package mutate
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/isamatch/isamatch/pkg/isa"
@@ -103,46 +105,149 @@ func checkSize[T string | []byte](from string, text T) string {
 // before it is decoded.
 const largePod = 64 << 10
 
-// precheck denies a large pod whose request annotation is plainly over
-// MaxRequestBytes without decoding it: decoding megabytes of JSON costs
-// tens of milliseconds, walking its strings with memchr well under one. It
-// visits every string of the object once and looks for each annotation
-// key followed by a string value, as the API server writes it (compact
-// JSON, `"key":"`); a key written otherwise is still bounded by podInput
-// after decoding. Strings under these keys that long are valid only as
-// annotations.
+// precheck denies a large pod whose request annotation or label
+// (metadata.annotations and metadata.labels, the keys podInput reads) is
+// over MaxRequestBytes or MaxAlternatives, without decoding the pod:
+// decoding megabytes of JSON costs tens of milliseconds, walking its
+// strings with memchr well under one. It walks the object's structure
+// (strings skipped whole, never unquoted) up to the end of its metadata,
+// unquotes only keys and values short enough to be a request, and gives
+// the denial podInput would. Anything it cannot read is left to podInput
+// after decoding.
 func precheck(raw []byte) string {
 	if len(raw) <= largePod {
 		return ""
 	}
-	for off := 0; off < len(raw); {
-		i := bytes.IndexByte(raw[off:], '"')
-		if i < 0 {
-			return ""
+	var msg string
+	walkObject(raw, skipSpace(raw, 0), func(key []byte, v int) int {
+		if msg != "" || string(key) != "metadata" || v >= len(raw) || raw[v] != '{' {
+			return skipValue(raw, v)
 		}
-		start := off + i + 1
-		n, _ := stringLen(raw[start:])
-		end := start + n // the closing quote
-		off = end + 1
-		if n > len(isa.RequestAnnotation) || !bytes.HasPrefix(raw[end:], []byte(`":"`)) {
-			continue
+		return walkObject(raw, v, func(key []byte, v int) int {
+			var keys []string
+			kind := ""
+			switch string(key) {
+			case "annotations":
+				kind, keys = "annotation", []string{nativeKeys.prefixed, nativeKeys.bare, qemuKeys.prefixed, qemuKeys.bare}
+			case "labels":
+				kind, keys = "label", []string{nativeKeys.label, qemuKeys.label}
+			}
+			if msg != "" || kind == "" || v >= len(raw) || raw[v] != '{' {
+				return skipValue(raw, v)
+			}
+			return walkObject(raw, v, func(key []byte, v int) int {
+				end := skipValue(raw, v)
+				if msg == "" && v < len(raw) && raw[v] == '"' && slices.Contains(keys, string(key)) {
+					msg = checkRawSize(kind+" "+string(key), raw[v+1:max(end-1, v+1)])
+				}
+				return end
+			})
+		})
+	})
+	return msg
+}
+
+// checkRawSize is checkSize of the JSON string body s, unquoted only when
+// it holds escapes and is short enough to be within the limits.
+func checkRawSize(from string, s []byte) string {
+	if bytes.IndexByte(s, '\\') < 0 {
+		return checkSize(from, s)
+	}
+	if len(s) > 6*MaxRequestBytes { // an escape is at most 6 bytes per byte
+		return fmt.Sprintf("%s is more than %d bytes; the limit is %d bytes: write at most %d alternatives of the form %s",
+			from, len(s)/6, MaxRequestBytes, MaxAlternatives, Grammar)
+	}
+	var text string
+	if err := json.Unmarshal(append(append([]byte{'"'}, s...), '"'), &text); err != nil {
+		return "" // malformed: decoding the pod reports it
+	}
+	return checkSize(from, text)
+}
+
+// maxKeyBytes bounds the raw keys walkObject unquotes: a key longer than
+// this, escaped, is none of the keys precheck looks for.
+const maxKeyBytes = 256
+
+// walkObject walks the members of the JSON object at raw[i] ('{'): for
+// each it calls member with the key (unquoted when it holds escapes and
+// is at most maxKeyBytes; nil for a longer escaped key) and the index of
+// the value; member returns the index just past the value. walkObject
+// returns the index just past the object, or len(raw) when it is cut off
+// or malformed.
+func walkObject(raw []byte, i int, member func(key []byte, v int) int) int {
+	if i >= len(raw) || raw[i] != '{' {
+		return len(raw)
+	}
+	i = skipSpace(raw, i+1)
+	if i < len(raw) && raw[i] == '}' {
+		return i + 1
+	}
+	for i < len(raw) && raw[i] == '"' {
+		n, escaped := stringLen(raw[i+1:])
+		key := raw[i+1 : i+1+n]
+		if escaped {
+			var k string
+			if n > maxKeyBytes || json.Unmarshal(raw[i:min(i+n+2, len(raw))], &k) != nil {
+				k = ""
+			}
+			key = []byte(k)
 		}
-		key := string(raw[start:end])
-		if key != isa.RequestAnnotation && key != isa.BareRequestAnnotation && key != isa.QEMUAnnotation && key != isa.BareQEMUAnnotation {
-			continue
+		i = skipSpace(raw, i+n+2)
+		if i >= len(raw) || raw[i] != ':' {
+			return len(raw)
 		}
-		vstart := end + 3
-		vn, escaped := stringLen(raw[vstart:])
-		off = vstart + vn + 1
-		switch {
-		case !escaped && vn > MaxRequestBytes:
-			return checkSize("annotation "+key, raw[vstart:vstart+vn])
-		case escaped && vn > 6*MaxRequestBytes: // an escape is at most 6 bytes per byte
-			return fmt.Sprintf("annotation %s is more than %d bytes; the limit is %d bytes: write at most %d alternatives of the form %s",
-				key, vn/6, MaxRequestBytes, MaxAlternatives, Grammar)
+		i = skipSpace(raw, member(key, skipSpace(raw, i+1)))
+		if i >= len(raw) {
+			return len(raw)
+		}
+		switch raw[i] {
+		case ',':
+			i = skipSpace(raw, i+1)
+		case '}':
+			return i + 1
+		default:
+			return len(raw)
 		}
 	}
-	return ""
+	return len(raw)
+}
+
+// skipValue returns the index just past the JSON value at raw[i]: strings
+// are skipped whole with stringLen, objects and arrays by their brackets.
+func skipValue(raw []byte, i int) int {
+	depth := 0
+	for ; i < len(raw); i++ {
+		switch raw[i] {
+		case '"':
+			n, _ := stringLen(raw[i+1:])
+			i += n + 1
+			if depth == 0 {
+				return min(i+1, len(raw))
+			}
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth == 0 { // the end of the enclosing value
+				return i
+			}
+			if depth--; depth == 0 {
+				return i + 1
+			}
+		case ',', ' ', '\t', '\r', '\n':
+			if depth == 0 { // the end of a number or literal
+				return i
+			}
+		}
+	}
+	return len(raw)
+}
+
+// skipSpace returns the index of the first non-space byte at or after i.
+func skipSpace(raw []byte, i int) int {
+	for i < len(raw) && (raw[i] == ' ' || raw[i] == '\t' || raw[i] == '\r' || raw[i] == '\n') {
+		i++
+	}
+	return i
 }
 
 // stringLen returns the length of the JSON string body at the start of b
