@@ -164,6 +164,10 @@ func TestErrorMessagesAreSanitised(t *testing.T) {
 		case strings.HasPrefix(p, "/v2/teapot/"):
 			http.Error(w, "boom", http.StatusTeapot)
 			return true
+		case strings.HasPrefix(p, "/v2/codes/") && r.Method == http.MethodHead:
+			// A registry without HEAD: the error comes from the GET.
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			return true
 		case strings.HasPrefix(p, "/v2/codes/"):
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusNotFound)

@@ -67,6 +67,7 @@ func TestCacheReplaceKeepsCount(t *testing.T) {
 	tr.pushImage(t, "app/x:1", image(t, "linux", "amd64", "", nil))
 	clock := &fakeClock{now: time.Unix(1e9, 0)}
 	r := NewResolver(WithInsecureRegistries(tr.host), WithClock(clock.Now))
+	tr.reset() // the push's own HEAD
 	r.Resolve(t.Context(), tr.ref("app/x:1"), teamA)
 	n0, b0 := r.cache.stats()
 	for range 5 {
@@ -76,7 +77,11 @@ func TestCacheReplaceKeepsCount(t *testing.T) {
 	if n, b := r.cache.stats(); n != n0 || b != b0 {
 		t.Errorf("after 5 refreshes the cache holds %d entries, %d bytes; want %d, %d", n, b, n0, b0)
 	}
-	if got := tr.count(http.MethodGet, "/manifests/"); got != 6 {
-		t.Errorf("manifest GETs = %d, want 6", got)
+	// Each refresh HEADs; the digest's platforms stay cached.
+	if got := tr.count(http.MethodHead, "/manifests/"); got != 6 {
+		t.Errorf("manifest HEADs = %d, want 6", got)
+	}
+	if got := tr.count(http.MethodGet, "/manifests/"); got != 1 {
+		t.Errorf("manifest GETs = %d, want 1", got)
 	}
 }

@@ -10,8 +10,12 @@
 // platform's image (for its layers, pkg/imageisa) with the same
 // credentials and transport. Results are cached per (normalised reference,
 // credential identity) for [WithTTL] (digest-pinned references for
-// [WithDigestTTL], failures for [WithErrorTTL]); concurrent lookups of the
-// same key share one registry resolution, which runs under its own
+// [WithDigestTTL], failures for [WithErrorTTL]). A resolution first HEADs
+// the manifest with the caller's credentials; the platforms of its digest
+// are shared across credentials for [WithDigestTTL] ([WithMaxDigestCacheBytes]),
+// so another tenant's resolution of the same image costs that one HEAD
+// and no GET, and a tenant whose HEAD fails gets its own error. Concurrent
+// lookups of the same key share one registry resolution, which runs under its own
 // [WithFetchTimeout] while each caller returns when its own context ends.
 // The cache is an LRU bounded in bytes ([WithMaxCacheBytes]). Every
 // registry HTTP request goes through one bounded transport: plain HTTP only
@@ -27,6 +31,6 @@
 // ([WithNodeKeychain]): [CredentialProviders] runs the kubelet's image
 // credential provider plugins (ECR, GCR/Artifact Registry, ACR) from the
 // kubelet's own CredentialProviderConfig, with their answers cached and
-// every run bounded in time and output. [Metrics] counts cache hits and misses, registry requests
-// and errors by kind.
+// every run bounded in time and output. [Metrics] counts cache hits and misses, digest cache
+// hits, registry requests and errors by kind.
 package registry

@@ -10,11 +10,16 @@ type Metrics struct {
 	CacheHits prometheus.Counter
 	// CacheMisses counts resolutions that went to the registry.
 	CacheMisses prometheus.Counter
+	// DigestCacheHits counts resolutions answered by a manifest HEAD with
+	// the caller's credentials and the platforms already read for that
+	// digest (by any caller), without a GET. They are cache misses too.
+	DigestCacheHits prometheus.Counter
 	// Coalesced counts Resolve calls that joined a resolution already in
 	// flight for the same image and credentials.
 	Coalesced prometheus.Counter
 	// Requests counts HTTP requests sent to registries, by type
-	// ("ping", "token", "manifest", "blob").
+	// ("ping", "token", "head" for a manifest HEAD, "manifest" for a
+	// manifest GET, "blob").
 	Requests *prometheus.CounterVec
 	// Errors counts failed Resolve calls by error kind.
 	Errors *prometheus.CounterVec
@@ -35,6 +40,10 @@ func NewMetrics() *Metrics {
 		CacheMisses: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "isamatch_registry_cache_misses_total",
 			Help: "Image resolutions that went to the registry.",
+		}),
+		DigestCacheHits: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "isamatch_registry_digest_cache_hits_total",
+			Help: "Image resolutions answered by a manifest HEAD and the platforms cached for its digest, without a GET.",
 		}),
 		Coalesced: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "isamatch_registry_coalesced_total",
@@ -62,7 +71,7 @@ func NewMetrics() *Metrics {
 
 // Collectors lists every collector, for registration.
 func (m *Metrics) Collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.CacheHits, m.CacheMisses, m.Coalesced, m.Requests, m.Errors, m.Duration, m.MirrorFallbacks}
+	return []prometheus.Collector{m.CacheHits, m.CacheMisses, m.DigestCacheHits, m.Coalesced, m.Requests, m.Errors, m.Duration, m.MirrorFallbacks}
 }
 
 func (m *Metrics) hit() {
@@ -74,6 +83,12 @@ func (m *Metrics) hit() {
 func (m *Metrics) miss() {
 	if m != nil {
 		m.CacheMisses.Inc()
+	}
+}
+
+func (m *Metrics) digestHit() {
+	if m != nil {
+		m.DigestCacheHits.Inc()
 	}
 }
 

@@ -111,14 +111,14 @@ func (r *Resolver) mirrorOf(ref name.Reference) (name.Reference, bool) {
 func (r *Resolver) fetchMirrored(ctx context.Context, ref name.Reference, kc authn.Keychain) ([]Platform, error) {
 	m, ok := r.mirrorOf(ref)
 	if !ok {
-		return r.fetchFrom(ctx, ref, kc)
+		return r.fetchFrom(ctx, ref, ref.Context(), kc)
 	}
-	platforms, merr := r.fetchFrom(ctx, m, kc)
+	platforms, merr := r.fetchFrom(ctx, m, ref.Context(), kc)
 	if merr == nil || ctx.Err() != nil {
 		return platforms, merr
 	}
 	r.cfg.metrics.mirrorFallback()
-	platforms, err := r.fetchFrom(ctx, ref, kc)
+	platforms, err := r.fetchFrom(ctx, ref, ref.Context(), kc)
 	if err != nil {
 		// The origin's kind; the message names the mirror's failure too.
 		e := classify(ref.String(), err)

@@ -107,6 +107,7 @@ type config struct {
 	maxResolution    int64
 	maxIndexEntries  int
 	maxCacheBytes    int64
+	maxDigestBytes   int64
 	ttl              time.Duration
 	digestTTL        time.Duration
 	errorTTL         time.Duration

@@ -26,8 +26,10 @@ const attestationAnnotation = "vnd.docker.reference.type"
 const maxIndexDepth = 2
 
 // Resolver resolves image references to their platforms, with a cache per
-// (reference, credential identity) and concurrent identical lookups
-// collapsed into one registry resolution. It is safe for concurrent use.
+// (reference, credential identity), a cache per manifest digest shared by
+// every caller who has proved access to it (see fetchFrom), and concurrent
+// identical lookups collapsed into one registry resolution. It is safe for
+// concurrent use.
 type Resolver struct {
 	cfg       config
 	transport http.RoundTripper
@@ -36,6 +38,10 @@ type Resolver struct {
 	allFlights *slots
 	nsFlights  *keyedSlots
 	cache      *byteCache
+	// digests holds platforms by repository and manifest digest, across
+	// credential identities; digestFlights collapses their GETs.
+	digests       *byteCache
+	digestFlights singleflight.Group
 }
 
 // result returns a copy of the entry for a caller who spelled the image ref.
@@ -69,6 +75,7 @@ func NewResolver(opts ...Option) *Resolver {
 		maxResolution:    DefaultMaxResolutionBytes,
 		maxIndexEntries:  DefaultMaxIndexEntries,
 		maxCacheBytes:    DefaultMaxCacheBytes,
+		maxDigestBytes:   DefaultMaxDigestCacheBytes,
 		keychains:        AnonymousKeychain,
 		now:              time.Now,
 	}
@@ -98,6 +105,7 @@ func NewResolver(opts ...Option) *Resolver {
 		allFlights: newSlots(c.maxFlights, "resolutions in progress"),
 		nsFlights:  newKeyedSlots(c.maxFlightsPerNS, "resolutions of namespace"),
 		cache:      newByteCache(c.maxCacheBytes, c.maxCacheEntries, c.now),
+		digests:    newByteCache(c.maxDigestBytes, c.maxCacheEntries, c.now),
 	}
 }
 
@@ -293,19 +301,31 @@ func (r *Resolver) fetch(ctx context.Context, ref name.Reference, auth PullAuth)
 	return r.fetchMirrored(ctx, ref, kc)
 }
 
-// fetchFrom reads the platforms of ref from its registry with kc.
-func (r *Resolver) fetchFrom(ctx context.Context, ref name.Reference, kc authn.Keychain) ([]Platform, error) {
-	desc, err := remote.Get(ref,
+// remoteOptions are the options of every registry read of one resolution.
+func (r *Resolver) remoteOptions(ctx context.Context, kc authn.Keychain) []remote.Option {
+	return []remote.Option{
 		remote.WithContext(ctx),
 		remote.WithTransport(r.transport),
 		remote.WithAuthFromKeychain(kc),
 		remote.WithUserAgent("isamatch-webhook"),
 		remote.WithJobs(r.cfg.perHost),
 		remote.WithRetryBackoff(remote.Backoff{Duration: 100 * time.Millisecond, Factor: 2, Steps: 2}),
-	)
-	if err != nil {
-		return nil, err
 	}
+}
+
+// getPlatforms GETs ref's manifest with p and reads the platforms it
+// lists; digest is the manifest's.
+func (r *Resolver) getPlatforms(ctx context.Context, p *remote.Puller, ref name.Reference) (platforms []Platform, digest v1.Hash, err error) {
+	desc, err := p.Get(ctx, ref)
+	if err != nil {
+		return nil, v1.Hash{}, err
+	}
+	platforms, err = r.platformsOf(ctx, desc)
+	return platforms, desc.Digest, err
+}
+
+// platformsOf reads the platforms desc lists.
+func (r *Resolver) platformsOf(ctx context.Context, desc *remote.Descriptor) ([]Platform, error) {
 	switch {
 	case desc.MediaType.IsIndex():
 		idx, err := desc.ImageIndex()

@@ -137,9 +137,10 @@ func TestResolveErrors(t *testing.T) {
 		kind string
 		text string // part of the message
 	}{
-		{name: "missing tag", ref: tr.ref("app/ok:2"), kind: KindNotFound, text: "MANIFEST_UNKNOWN"},
+		// A HEAD answer has no body: the status names the failure.
+		{name: "missing tag", ref: tr.ref("app/ok:2"), kind: KindNotFound, text: "HTTP 404"},
 		{name: "missing repository", ref: tr.ref("nothing/here:1"), kind: KindNotFound},
-		{name: "denied", ref: tr.ref("forbidden/x:1"), kind: KindForbidden, text: "HTTP 403 DENIED"},
+		{name: "denied", ref: tr.ref("forbidden/x:1"), kind: KindForbidden, text: "HTTP 403"},
 		{name: "malformed JSON", ref: tr.ref("malformed/x:1"), kind: KindMalformed},
 		{name: "manifest over the limit with Content-Length", ref: tr.ref("huge/x:1"), kind: KindTooLarge, text: "limit is 1024"},
 		{name: "manifest over the limit, chunked", ref: tr.ref("hugechunked/x:1"), kind: KindTooLarge, text: "limit of 1024"},
@@ -301,8 +302,8 @@ func TestSharedResolutionSurvivesFirstCallerCancel(t *testing.T) {
 		_, err := r.Resolve(first, ref, teamA)
 		firstErr <- err
 	}()
-	// Wait until the shared resolution is at the registry.
-	for tr.count(http.MethodGet, "/manifests/") == 0 {
+	// Wait until the shared resolution is at the registry (its HEAD).
+	for tr.count(http.MethodHead, "/manifests/") == 0 {
 		time.Sleep(time.Millisecond)
 	}
 	second := make(chan error, 1)
@@ -353,14 +354,18 @@ func TestCacheTTL(t *testing.T) {
 		name    string
 		ref     string
 		advance []time.Duration // clock steps, each followed by a Resolve
-		want    int             // manifest GETs after the first Resolve and all steps
+		// Manifest requests after the first Resolve and all steps: a
+		// resolution HEADs; it GETs when the digest's platforms are not
+		// cached (they live for the digest TTL).
+		heads, gets int
 	}{
-		{name: "tag within TTL", ref: tr.ref("app/x:1"), advance: []time.Duration{time.Minute, 3 * time.Minute}, want: 1},
-		{name: "tag after TTL", ref: tr.ref("app/x:1"), advance: []time.Duration{5*time.Minute + time.Second}, want: 2},
-		{name: "digest after tag TTL", ref: digest, advance: []time.Duration{time.Hour, 20 * time.Hour}, want: 1},
-		{name: "digest after digest TTL", ref: digest, advance: []time.Duration{24*time.Hour + time.Second}, want: 2},
-		{name: "error within error TTL", ref: tr.ref("app/x:404"), advance: []time.Duration{5 * time.Second}, want: 1},
-		{name: "error after error TTL", ref: tr.ref("app/x:404"), advance: []time.Duration{11 * time.Second}, want: 2},
+		{name: "tag within TTL", ref: tr.ref("app/x:1"), advance: []time.Duration{time.Minute, 3 * time.Minute}, heads: 1, gets: 1},
+		{name: "tag after TTL: HEAD, digest still cached", ref: tr.ref("app/x:1"), advance: []time.Duration{5*time.Minute + time.Second}, heads: 2, gets: 1},
+		{name: "tag after digest TTL", ref: tr.ref("app/x:1"), advance: []time.Duration{24*time.Hour + time.Second}, heads: 2, gets: 2},
+		{name: "digest after tag TTL", ref: digest, advance: []time.Duration{time.Hour, 20 * time.Hour}, heads: 1, gets: 1},
+		{name: "digest after digest TTL", ref: digest, advance: []time.Duration{24*time.Hour + time.Second}, heads: 2, gets: 2},
+		{name: "error within error TTL", ref: tr.ref("app/x:404"), advance: []time.Duration{5 * time.Second}, heads: 1},
+		{name: "error after error TTL", ref: tr.ref("app/x:404"), advance: []time.Duration{11 * time.Second}, heads: 2},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -372,8 +377,9 @@ func TestCacheTTL(t *testing.T) {
 				clock.Advance(d)
 				r.Resolve(t.Context(), tc.ref, teamA)
 			}
-			if got := tr.count(http.MethodGet, "/manifests/"); got != tc.want {
-				t.Errorf("manifest GETs = %d, want %d", got, tc.want)
+			got := [2]int{tr.count(http.MethodHead, "/manifests/"), tr.count(http.MethodGet, "/manifests/")}
+			if diff := cmp.Diff([2]int{tc.heads, tc.gets}, got); diff != "" {
+				t.Errorf("manifest [HEADs GETs] (-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -427,7 +433,7 @@ func TestCacheKeyIsCredentialIdentity(t *testing.T) {
 	tests := []struct {
 		name   string
 		auths  []PullAuth
-		want   int // manifest GETs
+		want   int // manifest HEADs: one per identity (one GET in all)
 		anonym bool
 	}{
 		{name: "same identity", auths: []PullAuth{{Namespace: "a"}, {Namespace: "a", ServiceAccountName: "default"}}, want: 1},
@@ -457,8 +463,11 @@ func TestCacheKeyIsCredentialIdentity(t *testing.T) {
 					t.Errorf("Resolve changed the caller's ImagePullSecrets (-want +got):\n%s", diff)
 				}
 			}
-			if got := tr.count(http.MethodGet, "/manifests/"); got != tc.want {
-				t.Errorf("manifest GETs = %d, want %d", got, tc.want)
+			if got := tr.count(http.MethodHead, "/manifests/"); got != tc.want {
+				t.Errorf("manifest HEADs = %d, want %d", got, tc.want)
+			}
+			if got := tr.count(http.MethodGet, "/manifests/"); got != 1 {
+				t.Errorf("manifest GETs = %d, want 1", got)
 			}
 		})
 	}
@@ -623,7 +632,7 @@ func TestCacheAliases(t *testing.T) {
 	tests := []struct {
 		name  string
 		steps []step
-		want  int // manifest GETs
+		want  int // manifest HEADs
 	}{
 		{name: "two spellings share one resolution", steps: []step{{0, long}, {time.Minute, short}, {time.Minute, long}}, want: 1},
 		{name: "an alias does not extend the entry's life", steps: []step{{0, long}, {4 * time.Minute, short}, {time.Minute + time.Second, short}}, want: 2},
@@ -639,8 +648,8 @@ func TestCacheAliases(t *testing.T) {
 					t.Fatalf("Resolve(%s): %v", s.ref, err)
 				}
 			}
-			if got := tr.count(http.MethodGet, "/manifests/"); got != tc.want {
-				t.Errorf("manifest GETs = %d, want %d", got, tc.want)
+			if got := tr.count(http.MethodHead, "/manifests/"); got != tc.want {
+				t.Errorf("manifest HEADs = %d, want %d", got, tc.want)
 			}
 		})
 	}

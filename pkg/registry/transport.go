@@ -94,6 +94,8 @@ func (t *boundedTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 func requestType(req *http.Request) string {
 	p := req.URL.Path
 	switch {
+	case strings.Contains(p, "/manifests/") && req.Method == http.MethodHead:
+		return "head"
 	case strings.Contains(p, "/manifests/"):
 		return "manifest"
 	case strings.Contains(p, "/blobs/"):
