@@ -36,8 +36,14 @@ type testRegistry struct {
 
 func newTestRegistry(t testing.TB) *testRegistry {
 	t.Helper()
+	return newCountingServer(t, ggcrregistry.New(ggcrregistry.Logger(log.New(io.Discard, "", 0))))
+}
+
+// newCountingServer serves inner on loopback over plain HTTP, counting
+// requests as testRegistry does.
+func newCountingServer(t testing.TB, inner http.Handler) *testRegistry {
+	t.Helper()
 	tr := &testRegistry{requests: map[string]int{}}
-	inner := ggcrregistry.New(ggcrregistry.Logger(log.New(io.Discard, "", 0)))
 	tr.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		n := tr.inFlight.Add(1)
 		defer tr.inFlight.Add(-1)
