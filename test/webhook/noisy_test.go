@@ -11,6 +11,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -18,6 +19,7 @@ import (
 	"github.com/isamatch/isamatch/internal/democluster"
 	"github.com/isamatch/isamatch/internal/testbed"
 	"github.com/isamatch/isamatch/pkg/isa"
+	"github.com/isamatch/isamatch/pkg/mutate"
 )
 
 // The noisy-neighbour spec: namespace noisyNS floods pods whose images are
@@ -38,6 +40,7 @@ const (
 	// floodImages images spread over the drip hosts.
 	floodWorkers = 8
 	floodImages  = 8
+	floodPods    = 8 // per worker
 	// healthyPods are admitted one after the other, alone and then beside
 	// the flood.
 	healthyPods = 8
@@ -49,12 +52,13 @@ const (
 var _ = Describe("A noisy neighbour", Ordered, func() {
 	var (
 		ncp   *testbed.ControlPlane
+		work  string
 		cs    *kubernetes.Clientset
 		drips []*testbed.DripRegistry
 	)
 
 	BeforeAll(func(ctx SpecContext) {
-		work := GinkgoT().TempDir()
+		work = GinkgoT().TempDir()
 		for range dripHosts {
 			d, err := testbed.StartDripRegistry()
 			Expect(err).NotTo(HaveOccurred())
@@ -78,20 +82,22 @@ var _ = Describe("A noisy neighbour", Ordered, func() {
 			node := testbed.MakeNode(name).Arch(string(i.Arch)).Labels(isa.NodeLabels(i, nil)).Obj()
 			Expect(testbed.CreateReadyNode(ctx, ncp.Client, node)).To(Succeed())
 		}
+		Expect(ncp.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "isamatch-system"}})).To(Succeed())
 		for _, ns := range []string{noisyNS, healthyNS} {
 			Expect(democluster.SetUpNamespace(ctx, ncp.Client, ns, nil, secretName, reg.DockerConfigJSON())).To(Succeed())
 		}
+	}, NodeTimeout(3*time.Minute))
 
-		By("starting the webhook with --resolve=sync: each admission waits for its images, up to --budget")
-		// sync: the admission itself waits for the registry, so its
-		// latency is what the flood could spoil. (auto would answer a cold
-		// image at once with the scheduling gate.)
-		args := []string{"--resolve=sync", "--budget=" + noisyBudget.String(), "--allow-registry=" + reg.Host, "-v=1"}
+	// startWebhook runs the webhook for one spec with --resolve=mode.
+	startWebhook := func(ctx context.Context, mode string) {
+		GinkgoHelper()
+		args := []string{"--resolve=" + mode, "--budget=" + noisyBudget.String(), "--allow-registry=" + reg.Host,
+			"--namespace=isamatch-system", "-v=1"}
 		for _, d := range drips {
 			args = append(args, "--insecure-registry="+d.Host)
 		}
 		w, err := democluster.StartWebhook(ctx, democluster.WebhookOptions{
-			Bin: webhookBin, CP: ncp, RegistryCA: reg.CAFile, Log: filepath.Join(work, "webhook-noisy.log"), ExtraArgs: args,
+			Bin: webhookBin, CP: ncp, RegistryCA: reg.CAFile, Log: filepath.Join(work, "webhook-noisy-"+mode+".log"), ExtraArgs: args,
 		})
 		if w.Process != nil {
 			p := w.Process
@@ -103,13 +109,15 @@ var _ = Describe("A noisy neighbour", Ordered, func() {
 			})
 		}
 		Expect(err).NotTo(HaveOccurred(), "the webhook never became ready")
-	}, NodeTimeout(3*time.Minute))
+	}
 
 	// coldRun pushes n images never seen before to the healthy registry,
 	// then creates one pod of each in healthyNS, one after the other. It
-	// returns each admission's latency; every pod must get its affinity.
+	// returns each pod's latency: in sync mode the admission's, in auto
+	// mode the time until the gate controller released it. Every pod must
+	// get its affinity.
 	run := 0
-	coldRun := func(ctx context.Context, n int) []time.Duration {
+	coldRun := func(ctx context.Context, mode string, n int) []time.Duration {
 		GinkgoHelper()
 		run++
 		var refs []string
@@ -126,18 +134,25 @@ var _ = Describe("A noisy neighbour", Ordered, func() {
 			pod := testbed.MakePod(fmt.Sprintf("cold-%d-%d", run, i), healthyNS).Image(ref).Obj()
 			start := time.Now()
 			created, err := cs.CoreV1().Pods(healthyNS).Create(ctx, pod, metav1.CreateOptions{})
-			took = append(took, time.Since(start))
 			Expect(err).NotTo(HaveOccurred())
+			for mode != "sync" && mutate.HasGate(created.Spec.SchedulingGates) && ctx.Err() == nil {
+				time.Sleep(10 * time.Millisecond)
+				created, err = cs.CoreV1().Pods(healthyNS).Get(ctx, pod.Name, metav1.GetOptions{})
+				Expect(err).NotTo(HaveOccurred())
+			}
+			took = append(took, time.Since(start))
 			Expect(archesOf(requiredTerms(created))).To(Equal([]string{"riscv64"}), describe(created))
 			Expect(requiredTerms(created)[0].keys).To(HaveKeyWithValue(rva23Key, "Exists"), describe(created))
 		}
 		return took
 	}
 
-	It("does not slow the admissions of another namespace's cold images, which keep their affinity", func(ctx SpecContext) {
+	noisyNeighbour := func(ctx context.Context, mode string) {
+		GinkgoHelper()
+		startWebhook(ctx, mode)
 		By("measuring the healthy namespace alone")
-		coldRun(ctx, 1) // warm-up: the first connection, token and Secret reads
-		alone := coldRun(ctx, healthyPods)
+		coldRun(ctx, mode, 1) // warm-up: the first connection, token and Secret reads
+		alone := coldRun(ctx, mode, healthyPods)
 
 		By("flooding the noisy namespace with pods of dripping images")
 		floodCtx, stopFlood := context.WithCancel(ctx)
@@ -147,8 +162,8 @@ var _ = Describe("A noisy neighbour", Ordered, func() {
 		noisyCreated := 0
 		for wi := range floodWorkers {
 			flood.Go(func() {
-				for n := 0; floodCtx.Err() == nil; n++ {
-					pw := testbed.MakePod(fmt.Sprintf("flood-%d-%d", wi, n), noisyNS)
+				for n := 0; n < floodPods && floodCtx.Err() == nil; n++ {
+					pw := testbed.MakePod(fmt.Sprintf("flood-%s-%d-%d", mode, wi, n), noisyNS)
 					for i := range floodImages {
 						pw = pw.Container(fmt.Sprintf("c%d", i), fmt.Sprintf("%s/flood/app:%d-%d-%d", drips[(n*floodImages+wi+i)%len(drips)].Host, wi, n, i))
 					}
@@ -180,20 +195,34 @@ var _ = Describe("A noisy neighbour", Ordered, func() {
 		heldBefore := held()
 
 		By("measuring the healthy namespace beside the flood")
-		beside := coldRun(ctx, healthyPods)
+		beside := coldRun(ctx, mode, healthyPods)
 		heldAfter := held()
 		stopFlood()
 
 		a, b := median(alone), median(beside)
 		bound := 3*a + 250*time.Millisecond
-		AddReportEntry("noisy neighbour", fmt.Sprintf(
-			"healthy admissions: alone p50 %v max %v; beside the flood p50 %v max %v (%.1fx; bound %v); drip registries held %d then %d requests; %d noisy pods admitted",
+		AddReportEntry("noisy neighbour, --resolve="+mode, fmt.Sprintf(
+			"healthy pods: alone p50 %v max %v; beside the flood p50 %v max %v (%.1fx; bound %v); drip registries held %d then %d requests; %d noisy pods admitted",
 			a, slices.Max(alone), b, slices.Max(beside), float64(b)/float64(a), bound, heldBefore, heldAfter, noisyCount()))
 		GinkgoWriter.Printf("alone %v\nbeside %v\nheld %d, %d\n", alone, beside, heldBefore, heldAfter)
 		Expect(b).To(BeNumerically("<", bound),
 			"healthy admissions beside the flood: p50 %v, alone %v", b, a)
 		Expect(slices.Max(beside)).To(BeNumerically("<", noisyBudget),
 			"a healthy admission waited the whole budget: %v", beside)
+	}
+
+	It("does not slow the admissions of another namespace's cold images, which keep their affinity (sync)", func(ctx SpecContext) {
+		noisyNeighbour(ctx, "sync")
+	})
+	// Pending: it fails today. Beside the flood the healthy namespace's
+	// first cold pod stays gated for the whole gate timeout (20s) and is
+	// released without affinity (kind timeout). The gate controller
+	// decides gated pods of every namespace from one queue with 16
+	// workers, each waiting up to its pod's gate timeout for the images:
+	// the flood's 64 gated pods hold every worker, and the resolver's
+	// per-namespace limits do not reach that queue.
+	PIt("does not delay the release of another namespace's gated pods, which get their affinity (auto)", func(ctx SpecContext) {
+		noisyNeighbour(ctx, "auto")
 	})
 })
 
