@@ -2,6 +2,7 @@ package registry
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -44,6 +45,7 @@ type CredentialProviders struct {
 	now       func() time.Time
 	group     singleflight.Group
 	cache     *credentialCache
+	metrics   *Metrics
 }
 
 var (
@@ -66,6 +68,14 @@ func WithPluginTimeout(d time.Duration) CredentialProviderOption {
 // evicted first.
 func WithCredentialCacheLimits(entries int, bytes int64) CredentialProviderOption {
 	return func(k *CredentialProviders) { k.cache.maxEntries, k.cache.maxBytes = entries, bytes }
+}
+
+// WithCredentialProviderMetrics counts plugin runs by result, their
+// duration and the answers served from the cache, in m's
+// isamatch_registry_credential_provider_* collectors (those of the
+// resolver's [WithMetrics], usually).
+func WithCredentialProviderMetrics(m *Metrics) CredentialProviderOption {
+	return func(k *CredentialProviders) { k.metrics = m }
 }
 
 // withCredentialClock replaces time.Now (tests).
@@ -157,6 +167,7 @@ func (k *CredentialProviders) provide(ctx context.Context, i int, image string) 
 	now := k.now()
 	for _, key := range []string{image, registryOfImage(image), globalCacheKey} {
 		if got, ok := k.cache.get(prefix+key, now); ok {
+			k.metrics.pluginCacheHit(k.providers[i].name)
 			return got, nil
 		}
 	}
@@ -179,7 +190,9 @@ func (k *CredentialProviders) provide(ctx context.Context, i int, image string) 
 func (k *CredentialProviders) run(ctx context.Context, i int, image string) ([]authEntry, error) {
 	p := &k.providers[i]
 	log := logr.FromContextOrDiscard(ctx).WithValues("credentialProvider", p.name, "image", image)
+	start := time.Now()
 	resp, stderr, err := runPlugin(ctx, p, image, k.timeout)
+	k.metrics.pluginRun(p.name, pluginResult(err), time.Since(start).Seconds())
 	if err != nil {
 		// The plugin's stderr goes to the webhook's log (as the kubelet
 		// logs it), never into the error users see.
@@ -202,4 +215,15 @@ func (k *CredentialProviders) run(ctx context.Context, i int, image string) ([]a
 		k.cache.add(strconv.Itoa(i)+"\x00"+key, resp.auth, k.now().Add(ttl))
 	}
 	return resp.auth, nil
+}
+
+// pluginResult is the result label of a plugin run that returned err.
+func pluginResult(err error) string {
+	switch {
+	case err == nil:
+		return pluginOK
+	case errors.Is(err, context.DeadlineExceeded):
+		return pluginTimeout
+	}
+	return pluginError
 }

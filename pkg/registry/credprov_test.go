@@ -42,6 +42,7 @@ func TestCredentialProviderPlugins(t *testing.T) {
 	t.Run("cache", func(t *testing.T) { testCredentialProvidersCache(t, bin) })
 	t.Run("no match", func(t *testing.T) { testCredentialProvidersNoMatch(t, bin) })
 	t.Run("failures", func(t *testing.T) { testCredentialProvidersFailures(t, bin) })
+	t.Run("metrics", func(t *testing.T) { testCredentialProvidersMetrics(t, bin) })
 }
 
 // testProvider is one provider entry of a test config.
@@ -239,12 +240,13 @@ func testCredentialProvidersFailures(t *testing.T, bin string) {
 		timeout time.Duration
 		wantErr string
 		kind    string
+		result  string // of isamatch_registry_credential_provider_runs_total
 	}{
-		{mode: "hang", timeout: 2 * time.Second, wantErr: "credential provider hang: no answer within 2s", kind: KindTimeout},
-		{mode: "garbage", wantErr: "credential provider garbage: stdout is not a JSON CredentialProviderResponse", kind: KindOther},
-		{mode: "flood", wantErr: "credential provider flood: credential provider printed too much: more than 1048576 bytes on stdout", kind: KindOther},
-		{mode: "wrong-version", wantErr: `credential provider wrong-version: response apiVersion "credentialprovider.kubelet.k8s.io/v1alpha1", want "credentialprovider.kubelet.k8s.io/v1"`, kind: KindOther},
-		{mode: "fail", wantErr: "credential provider fail failed: exit status 1", kind: KindOther},
+		{mode: "hang", timeout: 2 * time.Second, wantErr: "credential provider hang: no answer within 2s", kind: KindTimeout, result: "timeout"},
+		{mode: "garbage", wantErr: "credential provider garbage: stdout is not a JSON CredentialProviderResponse", kind: KindOther, result: "error"},
+		{mode: "flood", wantErr: "credential provider flood: credential provider printed too much: more than 1048576 bytes on stdout", kind: KindOther, result: "error"},
+		{mode: "wrong-version", wantErr: `credential provider wrong-version: response apiVersion "credentialprovider.kubelet.k8s.io/v1alpha1", want "credentialprovider.kubelet.k8s.io/v1"`, kind: KindOther, result: "error"},
+		{mode: "fail", wantErr: "credential provider fail failed: exit status 1", kind: KindOther, result: "error"},
 	}
 	tr := newTestRegistry(t)
 	for _, tc := range tests {
@@ -254,7 +256,8 @@ func testCredentialProvidersFailures(t *testing.T, bin string) {
 			if timeout == 0 {
 				timeout = time.Minute
 			}
-			kc := newTestProviders(t, bin, []CredentialProviderOption{WithPluginTimeout(timeout)},
+			m := NewMetrics()
+			kc := newTestProviders(t, bin, []CredentialProviderOption{WithPluginTimeout(timeout), WithCredentialProviderMetrics(m)},
 				testProvider{name: tc.mode, mode: tc.mode, match: tr.host, defaultCache: "1h",
 					env: map[string]string{"TEST_PASSWORD": secret, "TEST_PID_FILE": pidFile}})
 			r := NewResolver(WithInsecureRegistries(tr.host), WithNodeKeychain(kc))
@@ -268,6 +271,13 @@ func testCredentialProvidersFailures(t *testing.T, bin string) {
 			}
 			if tc.mode == "hang" {
 				assertDead(t, pidFile)
+			}
+			want := map[string]float64{
+				"isamatch_registry_credential_provider_runs_total{provider=" + tc.mode + ",result=" + tc.result + "}": 1,
+				"isamatch_registry_credential_provider_duration_seconds_count{provider=" + tc.mode + "}":              1,
+			}
+			if diff := cmp.Diff(want, pluginSeries(t, m)); diff != "" {
+				t.Errorf("credential provider metrics (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -44,7 +44,7 @@ func WithMaxDigestCacheBytes(n int64) Option {
 // of the manifest read.
 func (r *Resolver) fetchFrom(ctx context.Context, target name.Reference, origin name.Repository, kc authn.Keychain) ([]Platform, error) {
 	// One puller: the HEAD and the GETs share one ping and token.
-	p, err := remote.NewPuller(r.remoteOptions(ctx, kc)...)
+	p, err := remote.NewPuller(r.remoteOptions(ctx, markingKeychain{kc})...)
 	if err != nil {
 		return nil, err
 	}
@@ -112,11 +112,41 @@ func (r *Resolver) share(key string, platforms []Platform) {
 }
 
 // headIsAnswer reports whether a failed HEAD is the resolution's answer
-// rather than a registry that does not answer HEAD usefully.
+// rather than a registry that does not answer HEAD usefully. A keychain
+// that failed (a credential provider plugin that exited 1) fails a GET
+// alike: asking again would run the plugin twice.
 func headIsAnswer(err error) bool {
+	var ke *keychainError
+	if errors.As(err, &ke) {
+		return true
+	}
 	var te *transport.Error
 	if errors.As(err, &te) {
 		return te.StatusCode == http.StatusTooManyRequests || kindOfStatus(te) != KindOther
 	}
 	return kindOf(err) != KindOther
+}
+
+// keychainError is an error of the keychain, not of the registry.
+type keychainError struct{ err error }
+
+func (e *keychainError) Error() string { return e.err.Error() }
+
+func (e *keychainError) Unwrap() error { return e.err }
+
+// markingKeychain marks the errors of its keychain as keychainErrors.
+type markingKeychain struct{ kc authn.Keychain }
+
+var _ authn.ContextKeychain = markingKeychain{}
+
+func (m markingKeychain) Resolve(target authn.Resource) (authn.Authenticator, error) {
+	return m.ResolveContext(context.Background(), target)
+}
+
+func (m markingKeychain) ResolveContext(ctx context.Context, target authn.Resource) (authn.Authenticator, error) {
+	a, err := authn.Resolve(ctx, m.kc, target)
+	if err != nil {
+		return nil, &keychainError{err}
+	}
+	return a, nil
 }
