@@ -37,6 +37,10 @@ const (
 	keychainBurst = 200
 )
 
+// maxCredProviderTimeout bounds --image-credential-provider-timeout: the
+// kubelet's own bound of a plugin run.
+const maxCredProviderTimeout = time.Minute
+
 // Names shared with config/webhook.
 const (
 	MutatePath        = "/mutate-v1-pod"
@@ -74,6 +78,7 @@ type options struct {
 	maxIndexEntries    int
 	maxResolution      int64
 	cacheBytes         int64
+	digestCacheBytes   int64
 	cacheTTL           time.Duration
 	budget             time.Duration
 	certRotation       bool
@@ -93,6 +98,7 @@ type options struct {
 	pullSecrets        bool
 	credProviderConfig string
 	credProviderBinDir string
+	pluginTimeout      time.Duration
 	mirrors            stringList
 	inferELF           bool
 	inferMaxBytes      int64
@@ -117,6 +123,7 @@ func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
 	fs.IntVar(&o.maxIndexEntries, "registry-max-index-entries", registry.DefaultMaxIndexEntries, "image index entries read for one image (nested indexes included)")
 	fs.Int64Var(&o.maxResolution, "registry-max-bytes", registry.DefaultMaxResolutionBytes, "registry response bytes read for one image (manifests, indexes, configs)")
 	fs.Int64Var(&o.cacheBytes, "registry-cache-bytes", registry.DefaultMaxCacheBytes, "memory bound of the image cache in bytes (least recently used entries evicted)")
+	fs.Int64Var(&o.digestCacheBytes, "registry-digest-cache-bytes", registry.DefaultMaxDigestCacheBytes, "memory bound in bytes of the cache of image platforms by manifest digest, shared by every namespace whose manifest HEAD succeeds (least recently used entries evicted)")
 	fs.DurationVar(&o.cacheTTL, "cache-ttl", registry.DefaultTTL, "how long image platforms of a tag stay cached (digests: 24h)")
 	fs.DurationVar(&o.budget, "budget", mutate.DefaultBudget, "time budget for all registry work of one admission")
 	fs.BoolVar(&o.certRotation, "cert-rotation", inCluster, "generate and rotate the serving certificate in-cluster and inject the CA into the MutatingWebhookConfiguration (default true in a cluster)")
@@ -136,6 +143,7 @@ func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
 	fs.BoolVar(&o.pullSecrets, "pull-secrets", false, "resolve images with the pod's imagePullSecrets and its ServiceAccount's, as the kubelet pulls them (needs get on secrets and serviceaccounts in every namespace: the kustomize component config/components/pull-secrets); off: registries are read anonymously")
 	fs.StringVar(&o.credProviderConfig, "image-credential-provider-config", "", "the kubelet's CredentialProviderConfig (a file, or a directory of *.yaml/*.yml/*.json files): registry credentials for every pod from the image credential provider plugins it names (ecr-credential-provider, gcp-credential-provider, acr-credential-provider), asked after the pod's pull secrets; needs --image-credential-provider-bin-dir (the kustomize component config/components/credential-providers)")
 	fs.StringVar(&o.credProviderBinDir, "image-credential-provider-bin-dir", "", "directory of the credential provider plugin executables that --image-credential-provider-config names (a plugin is only ever run from there)")
+	fs.DurationVar(&o.pluginTimeout, "image-credential-provider-timeout", registry.DefaultCredentialProviderTimeout, "longest run of one credential provider plugin, in (0, 1m]: past it its process group is killed and the resolution fails with kind timeout (the kubelet allows 1m; an admission waits at most --budget, a gated pod --gate-timeout)")
 	fs.Var(&o.mirrors, "registry-mirror", "REGISTRY=MIRROR: resolve the images of REGISTRY through MIRROR first (host or host:port, e.g. docker.io=mirror.local:5000), then REGISTRY itself if the mirror fails, as containerd's hosts.toml does (repeatable, one mirror per registry, at most 16; a mirror may be at a non-public address)")
 	fs.BoolVar(&o.inferELF, "infer-elf", true, "with --resolve=gate or auto, read what an image platform with no variant and no isa.request label needs from its entrypoint binary's ELF records (RISC-V .riscv.attributes, x86-64 ISA_1_NEEDED) in the gate controller, for pods that request nothing; results are cached by image digest (off: such platforms need their architecture only)")
 	fs.Int64Var(&o.inferMaxBytes, "infer-elf-max-bytes", imageisa.DefaultLimits.MaxBytes, "uncompressed layer bytes read per image to find its entrypoint binary; an image needing more is treated as without inference")
@@ -188,6 +196,7 @@ func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
 		v    int64
 	}{{"registry-max-per-host", int64(o.perHost)}, {"registry-max-per-namespace", int64(o.perNamespace)},
 		{"registry-max-index-entries", int64(o.maxIndexEntries)}, {"registry-max-bytes", o.maxResolution}, {"registry-cache-bytes", o.cacheBytes},
+		{"registry-digest-cache-bytes", o.digestCacheBytes},
 		{"infer-elf-max-bytes", o.inferMaxBytes}} {
 		if f.v < 1 {
 			return o, fmt.Errorf("--%s %d: want a number >= 1", f.name, f.v)
@@ -195,6 +204,9 @@ func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
 	}
 	if (o.credProviderConfig == "") != (o.credProviderBinDir == "") {
 		return o, errors.New("--image-credential-provider-config and --image-credential-provider-bin-dir go together: give both or neither")
+	}
+	if o.pluginTimeout <= 0 || o.pluginTimeout > maxCredProviderTimeout {
+		return o, fmt.Errorf("--image-credential-provider-timeout %v: want a duration in (0, 1m], as the kubelet allows a plugin", o.pluginTimeout)
 	}
 	if err := registry.CheckMirrors(o.mirrors...); err != nil {
 		return o, fmt.Errorf("--registry-mirror: %w", err)

@@ -39,6 +39,9 @@ func TestParseArgs(t *testing.T) {
 		inferELF:        true,
 		inferMaxBytes:   64 << 20,
 		inferTimeout:    10 * time.Second,
+
+		digestCacheBytes: 16 << 20,
+		pluginTimeout:    10 * time.Second,
 	}
 	tests := []struct {
 		name      string
@@ -78,6 +81,17 @@ func TestParseArgs(t *testing.T) {
 		{name: "credential providers", args: []string{"--image-credential-provider-config", "/etc/cp/config.yaml", "--image-credential-provider-bin-dir", "/cp/bin"}, want: func(o *options) {
 			o.credProviderConfig, o.credProviderBinDir = "/etc/cp/config.yaml", "/cp/bin"
 		}},
+		{name: "credential provider timeout and digest cache", args: []string{"--image-credential-provider-timeout=1m", "--registry-digest-cache-bytes=1048576"}, want: func(o *options) {
+			o.pluginTimeout, o.digestCacheBytes = time.Minute, 1<<20
+		}},
+		{name: "zero credential provider timeout", args: []string{"--image-credential-provider-timeout=0s"},
+			wantErr: "--image-credential-provider-timeout 0s: want a duration in (0, 1m]"},
+		{name: "negative credential provider timeout", args: []string{"--image-credential-provider-timeout=-1s"},
+			wantErr: "--image-credential-provider-timeout -1s: want a duration in (0, 1m]"},
+		{name: "credential provider timeout over the kubelet's", args: []string{"--image-credential-provider-timeout=61s"},
+			wantErr: "--image-credential-provider-timeout 1m1s: want a duration in (0, 1m]"},
+		{name: "zero digest cache", args: []string{"--registry-digest-cache-bytes=0"}, wantErr: "--registry-digest-cache-bytes 0: want a number >= 1"},
+		{name: "digest cache not a number", args: []string{"--registry-digest-cache-bytes=16MiB"}, wantErr: `invalid value "16MiB" for flag -registry-digest-cache-bytes`},
 		{name: "credential provider config without bin dir", args: []string{"--image-credential-provider-config", "/etc/cp/config.yaml"},
 			wantErr: "--image-credential-provider-config and --image-credential-provider-bin-dir go together"},
 		{name: "credential provider bin dir without config", args: []string{"--image-credential-provider-bin-dir", "/cp/bin"},

@@ -173,7 +173,8 @@ func TestMonitoringComponent(t *testing.T) {
 	if diff := cmp.Diff([]string{"isamatch-labeler/isamatch-labeler", "isamatch-system/isamatch-webhook"}, monitors); diff != "" {
 		t.Errorf("ServiceMonitors (-want +got):\n%s", diff)
 	}
-	wantAlerts := []string{"IsamatchAdmissionLatencyHigh", "IsamatchLabelerProbeFailing", "IsamatchRegistryFailureRatio", "IsamatchWebhookErrors"}
+	wantAlerts := []string{"IsamatchAdmissionLatencyHigh", "IsamatchCredentialProviderFailing", "IsamatchLabelerProbeFailing",
+		"IsamatchRegistryFailureRatio", "IsamatchWebhookErrors"}
 	slices.Sort(alerts)
 	if diff := cmp.Diff(wantAlerts, alerts); diff != "" {
 		t.Errorf("alerts (-want +got):\n%s", diff)
@@ -208,6 +209,7 @@ func TestMonitoringComponent(t *testing.T) {
 		t.Fatal(err)
 	}
 	seen := 0
+	read := map[string]bool{}
 	for where, expr := range exprs {
 		names := metricNames(expr)
 		if len(names) == 0 {
@@ -215,9 +217,21 @@ func TestMonitoringComponent(t *testing.T) {
 		}
 		for _, n := range names {
 			seen++
+			read[n] = true
 			if !registered(reg, n) && !registered(metrics.Registry, n) {
 				t.Errorf("%s reads %s, which neither binary registers", where, n)
 			}
+		}
+	}
+	// What the registry exports about the digest cache and credential
+	// provider plugins is read somewhere.
+	for _, n := range []string{
+		"isamatch_registry_digest_cache_hits_total", "isamatch_registry_requests_total",
+		"isamatch_registry_credential_provider_runs_total", "isamatch_registry_credential_provider_cache_hits_total",
+		"isamatch_registry_credential_provider_duration_seconds_bucket",
+	} {
+		if !read[n] {
+			t.Errorf("neither the dashboard nor an alert reads %s", n)
 		}
 	}
 	if len(exprs) < 10 || seen < 10 {

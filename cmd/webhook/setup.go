@@ -207,11 +207,13 @@ func newHandler(mgr manager.Manager, inv *inventory.Inventory, o options) (*muta
 		registry.WithMaxPerNamespace(o.perNamespace),
 		registry.WithResolutionBudget(o.maxResolution, o.maxIndexEntries),
 		registry.WithMaxCacheBytes(o.cacheBytes),
+		registry.WithMaxDigestCacheBytes(o.digestCacheBytes),
 		registry.WithTTL(o.cacheTTL),
 		registry.WithMetrics(regMetrics),
 	}
 	if o.credProviderConfig != "" {
-		kc, err := registry.NewCredentialProviders(o.credProviderConfig, o.credProviderBinDir)
+		kc, err := registry.NewCredentialProviders(o.credProviderConfig, o.credProviderBinDir,
+			registry.WithPluginTimeout(o.pluginTimeout), registry.WithCredentialProviderMetrics(regMetrics))
 		if err != nil {
 			return nil, nil, fmt.Errorf("--image-credential-provider-config: %w", err)
 		}
