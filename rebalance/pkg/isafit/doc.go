@@ -6,10 +6,13 @@
 // The isamatch webhook writes the pod's tiers as preferred node affinity:
 // one term "isa.isamatch.io/group In [...]" per tier, weights 100, 40, 16,
 // 6, 2 from the best fit down (within a tier a smaller group gets up to 5
-// points less). The scheduler honours them when the pod is placed; when the
+// points less); with isa.qemu, one more term of weight 100 for the nodes
+// that emulate the ISA, the native tiers being the fallback at 40, 16, 6,
+// 2. The scheduler honours them when the pod is placed; when the
 // best-fit nodes were full, the pod runs on a richer node and stays there.
-// ISAFit reads those terms on every candidate pod, computes the tier weight
-// of its current node and of every other node, and evicts the pod only when
+// ISAFit reads those terms on every candidate pod, computes the weight they
+// give its current node and every other node (tier plus emulation, as the
+// scheduler adds them), and evicts the pod only when
 // a node whose weight is at least MinWeightGain higher passes descheduler's
 // full fit check (schedulable, node selector and required node affinity,
 // NoSchedule/NoExecute taints, inter-pod anti-affinity, and requests

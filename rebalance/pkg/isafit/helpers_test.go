@@ -1,6 +1,7 @@
 package isafit
 
 import (
+	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -84,4 +85,38 @@ func moveText(ms []move) []string {
 		out = append(out, m.pod.Name+":"+m.from+"->"+m.to)
 	}
 	return out
+}
+
+// emuNode is an x86-64-v3 node that emulates rv64imfdv (the labeler's
+// labels for it), whose group is in no native tier of the test pods.
+func emuNode(t *testing.T, name, cpu string) *v1.Node {
+	t.Helper()
+	n := node(name, "", cpu)
+	n.Labels = isa.NodeLabels(mustParse(t, "x86-64-v3"), []isa.ISA{mustParse(t, "rv64imfdv")})
+	n.Labels[v1.LabelHostname] = name
+	return n
+}
+
+// qemuPod is a pod as the webhook admits it with isa.qemu rv64imfdv: the
+// emulation term at weight 100 and the native fallback tier IMFDV at 40.
+func qemuPod(t *testing.T, name, nodeName, cpu string) *v1.Pod {
+	t.Helper()
+	var reqs []v1.NodeSelectorRequirement
+	for _, r := range isa.Requirements(mustParse(t, "rv64imfdv"), true) {
+		reqs = append(reqs, v1.NodeSelectorRequirement{Key: r.Key, Operator: v1.NodeSelectorOperator(r.Operator), Values: r.Values})
+	}
+	return imfdPod(name, nodeName, cpu, func(p *v1.Pod) {
+		p.Spec.Affinity.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution = []v1.PreferredSchedulingTerm{
+			{Weight: 100, Preference: v1.NodeSelectorTerm{MatchExpressions: reqs}}, tierTerm(40, groupIMFDV),
+		}
+	})
+}
+
+func mustParse(t *testing.T, s string) isa.ISA {
+	t.Helper()
+	i, err := isa.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return i
 }

@@ -18,6 +18,7 @@ func TestPlanMoves(t *testing.T) {
 		n.Spec.Taints = []v1.Taint{{Key: "dedicated", Value: "x", Effect: v1.TaintEffectNoSchedule}}
 	})
 	cordoned := node("imfd", groupIMFD, "2", func(n *v1.Node) { n.Spec.Unschedulable = true })
+	emu := emuNode(t, "emu", "8")
 	onlyIMFDV := func(p *v1.Pod) {
 		p.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution = &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{{
 			MatchExpressions: []v1.NodeSelectorRequirement{{Key: isa.GroupLabel, Operator: v1.NodeSelectorOpIn, Values: []string{groupIMFDV}}},
@@ -92,6 +93,15 @@ func TestPlanMoves(t *testing.T) {
 			}),
 		},
 		want: []string{"c:rich->imfd", "a:imfdv->imfd", "b:imfdv->imfd"},
+	}, {
+		name:  "an isa.qemu pod on an emulating node stays although its native fallback tier has room",
+		nodes: []*v1.Node{imfdv, emu},
+		pods:  []*v1.Pod{qemuPod(t, "q", "emu", "1")},
+	}, {
+		name:  "an isa.qemu pod on its native fallback tier moves to an emulating node with room",
+		nodes: []*v1.Node{imfdv, emu},
+		pods:  []*v1.Pod{qemuPod(t, "q", "imfdv", "1")},
+		want:  []string{"q:imfdv->emu"},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			gain := tc.minGain

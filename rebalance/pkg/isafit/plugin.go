@@ -23,8 +23,9 @@ import (
 const PluginName = "ISAFit"
 
 // ISAFit is the descheduler Balance plugin that moves pods to nodes of a
-// better isamatch tier. It keeps its reservations from cycle to cycle
-// (descheduler builds a profile's plugins once).
+// better isamatch tier. Its reservations last as long as the plugin: the
+// rebalancer runs every cycle as a descheduler run of its own, which builds
+// the profiles afresh, so they hold within one cycle, not into the next.
 type ISAFit struct {
 	handle frameworktypes.Handle
 	args   *ISAFitArgs

@@ -2,8 +2,10 @@ package isafit
 
 import (
 	"slices"
+	"strings"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 
 	"github.com/isamatch/isamatch/pkg/isa"
 )
@@ -16,7 +18,26 @@ func isTierTerm(p v1.PreferredSchedulingTerm) bool {
 	return len(e) == 1 && len(p.Preference.MatchFields) == 0 && e[0].Key == isa.GroupLabel && e[0].Operator == v1.NodeSelectorOpIn
 }
 
-// tierTerms returns the pod's isamatch tier terms, nil when it has none.
+// isEmulationTerm reports whether a preferred term is the one the webhook
+// writes for an isa.qemu request: nodes that emulate or cross-compile the
+// ISA, every requirement on an emulation label. With isa.qemu that term
+// outweighs the native tiers, which are the fallback, so a pod on an
+// emulating node is where the webhook wanted it most.
+func isEmulationTerm(p v1.PreferredSchedulingTerm) bool {
+	e := p.Preference.MatchExpressions
+	if len(e) == 0 || len(p.Preference.MatchFields) > 0 {
+		return false
+	}
+	for _, r := range e {
+		if !strings.HasPrefix(r.Key, isa.EmuPrefix) {
+			return false
+		}
+	}
+	return true
+}
+
+// tierTerms returns the pod's isamatch terms, tiers and emulation, nil
+// when it has none.
 func tierTerms(pod *v1.Pod) []v1.PreferredSchedulingTerm {
 	a := pod.Spec.Affinity
 	if a == nil || a.NodeAffinity == nil {
@@ -24,33 +45,45 @@ func tierTerms(pod *v1.Pod) []v1.PreferredSchedulingTerm {
 	}
 	var out []v1.PreferredSchedulingTerm
 	for _, p := range a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution {
-		if isTierTerm(p) {
+		if isTierTerm(p) || isEmulationTerm(p) {
 			out = append(out, p)
 		}
 	}
 	return out
 }
 
-// tierWeight is the weight of the tier term that admits node: every node
-// has one group label, and the webhook puts each group in one term, so at
-// most one term matches. 0 means the node is in no tier of the pod.
+// tierWeight is what isamatch's terms give node, as the scheduler adds
+// them: the weight of the tier term that admits it (every node has one
+// group label, and the webhook puts each group in one term, so at most one
+// matches) plus that of each emulation term it matches. 0 means the node
+// is in no tier of the pod.
 func tierWeight(terms []v1.PreferredSchedulingTerm, node *v1.Node) int32 {
-	g, ok := node.Labels[isa.GroupLabel]
-	if !ok {
-		return 0
-	}
-	var w int32
+	g, grouped := node.Labels[isa.GroupLabel]
+	var tier, emu int32
 	for _, t := range terms {
-		if slices.Contains(t.Preference.MatchExpressions[0].Values, g) {
-			w = max(w, t.Weight)
+		switch {
+		case isTierTerm(t):
+			if grouped && slices.Contains(t.Preference.MatchExpressions[0].Values, g) {
+				tier = max(tier, t.Weight)
+			}
+		case matches(t.Preference, node):
+			emu += t.Weight
 		}
 	}
-	return w
+	return tier + emu
 }
 
-// TierWeight is the weight of the pod's isamatch tier that admits node: 0
-// when no tier does. tiered is false when the pod has no tier terms at all
-// (the webhook gave it none), so any node is as good as another.
+// matches reports whether node satisfies term (an invalid term matches
+// nothing, as in the scheduler).
+func matches(term v1.NodeSelectorTerm, node *v1.Node) bool {
+	s, err := nodeaffinity.NewNodeSelector(&v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{term}})
+	return err == nil && s.Match(node)
+}
+
+// TierWeight is what the pod's isamatch terms (tiers and emulation) give
+// node: 0 when none admits it. tiered is false when the pod has no such
+// terms at all (the webhook gave it none), so any node is as good as
+// another.
 func TierWeight(pod *v1.Pod, node *v1.Node) (weight int32, tiered bool) {
 	terms := tierTerms(pod)
 	return tierWeight(terms, node), len(terms) > 0

@@ -19,7 +19,8 @@
 // ISAFit did. The scheduler places the replacement pod.
 //
 // Load is what pods request, not what they use (descheduler's
-// LowNodeUtilization can read metrics; this plugin does not). Cycles run
-// on descheduler's timer: a node joining or crossing HighThreshold is
-// acted on at the next cycle, not at once.
+// LowNodeUtilization can read metrics; this plugin does not). A node
+// joining or crossing HighThreshold starts a cycle at once only through the
+// rebalancer's triggers (package trigger); the plugin itself acts when a
+// cycle runs.
 package weightedload
