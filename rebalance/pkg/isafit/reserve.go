@@ -13,8 +13,8 @@ import (
 // replacement pod never shows up (a controller scaled down, say).
 const reservationTTL = 2 * time.Minute
 
-// reservation holds room on a target node for a pod evicted this cycle or
-// an earlier one, until its controller's replacement is bound somewhere:
+// reservation holds room on a target node for a pod evicted earlier in
+// this cycle, until its controller's replacement is bound somewhere:
 // until then the fit check would see the room as free and send a second
 // pod into it.
 type reservation struct {
