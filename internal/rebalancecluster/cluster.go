@@ -278,8 +278,8 @@ func (c *Cluster) LogTails(n int) string {
 // between the first two isamatch tiers: as the vector nodes empty, the
 // scheduler would send the replacements of moved pods back to them, and
 // ISAFit, which checks that a better node has room but not how the
-// scheduler will score it, would have evicted them in vain (README,
-// "Rebalancing", limits).
+// scheduler will score it, would have evicted them in vain
+// (docs/rebalancing.md, limits).
 const SchedulerConfig = `apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
 clientConnection:
