@@ -28,6 +28,7 @@ import (
 // that holds no pull secret.
 var _ = Describe("Registry credentials from image credential provider plugins", Ordered, func() {
 	const ns = "credential-providers"
+	var metricsURL string
 	BeforeAll(func(ctx SpecContext) {
 		work := GinkgoT().TempDir()
 		By("building the test plugin into a bin dir, as two providers")
@@ -80,6 +81,7 @@ providers:
 				"-v=1",
 				"--image-credential-provider-config=" + config,
 				"--image-credential-provider-bin-dir=" + binDir,
+				"--image-credential-provider-timeout=20s",
 				"--metrics-bind-address=127.0.0.1:" + strconv.Itoa(ports[1]),
 				"--health-probe-bind-address=127.0.0.1:" + strconv.Itoa(ports[2]),
 			}, nil, filepath.Join(work, "webhook-credential-providers.log"))
@@ -87,6 +89,7 @@ providers:
 				return err
 			}
 			proc = p
+			metricsURL = "http://127.0.0.1:" + strconv.Itoa(ports[1]) + "/metrics"
 			err = p.WaitHTTP(ctx, "http://127.0.0.1:"+strconv.Itoa(ports[2])+"/readyz", nil, 60*time.Second,
 				func(status int) bool { return status == http.StatusOK })
 			if testbed.PortTaken(err) {
@@ -156,5 +159,24 @@ providers:
 			ContainSubstring("credential provider garbage: stdout is not a JSON CredentialProviderResponse"),
 		)), describe(created))
 		Expect(requiredTerms(created)).To(BeEmpty(), describe(created))
+	})
+
+	It("count each plugin run by provider and result: one per resolution, its answer cached", func(ctx SpecContext) {
+		// test-provider's answer (cacheKeyType Registry) serves every later
+		// pod; garbage failed its one resolution once, not again for the
+		// manifest GET after its HEAD.
+		text := scrapeMetricsAt(ctx, metricsURL)
+		for _, tc := range []struct {
+			provider, result string
+			want             float64
+		}{
+			{"test-provider", "ok", 1},
+			{"garbage", "error", 1},
+		} {
+			v, ok, err := testbed.MetricValue(text, "isamatch_registry_credential_provider_runs_total", map[string]string{"provider": tc.provider, "result": tc.result})
+			Expect(err).NotTo(HaveOccurred())
+			Expect(ok).To(BeTrue(), "no runs_total{provider=%q,result=%q} in the webhook's metrics", tc.provider, tc.result)
+			Expect(v).To(Equal(tc.want), "runs of %s with result %s", tc.provider, tc.result)
+		}
 	})
 })
