@@ -329,6 +329,9 @@ type verdict struct {
 	// user's own constraints exclude. Stranded: unscheduled although a node
 	// that can run it, within the user's constraints, has room.
 	Wrong, Widened, Stranded []string
+	// StrandedOn names, per stranded pod, every node that can run it,
+	// within the user's constraints, and has room.
+	StrandedOn map[string][]string
 	// Eligible pods had a feasible node with room when they were bound;
 	// BestFit of them went to a highest-fit node of their architecture.
 	Eligible, BestFit int
@@ -402,8 +405,13 @@ func judge(nodes []simNode, pods []randPod, placed map[string]string, bindOrder 
 		v.Unscheduled++
 		for _, n := range nodes {
 			if ok, _ := fit(p, n); ok && p.userAllows(n) && final.fits(p, n) {
-				v.Stranded = append(v.Stranded, fmt.Sprintf("%s(%s) fits %s(%s)", p.name, p.describe(), n.spec.Name, n.kind))
-				break
+				if len(v.StrandedOn[p.name]) == 0 {
+					v.Stranded = append(v.Stranded, fmt.Sprintf("%s(%s) fits %s(%s)", p.name, p.describe(), n.spec.Name, n.kind))
+				}
+				if v.StrandedOn == nil {
+					v.StrandedOn = map[string][]string{}
+				}
+				v.StrandedOn[p.name] = append(v.StrandedOn[p.name], n.spec.Name)
 			}
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/isamatch/isamatch/internal/democluster"
@@ -172,7 +173,23 @@ var _ = Describe("A seeded randomized cluster beyond the paper", Ordered, func()
 
 		Expect(undecided).To(BeZero(), "pods without a decision annotation: the webhook did not see them")
 		Expect(v.Wrong).To(BeEmpty(), "pods on a node that cannot run them")
-		Expect(v.Stranded).To(BeEmpty(), "unscheduled pods that a node could run and had room for")
+		// A pod unscheduled while a node that can run it has room is
+		// isamatch's fault when its admitted required affinity excludes
+		// every such node. When the affinity admits one, the scheduler
+		// judged that node full at its attempt (other pods assumed or
+		// nominated there) and retries only on a later cluster event or
+		// after five minutes: reported, and bounded, but not isamatch's.
+		byName := map[string]*corev1.Pod{}
+		for _, o := range objs {
+			byName[o.Name] = o
+		}
+		excluded, timing, err := splitStranded(ctx, c.Client, byName, v.StrandedOn)
+		Expect(err).NotTo(HaveOccurred())
+		if len(timing) > 0 {
+			AddReportEntry("randomized run: left by the scheduler's timing", strings.Join(timing, "\n"))
+		}
+		Expect(excluded).To(BeEmpty(), "unscheduled pods that a node could run and had room for, excluded by the affinity isamatch wrote")
+		Expect(len(timing)).To(BeNumerically("<=", randomPodN/200), "unscheduled pods whose affinity admits a node with room: more than the scheduler's timing explains")
 		Expect(v.Widened).To(BeEmpty(), "pods on a node their own affinity excludes")
 		Expect(v.Scheduled).To(BeNumerically(">", v.Pods/2), "most pods should fit: the workload is sized for the cluster")
 	}, SpecTimeout(10*time.Minute))
@@ -274,4 +291,39 @@ func first(s []string, n int) []string {
 		return s[:n]
 	}
 	return s
+}
+
+// splitStranded sorts the stranded pods (name -> nodes that can run them
+// and have room) into those whose admitted required node affinity matches
+// none of those nodes and those whose affinity matches one.
+func splitStranded(ctx context.Context, c client.Reader, pods map[string]*corev1.Pod, on map[string][]string) (excluded, timing []string, err error) {
+	names := make([]string, 0, len(on))
+	for name := range on {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		required := nodeaffinity.GetRequiredNodeAffinity(pods[name])
+		admitted := ""
+		for _, nodeName := range on[name] {
+			var n corev1.Node
+			if err := c.Get(ctx, client.ObjectKey{Name: nodeName}, &n); err != nil {
+				return nil, nil, fmt.Errorf("get node %s: %w", nodeName, err)
+			}
+			ok, err := required.Match(&n)
+			if err != nil {
+				return nil, nil, fmt.Errorf("match %s's affinity against %s: %w", name, nodeName, err)
+			}
+			if ok {
+				admitted = nodeName
+				break
+			}
+		}
+		if admitted == "" {
+			excluded = append(excluded, fmt.Sprintf("%s: room on %v, all excluded by its affinity", name, on[name]))
+		} else {
+			timing = append(timing, fmt.Sprintf("%s: its affinity admits %s, which has room", name, admitted))
+		}
+	}
+	return excluded, timing, nil
 }
