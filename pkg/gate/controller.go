@@ -3,6 +3,7 @@ package gate
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -40,7 +41,23 @@ const (
 	// registry work is bounded again by the resolver (per host, per
 	// namespace, in all), and pods of one image share one lookup.
 	DefaultWorkers = 16
+	// DefaultAttempt bounds how long one reconcile waits for a pod's
+	// images: a healthy registry answers well within it; a slow one keeps
+	// resolving in the background (the resolver's shared flight, cached)
+	// while the worker moves on, and a later attempt picks the result up.
+	DefaultAttempt = 2 * time.Second
+	// DefaultRetry is the delay before a pod is tried again after an
+	// attempt that ended with images pending, or when its namespace had
+	// its share of the workers.
+	DefaultRetry = 250 * time.Millisecond
 )
+
+// DefaultWorkersPerNamespace is the share of workers one namespace's pods
+// may hold at once: a quarter, so a namespace flooding gated pods of slow
+// registries leaves three quarters to every other namespace.
+func DefaultWorkersPerNamespace(workers int) int {
+	return max(1, workers/4)
+}
 
 // Event reasons on the pod.
 const (
@@ -51,7 +68,8 @@ const (
 	ReasonRefused  = "IsamatchRefused"
 )
 
-// Reconciler releases one gated pod per call.
+// Reconciler releases one gated pod per call. Its zero limits (Attempt,
+// PerNamespace) mean none; Setup sets the defaults.
 type Reconciler struct {
 	Client   client.Client
 	Releaser Releaser
@@ -59,8 +77,19 @@ type Reconciler struct {
 	Metrics  *Metrics
 	// Timeout bounds how long a pod stays gated, from its creation.
 	Timeout time.Duration
+	// Attempt bounds how long one call waits for a pod's images before it
+	// gives the worker back and asks to be called again.
+	Attempt time.Duration
+	// Retry is the delay before that call (DefaultRetry when 0).
+	Retry time.Duration
+	// PerNamespace bounds the calls of one namespace waiting for images
+	// at once; a pod of a namespace at its bound is tried again later.
+	PerNamespace int
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
+
+	sharesOnce sync.Once
+	shares     *shares
 }
 
 var _ reconcile.Reconciler = (*Reconciler)(nil)
@@ -69,6 +98,10 @@ var _ reconcile.Reconciler = (*Reconciler)(nil)
 type Options struct {
 	Timeout time.Duration
 	Workers int
+	// WorkersPerNamespace is DefaultWorkersPerNamespace(Workers) when 0.
+	WorkersPerNamespace int
+	// Attempt is DefaultAttempt when 0.
+	Attempt time.Duration
 	Metrics *Metrics
 }
 
@@ -82,12 +115,21 @@ func Setup(mgr manager.Manager, rel Releaser, o Options) error {
 	if o.Workers <= 0 {
 		o.Workers = DefaultWorkers
 	}
+	if o.WorkersPerNamespace <= 0 {
+		o.WorkersPerNamespace = DefaultWorkersPerNamespace(o.Workers)
+	}
+	if o.Attempt <= 0 {
+		o.Attempt = DefaultAttempt
+	}
 	r := &Reconciler{
-		Client:   mgr.GetClient(),
-		Releaser: rel,
-		Recorder: mgr.GetEventRecorder("isamatch-gate"),
-		Metrics:  o.Metrics,
-		Timeout:  o.Timeout,
+		Client:       mgr.GetClient(),
+		Releaser:     rel,
+		Recorder:     mgr.GetEventRecorder("isamatch-gate"),
+		Metrics:      o.Metrics,
+		Timeout:      o.Timeout,
+		Attempt:      o.Attempt,
+		Retry:        DefaultRetry,
+		PerNamespace: o.WorkersPerNamespace,
 	}
 	gated := predicate.NewPredicateFuncs(func(o client.Object) bool {
 		pod, ok := o.(*corev1.Pod)
@@ -111,9 +153,15 @@ func (r *Reconciler) now() time.Time {
 	return time.Now()
 }
 
-// Reconcile releases the pod if it still carries the gate: it resolves its
-// images until the pod's bound (creation + Timeout), or answers from the
-// cache alone past it, and writes the result with the gate removed in one
+// Reconcile releases the pod if it still carries the gate. Within the
+// pod's bound (creation + Timeout) it resolves the pod's images for at most
+// Attempt, and only if the pod's namespace has fewer than PerNamespace
+// calls doing so; otherwise, or if the images are still being looked up
+// when the attempt ends, it asks to be called again after Retry (never
+// past the bound) and the lookups go on in the resolver, whose cached
+// result a later call reads. So no namespace and no slow registry holds
+// the workers. At the bound the pod is released with what the cache holds,
+// without waiting. The release is written with the gate removed in one
 // patch that fails if the pod changed since it was read (then the next
 // call reads it again). A pod without the gate (released, or its gate
 // removed by someone else), deleted or being deleted is left alone.
@@ -127,31 +175,77 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if !mutate.HasGate(pod.Spec.SchedulingGates) || pod.DeletionTimestamp != nil {
 		return reconcile.Result{}, nil
 	}
+	now := r.now()
 	deadline := pod.CreationTimestamp.Add(r.Timeout)
-	resolve := r.now().Before(deadline)
-	rctx := ctx
-	if resolve {
-		var cancel context.CancelFunc
-		rctx, cancel = context.WithDeadline(ctx, deadline)
-		defer cancel()
+	left := deadline.Sub(now)
+	if left <= 0 {
+		return reconcile.Result{}, r.releaseCached(ctx, pod)
 	}
+	done, ok := r.namespaceShares().tryAcquire(pod.Namespace)
+	if !ok {
+		r.Metrics.deferred(DeferredNamespaceBusy)
+		return r.retry(left), nil
+	}
+	wait, last := left, true
+	if r.Attempt > 0 && r.Attempt < left {
+		wait, last = r.Attempt, false
+	}
+	actx, cancel := context.WithTimeout(ctx, wait)
 	next := pod.DeepCopy()
-	rel := r.Releaser.ReleaseGated(rctx, next, resolve)
+	rel := r.Releaser.ReleaseGated(actx, next, true)
+	cancel()
+	done()
+	if rel.Pending {
+		if last {
+			return reconcile.Result{}, r.releaseCached(ctx, pod)
+		}
+		r.Metrics.deferred(DeferredPending)
+		return r.retry(deadline.Sub(r.now())), nil
+	}
+	return reconcile.Result{}, r.write(ctx, pod, next, rel)
+}
+
+// namespaceShares returns the calls in progress per namespace.
+func (r *Reconciler) namespaceShares() *shares {
+	r.sharesOnce.Do(func() { r.shares = newShares(r.PerNamespace) })
+	return r.shares
+}
+
+// retry asks for the next call after Retry, or at the bound, left from
+// now, if that comes first.
+func (r *Reconciler) retry(left time.Duration) reconcile.Result {
+	d := r.Retry
+	if d <= 0 {
+		d = DefaultRetry
+	}
+	return reconcile.Result{RequeueAfter: max(min(d, left), time.Millisecond)}
+}
+
+// releaseCached releases pod past its bound with what the cache holds: it
+// never waits for a registry.
+func (r *Reconciler) releaseCached(ctx context.Context, pod *corev1.Pod) error {
+	next := pod.DeepCopy()
+	return r.write(ctx, pod, next, r.Releaser.ReleaseGated(ctx, next, false))
+}
+
+// write patches pod into next, the release rel, and records it.
+func (r *Reconciler) write(ctx context.Context, pod, next *corev1.Pod, rel mutate.GateRelease) error {
+	log := ctrl.LoggerFrom(ctx)
 	err := r.Client.Patch(ctx, next, client.MergeFromWithOptions(pod, client.MergeFromWithOptimisticLock{}))
 	switch {
 	case apierrors.IsNotFound(err):
-		return reconcile.Result{}, nil
+		return nil
 	case apierrors.IsInvalid(err):
 		// The API server refused the affinity: never hold the pod for it.
 		log.Info("affinity refused, releasing the pod without it", "error", err.Error())
-		return reconcile.Result{}, r.releaseBare(ctx, pod, err)
+		return r.releaseBare(ctx, pod, err)
 	case err != nil:
-		return reconcile.Result{}, fmt.Errorf("release pod: %w", err)
+		return fmt.Errorf("release pod: %w", err)
 	}
 	r.Metrics.released(rel.Reason, r.now().Sub(pod.CreationTimestamp.Time).Seconds())
 	r.event(next, rel)
 	log.V(1).Info("released", "reason", rel.Reason)
-	return reconcile.Result{}, nil
+	return nil
 }
 
 // event records rel on pod.

@@ -16,7 +16,18 @@ type Metrics struct {
 	Releases *prometheus.CounterVec
 	// Held is how long pods were gated, from creation to release.
 	Held prometheus.Histogram
+	// Deferred counts calls that gave the worker back without releasing
+	// the pod, by reason: DeferredPending (its images were still being
+	// looked up when the attempt ended) and DeferredNamespaceBusy (its
+	// namespace had its share of the workers).
+	Deferred *prometheus.CounterVec
 }
+
+// Reasons a call is deferred (Metrics.Deferred).
+const (
+	DeferredPending       = "pending"
+	DeferredNamespaceBusy = "namespaceBusy"
+)
 
 // NewMetrics returns unregistered metrics.
 func NewMetrics() *Metrics {
@@ -30,17 +41,27 @@ func NewMetrics() *Metrics {
 			Help:    "Time from a gated pod's creation to its release by the isamatch gate controller.",
 			Buckets: []float64{0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 30, 60, 120},
 		}),
+		Deferred: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "isamatch_webhook_gate_deferred_total",
+			Help: "Gate controller calls that gave their worker back and asked to be called again, by reason: pending (images still being looked up), namespaceBusy (the namespace had its share of the workers).",
+		}, []string{"reason"}),
 	}
 }
 
 // Collectors returns the collectors to register.
 func (m *Metrics) Collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.Releases, m.Held}
+	return []prometheus.Collector{m.Releases, m.Held, m.Deferred}
 }
 
 func (m *Metrics) released(reason string, held float64) {
 	if m != nil {
 		m.Releases.WithLabelValues(reason).Inc()
 		m.Held.Observe(held)
+	}
+}
+
+func (m *Metrics) deferred(reason string) {
+	if m != nil {
+		m.Deferred.WithLabelValues(reason).Inc()
 	}
 }

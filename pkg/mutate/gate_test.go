@@ -265,14 +265,26 @@ func TestReleaseGated(t *testing.T) {
 }
 
 // TestReleaseStopsAtTheBound: a registry that never answers holds the
-// release only until the context the controller gives it ends.
+// release only until the context the controller gives it ends; then the
+// answer is pending and the pod untouched, and the release from the cache
+// alone (past the bound) is a timeout.
 func TestReleaseStopsAtTheBound(t *testing.T) {
 	m := NewPodMutator(&fakeResolver{images: testImages()}, inventory.NewStatic(paperCluster(t)), Options{Resolve: ResolveGate})
 	pod := podSpec{images: []string{"slow:1"}}.pod()
 	pod.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: isa.ResolveGate}}
+	before := pod.DeepCopy()
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	if rel := m.ReleaseGated(ctx, pod, true); rel.Reason != ReleaseTimeout {
-		t.Errorf("release reason %q, want %q", rel.Reason, ReleaseTimeout)
+	if rel := m.ReleaseGated(ctx, pod, true); !rel.Pending || rel.Reason != "" {
+		t.Errorf("release %+v, want pending", rel)
+	}
+	if diff := cmp.Diff(before, pod); diff != "" {
+		t.Errorf("a pending release changed the pod (-want +got):\n%s", diff)
+	}
+	if rel := m.ReleaseGated(t.Context(), pod, false); rel.Reason != ReleaseTimeout || rel.Pending {
+		t.Errorf("release from the cache %+v, want reason %q, not pending", rel, ReleaseTimeout)
+	}
+	if pod.Spec.SchedulingGates != nil {
+		t.Errorf("gates left: %v", pod.Spec.SchedulingGates)
 	}
 }

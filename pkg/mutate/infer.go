@@ -51,9 +51,11 @@ func (p *PodMutator) infers(in Input) bool {
 // infer fills in the Inferred of images for their platforms that carry no
 // ISA of their own. With scan it reads those not in the inferrer's cache
 // (the gate controller, until ctx ends); without, it answers from the cache
-// alone and returns the indexes of the images with a platform not read yet.
-// A platform whose binary says nothing, or that cannot be read, keeps no
-// requirement: it is treated as without inference.
+// alone. It returns the indexes of the images with a platform not read
+// yet: not in the cache, or (with scan) whose read ctx cut short (the read
+// goes on in the background). A platform whose binary says nothing, or
+// that cannot be read, keeps no requirement: it is treated as without
+// inference.
 func (p *PodMutator) infer(ctx context.Context, auth registry.PullAuth, images []ImageInfo, scan bool) (unread []int) {
 	type job struct{ k, j int }
 	var jobs []job
@@ -93,17 +95,22 @@ func (p *PodMutator) infer(ctx context.Context, auth registry.PullAuth, images [
 			defer func() { <-sem; wg.Done() }()
 			img := &images[jb.k]
 			r, err := p.opts.Infer.Infer(ctx, img.Ref, auth, img.Platforms[jb.j])
-			if err != nil {
+			cut := err != nil && ctx.Err() != nil
+			if err != nil && !cut {
 				log.V(1).Info("image ISA not inferred", "image", img.Ref, "platform", platformString(img.Platforms[jb.j]),
 					"outcome", imageisa.Outcome(r, err), "error", err.Error())
 			}
 			mu.Lock()
+			defer mu.Unlock()
 			setInferred(img, jb.j, r, err)
-			mu.Unlock()
+			if cut && !slices.Contains(unread, jb.k) {
+				unread = append(unread, jb.k)
+			}
 		}()
 	}
 	wg.Wait()
-	return nil
+	slices.Sort(unread)
+	return unread
 }
 
 // setInferred records r as platform j's requirement when it is one.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/isamatch/isamatch/pkg/imageisa"
 	"github.com/isamatch/isamatch/pkg/inventory"
@@ -294,5 +295,44 @@ func TestFailedReadAdmitsUngated(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// blockingInferrer reads nothing until ctx ends, as a read still streaming
+// an image's layers.
+type blockingInferrer struct{}
+
+func (blockingInferrer) Cached(registry.Platform) (imageisa.Result, error, bool) {
+	return imageisa.Result{}, nil, false
+}
+
+func (blockingInferrer) Infer(ctx context.Context, _ string, _ registry.PullAuth, _ registry.Platform) (imageisa.Result, error) {
+	<-ctx.Done()
+	return imageisa.Result{}, ctx.Err()
+}
+
+// TestReleasePendingOnACutRead: a release whose ELF read the context cut
+// short is pending, and leaves the pod as it was, rather than releasing
+// the pod on the architecture alone while the read goes on; from the cache
+// alone (past the bound) it is released without the requirement.
+func TestReleasePendingOnACutRead(t *testing.T) {
+	res := cachingFake{fakeResolver: &fakeResolver{images: elfImages()}, cached: map[string]bool{"imfd:1": true}}
+	m := NewPodMutator(res, inventory.NewStatic(paperCluster(t)), Options{Resolve: ResolveGate, Infer: blockingInferrer{}})
+	pod := podSpec{images: []string{"imfd:1"}}.pod()
+	pod.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: isa.ResolveGate}}
+	before := pod.DeepCopy()
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if rel := m.ReleaseGated(ctx, pod, true); !rel.Pending {
+		t.Errorf("release %+v, want pending", rel)
+	}
+	if diff := cmp.Diff(before, pod); diff != "" {
+		t.Errorf("a pending release changed the pod (-want +got):\n%s", diff)
+	}
+	if rel := m.ReleaseGated(t.Context(), pod, false); rel.Pending || rel.Reason != ReleaseResolved {
+		t.Errorf("release from the cache %+v, want reason %q", rel, ReleaseResolved)
+	}
+	if c := counts(t, pod); c.Inferred != 0 {
+		t.Errorf("%d inferred platforms, want none", c.Inferred)
 	}
 }

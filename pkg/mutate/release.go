@@ -29,15 +29,22 @@ type GateRelease struct {
 	Warning bool
 	// Message is the event's text.
 	Message string
+	// Pending is set when resolve was set and ctx ended while an image was
+	// still being looked up or read: then nothing was decided, pod is left
+	// as it was and nothing is logged or counted. The lookups and reads go
+	// on in the background and their results are cached: ask again later,
+	// and past the pod's bound with resolve unset.
+	Pending bool
 }
 
 // ReleaseGated is the gate controller's decision for a pod that carries
 // isa.ResolveGate: the decision admission would have made with the pod's
 // images resolved, written as the rules for gated pods allow
 // (narrowRequired), with the gate removed, all in pod, which the caller
-// writes back in one update. Images are looked up until ctx ends when
-// resolve is set, else only answered from the cache; images still unknown
-// then are left out (as admission leaves out an image past its budget) and
+// writes back in one update. With resolve set, images are looked up (and
+// read, see infer) until ctx ends, and if ctx ends first the answer is
+// Pending; with resolve unset, only the cache is read, images it does not
+// hold are left out (as admission leaves out an image past its budget) and
 // the release is a timeout. A pod the images and request contradict is
 // released as admission would have answered it: in deny mode every
 // required term gains a requirement no node meets (it can never run
@@ -45,6 +52,9 @@ type GateRelease struct {
 // what admission wrote.
 func (p *PodMutator) ReleaseGated(ctx context.Context, pod *corev1.Pod, resolve bool) GateRelease {
 	r := p.releaseGated(ctx, pod, resolve)
+	if r.Pending {
+		return r
+	}
 	pod.Spec.SchedulingGates = slices.DeleteFunc(pod.Spec.SchedulingGates, func(g corev1.PodSchedulingGate) bool { return g.Name == isa.ResolveGate })
 	if len(pod.Spec.SchedulingGates) == 0 {
 		pod.Spec.SchedulingGates = nil
@@ -78,8 +88,14 @@ func (p *PodMutator) releaseGated(ctx context.Context, pod *corev1.Pod, resolve 
 			timedOut = true
 		}
 	}
+	var unread []int
 	if p.infers(in) {
-		p.infer(ctx, auth, images, resolve)
+		unread = p.infer(ctx, auth, images, resolve)
+	}
+	// A lookup that timed out while ctx still ran is the registry's own
+	// answer (cached as such), not one still to come.
+	if resolve && ((timedOut && ctx.Err() != nil) || len(unread) > 0) {
+		return GateRelease{Pending: true, Message: "images still being looked up or read"}
 	}
 	in.Images, in.Fallback = images, p.opts.FallbackArchitecture
 	p.logImageErrors(ctx, images)
