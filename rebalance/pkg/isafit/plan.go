@@ -49,7 +49,10 @@ func planMoves(ctx context.Context, nodes []*v1.Node, podsOn podutil.GetPodsAssi
 	var out []move
 	for _, n := range nodes {
 		pods, err := podutil.ListPodsOnANode(n.Name, podsOn, func(p *v1.Pod) bool {
-			return p.DeletionTimestamp == nil && o.now.Sub(p.CreationTimestamp.Time) >= o.minAge &&
+			// A restartPolicy Never pod's work is lost when it is evicted
+			// (a Job counts it as failed): it is never moved.
+			return p.DeletionTimestamp == nil && p.Spec.RestartPolicy != v1.RestartPolicyNever &&
+				o.now.Sub(p.CreationTimestamp.Time) >= o.minAge &&
 				len(tierTerms(p)) > 0 && (o.skip == nil || !o.skip(p)) && (o.filter == nil || o.filter(p))
 		})
 		if err != nil {

@@ -36,6 +36,14 @@ func TestPlanMoves(t *testing.T) {
 		pods:  []*v1.Pod{imfdPod("a", "imfdv", "1")},
 		want:  []string{"a:imfdv->imfd"},
 	}, {
+		name:  "a restartPolicy Never pod is never moved",
+		nodes: []*v1.Node{imfd, imfdv},
+		pods: []*v1.Pod{func() *v1.Pod {
+			p := imfdPod("a", "imfdv", "1")
+			p.Spec.RestartPolicy = v1.RestartPolicyNever
+			return p
+		}()},
+	}, {
 		name:  "the best tier is full with the pods already there",
 		nodes: []*v1.Node{imfd, imfdv},
 		pods:  []*v1.Pod{imfdPod("a", "imfdv", "1"), imfdPod("filler", "imfd", "1500m")},
