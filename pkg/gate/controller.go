@@ -190,11 +190,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if r.Attempt > 0 && r.Attempt < left {
 		wait, last = r.Attempt, false
 	}
-	actx, cancel := context.WithTimeout(ctx, wait)
 	next := pod.DeepCopy()
-	rel := r.Releaser.ReleaseGated(actx, next, true)
-	cancel()
-	done()
+	rel := func() mutate.GateRelease {
+		defer done() // even if the releaser panics: the share is never lost
+		actx, cancel := context.WithTimeout(ctx, wait)
+		defer cancel()
+		return r.Releaser.ReleaseGated(actx, next, true)
+	}()
 	if rel.Pending {
 		if last {
 			return reconcile.Result{}, r.releaseCached(ctx, pod)
