@@ -24,14 +24,9 @@ const cycleTimeout = 3 * time.Minute
 // shipped ones; everything else, the evictor and the disruption wait
 // included, is as shipped. It fails when the policy configures no ISAFit.
 func ShippedPolicy(repoRoot string, isaFitArgs map[string]any) ([]byte, error) {
-	path := filepath.Join(repoRoot, PolicyFile)
-	data, err := os.ReadFile(path)
+	raw, err := readPolicy(repoRoot)
 	if err != nil {
-		return nil, fmt.Errorf("read policy: %w", err)
-	}
-	var raw map[string]any
-	if err := yaml.Unmarshal(data, &raw); err != nil {
-		return nil, fmt.Errorf("parse %s: %w", path, err)
+		return nil, err
 	}
 	found := false
 	profiles, _ := raw["profiles"].([]any)
@@ -55,7 +50,7 @@ func ShippedPolicy(repoRoot string, isaFitArgs map[string]any) ([]byte, error) {
 		}
 	}
 	if !found {
-		return nil, fmt.Errorf("%s configures no ISAFit plugin: a profile's pluginConfig needs an entry named ISAFit", path)
+		return nil, fmt.Errorf("%s configures no ISAFit plugin: a profile's pluginConfig needs an entry named ISAFit", PolicyFile)
 	}
 	out, err := yaml.Marshal(raw)
 	if err != nil {
@@ -109,4 +104,18 @@ func (c *Cluster) RunCycle(ctx context.Context, policy, name string) (took time.
 		return took, log, fmt.Errorf("rebalancer cycle %s: %w (log %s)", name, err, log)
 	}
 	return took, log, nil
+}
+
+// readPolicy parses the shipped policy file under repoRoot.
+func readPolicy(repoRoot string) (map[string]any, error) {
+	path := filepath.Join(repoRoot, PolicyFile)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read policy: %w", err)
+	}
+	var raw map[string]any
+	if err := yaml.Unmarshal(data, &raw); err != nil {
+		return nil, fmt.Errorf("parse %s: %w", path, err)
+	}
+	return raw, nil
 }

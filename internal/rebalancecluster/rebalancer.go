@@ -27,14 +27,9 @@ const CycleCounter = "isamatch_rebalancer_cycles_total"
 // the plugin then sees only those nodes. It fails when no profile enables
 // plugin.
 func ShippedProfilePolicy(repoRoot, plugin, nodeSelector string) ([]byte, error) {
-	path := filepath.Join(repoRoot, PolicyFile)
-	data, err := os.ReadFile(path)
+	raw, err := readPolicy(repoRoot)
 	if err != nil {
-		return nil, fmt.Errorf("read policy: %w", err)
-	}
-	var raw map[string]any
-	if err := yaml.Unmarshal(data, &raw); err != nil {
-		return nil, fmt.Errorf("parse %s: %w", path, err)
+		return nil, err
 	}
 	var kept []any
 	profiles, _ := raw["profiles"].([]any)
@@ -48,7 +43,7 @@ func ShippedProfilePolicy(repoRoot, plugin, nodeSelector string) ([]byte, error)
 		}
 	}
 	if len(kept) == 0 {
-		return nil, fmt.Errorf("%s has no profile that enables the balance plugin %s", path, plugin)
+		return nil, fmt.Errorf("%s has no profile that enables the balance plugin %s", PolicyFile, plugin)
 	}
 	raw["profiles"] = kept
 	if nodeSelector != "" {
