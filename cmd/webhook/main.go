@@ -93,6 +93,9 @@ type options struct {
 	resolve            string
 	gateTimeout        time.Duration
 	gateController     bool
+	gateWorkers        int
+	gateNSWorkers      int
+	gateAttempt        time.Duration
 	leaderElect        bool
 	podEvents          bool
 	pullSecrets        bool
@@ -137,6 +140,9 @@ func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
 	fs.StringVar(&o.enforcement, "enforcement", mutate.EnforcementDeny, `what a pod isamatch cannot place correctly gets: "deny" refuses it, "warn" admits it without isamatch's affinity, with an admission warning, a would-deny decision annotation and outcome would_deny (for rolling out)`)
 	fs.StringVar(&o.resolve, "resolve", mutate.ResolveAuto, `how a pod whose image platforms must be looked up is admitted: "sync" waits for the registry (up to --budget); "auto" answers at once and, when an image is not cached, adds the scheduling gate `+isa.ResolveGate+` that the gate controller removes once it has written the affinity; "gate" does so for every pod with an image`)
 	fs.DurationVar(&o.gateTimeout, "gate-timeout", gate.DefaultTimeout, "longest time a pod stays gated, from its creation: past it the gate controller releases it with what is known, with a Warning event")
+	fs.IntVar(&o.gateWorkers, "gate-workers", gate.DefaultWorkers, "gated pods the gate controller decides at once")
+	fs.IntVar(&o.gateNSWorkers, "gate-workers-per-namespace", 0, "of those, how many one namespace's pods may hold while waiting for their images (0: a quarter of --gate-workers, at least 1); past it a namespace's pods wait their turn")
+	fs.DurationVar(&o.gateAttempt, "gate-attempt", gate.DefaultAttempt, "longest one gate-controller worker waits for a pod's images before it moves on (the lookup goes on in the background and a later attempt uses its result)")
 	fs.BoolVar(&o.gateController, "gate-controller", true, "run the gate controller (on the elected leader) that resolves gated pods and releases them; off, admission still gates (for tests, or when another replica set runs it)")
 	fs.BoolVar(&o.leaderElect, "leader-elect", true, "elect one replica, with a Lease in --namespace, to run the gate controller and the pod events (false: this process runs them; one replica only)")
 	fs.BoolVar(&o.podEvents, "pod-events", true, "record Events on each decided pod (on the elected leader): IsamatchDecided, IsamatchImageUnresolved per image whose platforms are unknown, IsamatchNoNode when no node satisfies the pod's required affinity")
@@ -169,6 +175,15 @@ func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
 	}
 	if o.gateTimeout <= 0 || o.gateTimeout > 10*time.Minute {
 		return o, fmt.Errorf("--gate-timeout %v: want a duration in (0, 10m]; a gated pod waits that long at most", o.gateTimeout)
+	}
+	if o.gateWorkers < 1 || o.gateWorkers > 256 {
+		return o, fmt.Errorf("--gate-workers %d: want 1..256", o.gateWorkers)
+	}
+	if o.gateNSWorkers < 0 || o.gateNSWorkers > o.gateWorkers {
+		return o, fmt.Errorf("--gate-workers-per-namespace %d: want 0..%d (--gate-workers); 0 means a quarter of them", o.gateNSWorkers, o.gateWorkers)
+	}
+	if o.gateAttempt <= 0 || o.gateAttempt > o.gateTimeout {
+		return o, fmt.Errorf("--gate-attempt %v: want a duration in (0, %v] (--gate-timeout)", o.gateAttempt, o.gateTimeout)
 	}
 	if o.inferTimeout <= 0 || o.inferTimeout > time.Minute {
 		return o, fmt.Errorf("--infer-elf-timeout %v: want a duration in (0, 1m]", o.inferTimeout)

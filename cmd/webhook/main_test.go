@@ -33,6 +33,8 @@ func TestParseArgs(t *testing.T) {
 		enforcement:     "deny",
 		resolve:         "auto",
 		gateTimeout:     20 * time.Second,
+		gateWorkers:     16,
+		gateAttempt:     2 * time.Second,
 		gateController:  true,
 		leaderElect:     true,
 		podEvents:       true,
@@ -116,6 +118,12 @@ func TestParseArgs(t *testing.T) {
 		{name: "zero ELF inference bytes", args: []string{"--infer-elf-max-bytes=0"}, wantErr: "--infer-elf-max-bytes 0"},
 		{name: "ELF inference timeout over a minute", args: []string{"--infer-elf-timeout=2m"}, wantErr: "--infer-elf-timeout 2m0s"},
 		{name: "zero gate timeout", args: []string{"--gate-timeout", "0s"}, wantErr: "--gate-timeout 0s"},
+		{name: "no gate workers", args: []string{"--gate-workers=0"}, wantErr: "--gate-workers 0: want 1..256"},
+		{name: "namespace share over the workers", args: []string{"--gate-workers=8", "--gate-workers-per-namespace=9"}, wantErr: "--gate-workers-per-namespace 9: want 0..8"},
+		{name: "gate attempt longer than the gate", args: []string{"--gate-timeout=5s", "--gate-attempt=6s"}, wantErr: "--gate-attempt 6s: want a duration in (0, 5s]"},
+		{name: "gate workers and attempt", args: []string{"--gate-workers=32", "--gate-workers-per-namespace=2", "--gate-attempt=500ms"}, want: func(o *options) {
+			o.gateWorkers, o.gateNSWorkers, o.gateAttempt = 32, 2, 500*time.Millisecond
+		}},
 		{name: "gate timeout over ten minutes", args: []string{"--gate-timeout", "1h"}, wantErr: "--gate-timeout 1h0m0s"},
 		{name: "unknown enforcement", args: []string{"--enforcement", "audit"}, wantErr: `--enforcement "audit": want deny or warn`},
 		{name: "port out of range", args: []string{"--port", "70000"}, wantErr: "--port 70000"},

@@ -79,7 +79,7 @@ func setup(cfg *rest.Config, o options) (manager.Manager, error) {
 		return nil, err
 	}
 	if o.runsGateController() {
-		if err := gate.Setup(mgr, handler, gate.Options{Timeout: o.gateTimeout, Metrics: gateMetrics}); err != nil {
+		if err := gate.Setup(mgr, handler, gate.Options{Timeout: o.gateTimeout, Workers: o.gateWorkers, WorkersPerNamespace: o.gateNSWorkers, Attempt: o.gateAttempt, Metrics: gateMetrics}); err != nil {
 			return nil, err
 		}
 	}
