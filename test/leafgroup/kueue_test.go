@@ -3,6 +3,7 @@ package leafgroup
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -60,7 +61,10 @@ func expectQueueIdle(ctx context.Context) {
 	cq := &unstructured.Unstructured{}
 	cq.SetAPIVersion(kueueAPIVersion)
 	cq.SetKind("ClusterQueue")
-	eventually(ctx, 30*time.Second, func(ctx context.Context) (int64, error) {
+	// Kueue releases a group's quota once its reconcilers have seen every
+	// pod gone and finished the Workload; on a loaded 2-core machine that
+	// has taken more than 30 seconds.
+	eventually(ctx, 2*time.Minute, func(ctx context.Context) (int64, error) {
 		if err := cluster.Client.Get(ctx, client.ObjectKey{Name: queues.Cluster}, cq); err != nil {
 			return -1, err
 		}
@@ -70,7 +74,34 @@ func expectQueueIdle(ctx context.Context) {
 		}
 		admitted, _, err := unstructured.NestedInt64(cq.Object, "status", "admittedWorkloads")
 		return reserving + admitted, err
-	}).Should(BeZero(), "workloads holding quota in ClusterQueue %s", queues.Cluster)
+	}).Should(BeZero(), func() string {
+		return fmt.Sprintf("workloads holding quota in ClusterQueue %s; the namespace's Workloads: %s", queues.Cluster, workloadStates(ctx))
+	})
+}
+
+// workloadStates describes the namespace's Kueue Workloads: name, deletion
+// and conditions, for a failure message.
+func workloadStates(ctx context.Context) string {
+	list := &unstructured.UnstructuredList{}
+	list.SetAPIVersion(kueueAPIVersion)
+	list.SetKind("WorkloadList")
+	if err := cluster.Client.List(ctx, list, client.InNamespace(namespace)); err != nil {
+		return "list: " + err.Error()
+	}
+	var out []string
+	for _, w := range list.Items {
+		conds, _, _ := unstructured.NestedSlice(w.Object, "status", "conditions")
+		var cs []string
+		for _, c := range conds {
+			m, _ := c.(map[string]any)
+			cs = append(cs, fmt.Sprintf("%v=%v(%v)", m["type"], m["status"], m["reason"]))
+		}
+		out = append(out, fmt.Sprintf("%s deleting=%v finalizers=%v [%s]", w.GetName(), w.GetDeletionTimestamp() != nil, w.GetFinalizers(), strings.Join(cs, " ")))
+	}
+	if len(out) == 0 {
+		return "none"
+	}
+	return strings.Join(out, "; ")
 }
 
 // gated reports whether every pod still waits for Kueue's admission.
