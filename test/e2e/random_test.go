@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -45,7 +46,12 @@ var _ = Describe("A seeded randomized cluster beyond the paper", Ordered, func()
 		Expect(err).NotTo(HaveOccurred())
 		r := rand.New(rand.NewPCG(randomSeed, 0xc1))
 		nodes = randomNodes(r, randomNodeN)
-		roots := GinkgoT().TempDir()
+		// The labeler runs each host root's compilers as an unprivileged
+		// user, who must be able to reach them: a TempDir is 0700.
+		roots, err := os.MkdirTemp("", "isamatch-random-roots-")
+		Expect(err).NotTo(HaveOccurred())
+		DeferCleanup(os.RemoveAll, roots)
+		Expect(os.Chmod(roots, 0o755)).To(Succeed())
 		specs := make([]experiment.NodeSpec, len(nodes))
 		kinds := map[string]nodeKind{}
 		for _, k := range nodeKinds {
@@ -81,6 +87,20 @@ var _ = Describe("A seeded randomized cluster beyond the paper", Ordered, func()
 	It("has at least 50 nodes of at least 10 distinct ISAs, each labelled as its host root says", func(ctx SpecContext) {
 		isas, err := c.NodeISA(ctx)
 		Expect(err).NotTo(HaveOccurred())
+		// A node with a cross compiler is labelled with what it emulates.
+		kinds := map[string]nodeKind{}
+		for _, k := range nodeKinds {
+			kinds[k.name] = k
+		}
+		for _, n := range nodes {
+			if kinds[n.kind].crossArch == "" {
+				continue
+			}
+			var node corev1.Node
+			Expect(c.Client.Get(ctx, client.ObjectKey{Name: n.spec.Name}, &node)).To(Succeed())
+			Expect(node.Annotations).To(HaveKeyWithValue(isa.EmuISAAnnotation, Not(BeEmpty())),
+				"node %s (%s) has a cross compiler for %s but no emulation ISA", n.spec.Name, n.kind, kinds[n.kind].crossArch)
+		}
 		distinct := map[string]bool{}
 		for _, n := range nodes {
 			distinct[n.truth.Native.String()] = true
