@@ -37,6 +37,12 @@ func TestParseArgs(t *testing.T) {
 				t.Errorf("open loop %g pods/s for %s, want 50 for 30s", o.OpenRate, o.OpenDuration)
 			}
 		}},
+		{name: "webhook flags", args: []string{"--webhook-arg=--pod-events=false", "--webhook-arg=--resolve=sync"}, check: func(t *testing.T, o bench.Options) {
+			if diff := cmp.Diff([]string{"--pod-events=false", "--resolve=sync"}, o.WebhookArgs); diff != "" {
+				t.Errorf("WebhookArgs (-want +got):\n%s", diff)
+			}
+		}},
+		{name: "webhook flag without dashes", args: []string{"--webhook-arg=pod-events=false"}, wantErr: `"pod-events=false" is not a flag: want --name=value`},
 		{name: "open rate zero", args: []string{"--open-rate=0"}, wantErr: "--open-rate=0: want pods per second in (0, 5000]"},
 		{name: "open rate NaN", args: []string{"--open-rate=NaN"}, wantErr: "--open-rate=NaN"},
 		{name: "open duration negative", args: []string{"--open-duration=-1s"}, wantErr: "--open-duration=-1s: want a positive duration"},

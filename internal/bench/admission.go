@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -94,100 +95,112 @@ func admissionRows(ctx context.Context, e *Env, o Options, t *Table) error {
 		}
 		sizes[k] = int(Median(intsToFloats(bytes)))
 	}
-	premutated := func(ns, prefix string) []*corev1.Pod {
-		pods := loadPods(ns, prefix, e.Ref(WarmImage, "v1"), Unscheduled, o.Pods)
-		for i, p := range pods {
-			m := mutated[i%len(mutated)]
-			p.Annotations = maps.Clone(m.Annotations)
-			p.Spec.Affinity = m.Spec.Affinity.DeepCopy()
+	plain := func(ns, prefix string, n int) []*corev1.Pod {
+		return loadPods(ns, prefix, e.Ref(WarmImage, "v1"), Unscheduled, n)
+	}
+	// premutated pods carry what isamatch writes; withDecision false
+	// leaves out its decision annotations (the affinity stays).
+	premutated := func(withDecision bool) func(ns, prefix string, n int) []*corev1.Pod {
+		return func(ns, prefix string, n int) []*corev1.Pod {
+			pods := plain(ns, prefix, n)
+			for i, p := range pods {
+				m := mutated[i%len(mutated)]
+				p.Annotations = maps.Clone(m.Annotations)
+				if !withDecision {
+					delete(p.Annotations, isa.DecisionAnnotation)
+					delete(p.Annotations, isa.DecisionCountsAnnotation)
+				}
+				p.Spec.Affinity = m.Spec.Affinity.DeepCopy()
+			}
+			return pods
 		}
-		return pods
 	}
-	var pre, preRatio, sameBytesRatio, sameBytesAdded []float64
-	var preNoop hookFigures
-	var added, ratio, floorAdded, floorRatio, noopAdded, noopRatio []float64
+	// The variants, interleaved batch by batch in every run.
+	const (
+		vIsamatch = iota
+		vNone
+		vNoop
+		vPreNone
+		vPreNoop
+		vPreNoopAffinity
+	)
+	variants := []variant{
+		vIsamatch:        {name: "isamatch", hook: Isamatch, pods: plain},
+		vNone:            {name: "no webhook", hook: NoHook, pods: plain},
+		vNoop:            {name: "no-op webhook", hook: Noop, pods: plain},
+		vPreNone:         {name: "pre-mutated, no webhook", hook: NoHook, pods: premutated(true)},
+		vPreNoop:         {name: "pre-mutated, no-op webhook", hook: Noop, pods: premutated(true)},
+		vPreNoopAffinity: {name: "affinity only, no-op webhook", hook: Noop, pods: premutated(false)},
+	}
+	figs := make([]hookFigures, len(variants))
 	var callMean, handlerMean, noopCallMean, cpuPer, noopCPUPer []float64
-	figs := map[Hook]*hookFigures{}
-	for _, h := range admissionHooks {
-		figs[h] = &hookFigures{}
-	}
 	// Two processes run the webhook binary (the second with --resolve=gate):
 	// the one measured is the one started first.
 	pid := e.Webhook.Pid()
 	noopPid := e.Noop.Process.Pid()
 	for r := range o.Runs {
-		for _, h := range rotated(admissionHooks, r) {
-			before, err := e.readAdmissionMetrics(ctx)
+		// What the webhooks' own figures sum to over the run's batches of
+		// plain pods through each.
+		var call, handler, noopCall HistSums
+		var cpu, noopCPU time.Duration
+		var before admissionMetrics
+		var cpu0, noopCPU0 time.Duration
+		measure := func(v variant, start bool) error {
+			if v.hook == NoHook || (v.hook == Noop && v.name != variants[vNoop].name) {
+				return nil
+			}
+			m, err := e.readAdmissionMetrics(ctx)
 			if err != nil {
 				return err
 			}
-			cpu0, err := CPUTime(pid)
+			c, err := CPUTime(pid)
 			if err != nil {
 				return err
 			}
-			noopCPU0, err := CPUTime(noopPid)
+			nc, err := CPUTime(noopPid)
 			if err != nil {
 				return err
 			}
-			res, err := admissionPhase(ctx, e, o, nsName("adm", h), h, fmt.Sprintf("r%d", r))
-			if err != nil {
-				return err
+			if start {
+				before, cpu0, noopCPU0 = m, c, nc
+				return nil
 			}
-			after, err := e.readAdmissionMetrics(ctx)
-			if err != nil {
-				return err
-			}
-			cpu1, err := CPUTime(pid)
-			if err != nil {
-				return err
-			}
-			noopCPU1, err := CPUTime(noopPid)
-			if err != nil {
-				return err
-			}
-			switch h {
+			switch v.hook {
 			case Isamatch:
-				cpuPer = append(cpuPer, ms(cpu1-cpu0)/float64(o.Pods))
-				callMean = append(callMean, 1e3*after.apiserver.Sub(before.apiserver).Mean())
-				handlerMean = append(handlerMean, 1e3*after.handler.Sub(before.handler).Mean())
+				cpu += c - cpu0
+				call = call.Add(m.apiserver.Sub(before.apiserver))
+				handler = handler.Add(m.handler.Sub(before.handler))
 			case Noop:
-				noopCPUPer = append(noopCPUPer, ms(noopCPU1-noopCPU0)/float64(o.Pods))
-				noopCallMean = append(noopCallMean, 1e3*after.noop.Sub(before.noop).Mean())
+				noopCPU += nc - noopCPU0
+				noopCall = noopCall.Add(m.noop.Sub(before.noop))
 			}
-			p50, p99, rate := figs[h].add(res)
-			fmt.Fprintf(e.progress, "bench:   run %d webhook=%s: p50 %.1f ms p99 %.1f ms %.0f pods/s\n", r+1, h, p50, p99, rate)
+			return nil
 		}
-		// The same API server work without the webhook hop: the mutated
-		// pods created as they are into the excluded namespace.
-		ns := nsName("adm", NoHook)
-		res, err := CreatePods(ctx, e.Clientset, premutated(ns, fmt.Sprintf("pre%d", r)), o.Clients)
+		res, err := runInterleaved(ctx, e, o.Pods, o.Clients, variants, r, measure)
 		if err != nil {
 			return err
 		}
-		if err := DeletePods(ctx, e.Clientset, ns); err != nil {
-			return err
+		for i, v := range variants {
+			p50, p99, rate := figs[i].add(res[i])
+			fmt.Fprintf(e.progress, "bench:   run %d %s: p50 %.1f ms p99 %.1f ms %.0f pods/s\n", r+1, v.name, p50, p99, rate)
 		}
-		// And through the no-op webhook: the floor carrying the same bytes,
-		// so that isamatch against it is the cost of its own work alone.
-		noopNS := nsName("adm", Noop)
-		resNoop, err := CreatePods(ctx, e.Clientset, premutated(noopNS, fmt.Sprintf("pre%d", r)), o.Clients)
-		if err != nil {
-			return err
-		}
-		if err := DeletePods(ctx, e.Clientset, noopNS); err != nil {
-			return err
-		}
-		w, b, n := figs[Isamatch], figs[NoHook], figs[Noop]
-		pre, preRatio = append(pre, res.PodsPerSecond()), append(preRatio, res.PodsPerSecond()/b.rate[r])
-		preNoop.add(resNoop)
-		sameBytesRatio = append(sameBytesRatio, w.rate[r]/resNoop.PodsPerSecond())
+		cpuPer = append(cpuPer, ms(cpu)/float64(o.Pods))
+		noopCPUPer = append(noopCPUPer, ms(noopCPU)/float64(o.Pods))
+		callMean, handlerMean = append(callMean, 1e3*call.Mean()), append(handlerMean, 1e3*handler.Mean())
+		noopCallMean = append(noopCallMean, 1e3*noopCall.Mean())
+	}
+	w, b, n := figs[vIsamatch], figs[vNone], figs[vNoop]
+	pre, preNoop, preAff := figs[vPreNone], figs[vPreNoop], figs[vPreNoopAffinity]
+	var preRatio, sameBytesRatio, sameBytesAdded, added, ratio, floorAdded, floorRatio, noopAdded, noopRatio, decisionRatio []float64
+	for r := range o.Runs {
+		preRatio = append(preRatio, pre.rate[r]/b.rate[r])
+		sameBytesRatio = append(sameBytesRatio, w.rate[r]/preNoop.rate[r])
 		sameBytesAdded = append(sameBytesAdded, w.p99[r]-preNoop.p99[r])
-		fmt.Fprintf(e.progress, "bench:   run %d pre-mutated pods: no webhook %.0f pods/s, no-op webhook %.0f pods/s\n", r+1, res.PodsPerSecond(), resNoop.PodsPerSecond())
+		decisionRatio = append(decisionRatio, preNoop.rate[r]/preAff.rate[r])
 		added, ratio = append(added, w.p99[r]-b.p99[r]), append(ratio, w.rate[r]/b.rate[r])
 		floorAdded, floorRatio = append(floorAdded, w.p99[r]-n.p99[r]), append(floorRatio, w.rate[r]/n.rate[r])
 		noopAdded, noopRatio = append(noopAdded, n.p99[r]-b.p99[r]), append(noopRatio, n.rate[r]/b.rate[r])
 	}
-	w, b, n := figs[Isamatch], figs[NoHook], figs[Noop]
 	const sec = "1 admission"
 	who := fmt.Sprintf("%d pods, %d clients", o.Pods, o.Clients)
 	t.Add(Row{Section: sec, Name: "without webhook (namespace excluded by namespaceSelector): p50 / p99, " + who,
@@ -204,7 +217,7 @@ func admissionRows(ctx context.Context, e *Env, o Options, t *Table) error {
 	t.Add(Row{Section: sec, Name: "stored pod size without / with isamatch (JSON, median over the request mix)",
 		Figure: fmt.Sprintf("%d / %d bytes", sizes[0], sizes[1]), Verdict: Info})
 	t.Add(Row{Section: sec, Name: "no webhook, pods created already carrying isamatch's affinity + decision: pods/s, ratio to plain pods",
-		Figure: fmt.Sprintf("%.0f; %.2f", Median(pre), Median(preRatio)), Verdict: Info, Runs: runsText("%.2f", preRatio)})
+		Figure: fmt.Sprintf("%.0f; %.2f", Median(pre.rate), Median(preRatio)), Verdict: Info, Runs: runsText("%.2f", preRatio)})
 	m := Median(added)
 	t.Add(Row{Section: sec, Name: "added p99 latency (with - without, same run)",
 		Figure: fmt.Sprintf("%.1f ms", m), Goal: "< 5 ms", Verdict: verdict(m < 5), Runs: runsText("%.1f", added)})
@@ -239,6 +252,8 @@ func admissionRows(ctx context.Context, e *Env, o Options, t *Table) error {
 	t.Add(Row{Section: sec, Name: "isamatch against that no-op load (same stored pods): throughput ratio; added p99",
 		Figure: fmt.Sprintf("%.2f; %.1f ms", Median(sameBytesRatio), Median(sameBytesAdded)), Verdict: Info,
 		Runs: runsText("%.2f", sameBytesRatio) + "; " + runsText("%.1f", sameBytesAdded)})
+	t.Add(Row{Section: sec, Name: "no-op webhook, pre-mutated pods with / without the decision annotations: throughput ratio (what the decision costs)",
+		Figure: fmt.Sprintf("%.2f", Median(decisionRatio)), Verdict: Info, Runs: runsText("%.2f", decisionRatio)})
 
 	if o.ProfileDir != "" {
 		if err := profileWebhook(ctx, e, o); err != nil {

@@ -68,12 +68,13 @@ type Env struct {
 	NodeNames []string
 	Dir       string
 
-	progress   io.Writer
-	gatePort   int
-	coldIndex  v1.ImageIndex
-	coldPushed bool
-	nsMu       sync.Mutex
-	nsDone     map[string]bool
+	progress    io.Writer
+	webhookArgs []string
+	gatePort    int
+	coldIndex   v1.ImageIndex
+	coldPushed  bool
+	nsMu        sync.Mutex
+	nsDone      map[string]bool
 }
 
 // step prints what starts and returns a func printing how long it took.
@@ -88,7 +89,7 @@ func step(w io.Writer, what string) func() {
 // the groups, and the webhook, and waits until the webhook's inventory
 // counts every node.
 func StartEnv(ctx context.Context, o Options, nodes map[string]map[string]string) (e *Env, err error) {
-	e = &Env{progress: o.Progress, nsDone: map[string]bool{}}
+	e = &Env{progress: o.Progress, webhookArgs: o.WebhookArgs, nsDone: map[string]bool{}}
 	if e.RepoRoot, err = testbed.RepoRoot(); err != nil {
 		return nil, err
 	}
@@ -228,7 +229,7 @@ func (e *Env) startWebhook(ctx context.Context) error {
 	e.PprofAddr = "127.0.0.1:" + strconv.Itoa(pprofPort)
 	w, err := democluster.StartWebhook(ctx, democluster.WebhookOptions{
 		Bin: e.WebhookBin, CP: e.CP, RegistryCA: e.Registry.CAFile, Log: filepath.Join(e.Dir, "webhook.log"),
-		ExtraArgs: []string{"--insecure-registry=" + e.Proxy.Host, "--pprof-bind-address=" + e.PprofAddr},
+		ExtraArgs: append([]string{"--insecure-registry=" + e.Proxy.Host, "--pprof-bind-address=" + e.PprofAddr}, e.webhookArgs...),
 	})
 	e.Webhook, e.MetricsAddr = w.Process, w.MetricsAddr
 	return err

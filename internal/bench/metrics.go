@@ -31,6 +31,11 @@ func (h HistSums) Sub(before HistSums) HistSums {
 	return HistSums{Sum: h.Sum - before.Sum, Count: h.Count - before.Count}
 }
 
+// Add is h and another reading's difference together.
+func (h HistSums) Add(d HistSums) HistSums {
+	return HistSums{Sum: h.Sum + d.Sum, Count: h.Count + d.Count}
+}
+
 // ParseHistSums reads Prometheus text exposition and sums the _sum and
 // _count of histogram name over the series whose labels include every
 // pair of match.
