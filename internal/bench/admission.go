@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/isamatch/isamatch/pkg/isa"
 )
@@ -65,33 +65,26 @@ func warmUp(ctx context.Context, e *Env, o Options, what string, hooks []Hook, n
 // admissionRows measures admission without a webhook, with the no-op
 // webhook and with isamatch's (and profiles the API server when asked).
 func admissionRows(ctx context.Context, e *Env, o Options, t *Table) error {
-	if err := warmUp(ctx, e, o, "adm", admissionHooks, 200); err != nil {
+	if err := warmUp(ctx, e, o, "adm", slices.Concat(admissionHooks, []Hook{Replay}), 200); err != nil {
 		return err
 	}
-	// The pods as the webhook mutates them, one per request of the mix:
-	// their size, and the template of the "pre-mutated" baseline.
+	// The pods as the webhook mutates them, one per request of the mix
+	// (StartEnv's dry runs): their size, and the template of the
+	// "pre-mutated" loads.
+	mutated := e.Mutated
+	plainPods, err := dryRunMix(ctx, e, NoHook)
+	if err != nil {
+		return err
+	}
 	var sizes [2]int
-	var mutated []*corev1.Pod
-	for k, h := range []Hook{NoHook, Isamatch} {
-		ns := nsName("adm", h)
+	for k, pods := range [][]*corev1.Pod{plainPods, mutated} {
 		var bytes []int
-		for i := range len(requestMix) {
-			got, err := e.Clientset.CoreV1().Pods(ns).Create(ctx, LoadPod(ns, fmt.Sprintf("size-%d", i), e.Ref(WarmImage, "v1"), Unscheduled, i),
-				metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
-			if err != nil {
-				return fmt.Errorf("dry-run pod: %w", err)
-			}
-			raw, err := json.Marshal(got)
+		for _, p := range pods {
+			raw, err := json.Marshal(p)
 			if err != nil {
 				return fmt.Errorf("marshal pod: %w", err)
 			}
 			bytes = append(bytes, len(raw))
-			if h == Isamatch {
-				if got.Annotations[isa.DecisionAnnotation] == "" {
-					return fmt.Errorf("dry-run pod with request %q has no decision: the webhook did not mutate it", requestMix[i])
-				}
-				mutated = append(mutated, got)
-			}
 		}
 		sizes[k] = int(Median(intsToFloats(bytes)))
 	}
@@ -123,6 +116,7 @@ func admissionRows(ctx context.Context, e *Env, o Options, t *Table) error {
 		vPreNone
 		vPreNoop
 		vPreNoopAffinity
+		vReplay
 	)
 	variants := []variant{
 		vIsamatch:        {name: "isamatch", hook: Isamatch, pods: plain},
@@ -131,6 +125,7 @@ func admissionRows(ctx context.Context, e *Env, o Options, t *Table) error {
 		vPreNone:         {name: "pre-mutated, no webhook", hook: NoHook, pods: premutated(true)},
 		vPreNoop:         {name: "pre-mutated, no-op webhook", hook: Noop, pods: premutated(true)},
 		vPreNoopAffinity: {name: "affinity only, no-op webhook", hook: Noop, pods: premutated(false)},
+		vReplay:          {name: "replay webhook", hook: Replay, pods: plain},
 	}
 	figs := make([]hookFigures, len(variants))
 	var callMean, handlerMean, noopCallMean, cpuPer, noopCPUPer []float64
@@ -146,7 +141,7 @@ func admissionRows(ctx context.Context, e *Env, o Options, t *Table) error {
 		var before admissionMetrics
 		var cpu0, noopCPU0 time.Duration
 		measure := func(v variant, start bool) error {
-			if v.hook == NoHook || (v.hook == Noop && v.name != variants[vNoop].name) {
+			if v.name != variants[vIsamatch].name && v.name != variants[vNoop].name {
 				return nil
 			}
 			m, err := e.readAdmissionMetrics(ctx)
@@ -191,8 +186,12 @@ func admissionRows(ctx context.Context, e *Env, o Options, t *Table) error {
 	}
 	w, b, n := figs[vIsamatch], figs[vNone], figs[vNoop]
 	pre, preNoop, preAff := figs[vPreNone], figs[vPreNoop], figs[vPreNoopAffinity]
+	rp := figs[vReplay]
 	var preRatio, sameBytesRatio, sameBytesAdded, added, ratio, floorAdded, floorRatio, noopAdded, noopRatio, decisionRatio []float64
+	var replayRatio, replayAdded, ownRatio, ownAdded []float64
 	for r := range o.Runs {
+		replayRatio, replayAdded = append(replayRatio, rp.rate[r]/n.rate[r]), append(replayAdded, rp.p99[r]-n.p99[r])
+		ownRatio, ownAdded = append(ownRatio, w.rate[r]/rp.rate[r]), append(ownAdded, w.p99[r]-rp.p99[r])
 		preRatio = append(preRatio, pre.rate[r]/b.rate[r])
 		sameBytesRatio = append(sameBytesRatio, w.rate[r]/preNoop.rate[r])
 		sameBytesAdded = append(sameBytesAdded, w.p99[r]-preNoop.p99[r])
@@ -254,6 +253,19 @@ func admissionRows(ctx context.Context, e *Env, o Options, t *Table) error {
 		Runs: runsText("%.2f", sameBytesRatio) + "; " + runsText("%.1f", sameBytesAdded)})
 	t.Add(Row{Section: sec, Name: "no-op webhook, pre-mutated pods with / without the decision annotations: throughput ratio (what the decision costs)",
 		Figure: fmt.Sprintf("%.2f", Median(decisionRatio)), Verdict: Info, Runs: runsText("%.2f", decisionRatio)})
+
+	// The replay path writes isamatch's very patch without deciding
+	// anything: against the no-op, what writing it through any webhook
+	// costs; isamatch against it, what deciding costs.
+	t.Add(Row{Section: sec, Name: "replay webhook (the no-op's server answering each pod with isamatch's recorded patch): p50 / p99; pods/s",
+		Figure: fmt.Sprintf("%.1f / %.1f ms; %.0f", Median(rp.p50), Median(rp.p99), Median(rp.rate)), Verdict: Info,
+		Runs: "pods/s " + runsText("%.0f", rp.rate)})
+	t.Add(Row{Section: sec, Name: "replay against the no-op (writing isamatch's patch, deciding nothing): throughput ratio; added p99",
+		Figure: fmt.Sprintf("%.2f; %.1f ms", Median(replayRatio), Median(replayAdded)), Verdict: Info,
+		Runs: runsText("%.2f", replayRatio) + "; " + runsText("%.1f", replayAdded)})
+	t.Add(Row{Section: sec, Name: "isamatch against the replay (its decision alone): throughput ratio; added p99",
+		Figure: fmt.Sprintf("%.2f; %.1f ms", Median(ownRatio), Median(ownAdded)), Verdict: Info,
+		Runs: runsText("%.2f", ownRatio) + "; " + runsText("%.1f", ownAdded)})
 
 	if o.ProfileDir != "" {
 		if err := profileWebhook(ctx, e, o); err != nil {

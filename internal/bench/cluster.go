@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	neturl "net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -15,6 +16,7 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"golang.org/x/sync/errgroup"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
@@ -54,6 +56,13 @@ type Env struct {
 	Noop *NoopWebhook
 	// NoopWebhookName is its webhook name in that configuration.
 	NoopWebhookName string
+	// ReplayWebhookName is the webhook name of the no-op process's replay
+	// path (ReplayPath) behind HookConfiguration, for the namespaces of
+	// hook Replay.
+	ReplayWebhookName string
+	// Mutated are the pods of the request mix as isamatch's webhook
+	// admitted them (dry runs), which the replay path answers with.
+	Mutated []*corev1.Pod
 	// GateWebhook is a second webhook process with --resolve=gate behind
 	// HookConfiguration, for the namespaces of hook GatePath.
 	GateWebhook *testbed.Process
@@ -160,7 +169,7 @@ func StartEnv(ctx context.Context, o Options, nodes map[string]map[string]string
 	}
 	done()
 
-	done = step(e.progress, "start the no-op webhook and a webhook with --resolve=gate, each behind a copy of the shipped configuration")
+	done = step(e.progress, "start the no-op webhook (with its replay of isamatch's patches) and a webhook with --resolve=gate, each behind a copy of the shipped configuration")
 	if err := e.startNoop(ctx); err != nil {
 		return e, err
 	}
@@ -278,14 +287,43 @@ func (e *Env) WaitInventory(ctx context.Context, want int) error {
 
 // startNoop starts the no-op webhook with the serving certificate envtest
 // made for isamatch's and installs it.
+// Its replay path answers with the patches of isamatch's answers to the
+// request mix, checked to write what isamatch wrote.
 func (e *Env) startNoop(ctx context.Context) error {
-	n, err := StartNoopWebhook(ctx, e.NoopBin, e.CP.KubeconfigPath, e.CP.Env.WebhookInstallOptions.LocalServingCertDir, filepath.Join(e.Dir, "noopwebhook.log"))
+	var err error
+	if e.Mutated, err = dryRunMix(ctx, e, Isamatch); err != nil {
+		return err
+	}
+	for i, m := range e.Mutated {
+		if m.Annotations[isa.DecisionAnnotation] == "" {
+			return fmt.Errorf("dry-run pod with request %q has no decision: the webhook did not mutate it", requestMix[i])
+		}
+	}
+	replay := filepath.Join(e.Dir, "replay-patches.json")
+	if err := writeReplayPatches(replay, e.Mutated); err != nil {
+		return err
+	}
+	n, err := StartNoopWebhook(ctx, e.NoopBin, e.CP.KubeconfigPath, e.CP.Env.WebhookInstallOptions.LocalServingCertDir, filepath.Join(e.Dir, "noopwebhook.log"), replay)
 	if err != nil {
 		return err
 	}
 	e.Noop = n
-	e.NoopWebhookName, err = e.installHook(ctx, Noop, n.URL("/"+e.WebhookPath), n.MetricsAddr, n.Process)
-	return err
+	if e.NoopWebhookName, err = e.installHook(ctx, Noop, n.URL("/"+e.WebhookPath), n.MetricsAddr, n.Process); err != nil {
+		return err
+	}
+	if e.ReplayWebhookName, err = e.installHook(ctx, Replay, n.URL(ReplayPath), n.MetricsAddr, n.Process); err != nil {
+		return err
+	}
+	got, err := dryRunMix(ctx, e, Replay)
+	if err != nil {
+		return err
+	}
+	for i := range got {
+		if d := sameWrites(e.Mutated[i], got[i]); d != "" {
+			return fmt.Errorf("the replay webhook does not write what isamatch wrote for request %q: %s", requestMix[i], d)
+		}
+	}
+	return nil
 }
 
 // startGate starts the webhook binary once more, with --resolve=gate and
@@ -330,6 +368,11 @@ func (e *Env) installHook(ctx context.Context, h Hook, url, metricsAddr string, 
 	if err != nil {
 		return "", err
 	}
+	u, err := neturl.Parse(url)
+	if err != nil {
+		return "", fmt.Errorf("the %s webhook's URL %q: %w", h, url, err)
+	}
+	path := u.Path
 	cfg := HookConfiguration(shipped, h, url, e.CP.Env.WebhookInstallOptions.LocalServingCAData)
 	if err := e.Client.Create(ctx, cfg); err != nil {
 		return "", fmt.Errorf("create the %s webhook's configuration: %w", h, err)
@@ -343,7 +386,7 @@ func (e *Env) installHook(ctx context.Context, h Hook, url, metricsAddr string, 
 		if _, err := e.Clientset.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); err != nil {
 			return false, fmt.Errorf("dry-run probe pod: %w", err)
 		}
-		calls, err := webhookRequests(ctx, metricsAddr, "/"+e.WebhookPath)
+		calls, err := webhookRequests(ctx, metricsAddr, path)
 		return calls > 0, err
 	})
 	if err != nil {

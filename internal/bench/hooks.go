@@ -31,10 +31,14 @@ const (
 	// released by its gate controller), behind a copy of the shipped
 	// configuration.
 	GatePath Hook = "gate"
+	// Replay: the no-op webhook's replay path, which answers each pod with
+	// the patch isamatch's webhook answered its request with, behind a
+	// copy of the shipped configuration.
+	Replay Hook = "replay"
 )
 
 // HookLabel on a namespace sends its pods to the bench's extra webhook
-// named by its value (Noop, GatePath) instead of isamatch's; such a namespace also
+// named by its value (Noop, GatePath, Replay) instead of isamatch's; such a namespace also
 // carries isa.IgnoreLabel, so isamatch's webhook never sees them.
 const HookLabel = "bench.isamatch.io/webhook"
 
@@ -107,20 +111,25 @@ func (n *NoopWebhook) URL(path string) string {
 
 // StartNoopWebhook starts the no-op webhook binary bin on free loopback
 // ports, serving the certificate in certDir (tls.crt, tls.key), and waits
-// until it is ready.
-func StartNoopWebhook(ctx context.Context, bin, kubeconfig, certDir, logPath string) (*NoopWebhook, error) {
+// until it is ready. When replayPatches names a file, it also serves
+// ReplayPath with that file's patches.
+func StartNoopWebhook(ctx context.Context, bin, kubeconfig, certDir, logPath, replayPatches string) (*NoopWebhook, error) {
 	n := &NoopWebhook{}
 	err := testbed.StartOnFreePorts(3, func(ports []int) error {
 		n.Port = ports[0]
 		n.HealthAddr = "127.0.0.1:" + strconv.Itoa(ports[1])
 		n.MetricsAddr = "127.0.0.1:" + strconv.Itoa(ports[2])
-		p, err := testbed.StartProcess("noopwebhook", bin, []string{
+		args := []string{
 			"--kubeconfig=" + kubeconfig,
 			"--cert-dir=" + certDir,
 			"--port=" + strconv.Itoa(n.Port),
 			"--health-probe-bind-address=" + n.HealthAddr,
 			"--metrics-bind-address=" + n.MetricsAddr,
-		}, nil, logPath)
+		}
+		if replayPatches != "" {
+			args = append(args, "--replay-patches="+replayPatches)
+		}
+		p, err := testbed.StartProcess("noopwebhook", bin, args, nil, logPath)
 		if err != nil {
 			return err
 		}

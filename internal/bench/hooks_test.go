@@ -95,7 +95,7 @@ current-context: c
 `), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	n, err := StartNoopWebhook(t.Context(), bins[0], kubeconfig, wio.LocalServingCertDir, filepath.Join(dir, "noop.log"))
+	n, err := StartNoopWebhook(t.Context(), bins[0], kubeconfig, wio.LocalServingCertDir, filepath.Join(dir, "noop.log"), "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,6 +38,9 @@ type options struct {
 	metricsAddr string
 	probeAddr   string
 	enableHTTP2 bool
+	// replayPatches, when set, also serves ReplayPath with the patches
+	// of this file (loadReplayer).
+	replayPatches string
 }
 
 func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
@@ -48,6 +51,7 @@ func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", "0", `plain-HTTP Prometheus metrics address ("0" disables)`)
 	fs.StringVar(&o.probeAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz")
 	fs.BoolVar(&o.enableHTTP2, "enable-http2", false, "serve HTTP/2 too (off: HTTP/1.1 only, as cmd/webhook)")
+	fs.StringVar(&o.replayPatches, "replay-patches", "", "also serve "+ReplayPath+", answering each pod with this file's JSON patch for its isa.request annotation (a JSON object of values to patches)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -132,5 +136,12 @@ func serve(ctx context.Context, o options) error {
 	// registered before the start; GetWebhookServer() adds the server to
 	// the manager's runnables.
 	mgr.GetWebhookServer().Register(MutatePath, &webhook.Admission{Handler: admission.HandlerFunc(allow)})
+	if o.replayPatches != "" {
+		r, err := loadReplayer(o.replayPatches)
+		if err != nil {
+			return err
+		}
+		mgr.GetWebhookServer().Register(ReplayPath, &webhook.Admission{Handler: r})
+	}
 	return mgr.Start(ctx)
 }
