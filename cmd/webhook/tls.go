@@ -6,8 +6,9 @@ import (
 	"fmt"
 	"os"
 
-	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/isamatch/isamatch/internal/metricsauth"
 )
 
 // serverTLSOptions are the TLS settings of both HTTPS servers (webhook and
@@ -43,8 +44,9 @@ func requireClientCert(caFile string) (func(*tls.Config), error) {
 // metricsServerOptions serves metrics at addr: with secure, over HTTPS
 // (a self-signed certificate) to callers whose bearer token the API server
 // authenticates (TokenReview) and authorises for GET /metrics
-// (SubjectAccessReview), as kubebuilder scaffolds; otherwise over plain
-// HTTP to anyone, for local runs.
+// (SubjectAccessReview), as kubebuilder scaffolds but through
+// internal/metricsauth, which does not link k8s.io/apiserver; otherwise
+// over plain HTTP to anyone, for local runs.
 func metricsServerOptions(addr string, secure bool, tlsOpts []func(*tls.Config)) metricsserver.Options {
 	if !secure {
 		return metricsserver.Options{BindAddress: addr}
@@ -52,7 +54,7 @@ func metricsServerOptions(addr string, secure bool, tlsOpts []func(*tls.Config))
 	return metricsserver.Options{
 		BindAddress:    addr,
 		SecureServing:  true,
-		FilterProvider: filters.WithAuthenticationAndAuthorization,
+		FilterProvider: metricsauth.WithAuthenticationAndAuthorization,
 		TLSOpts:        tlsOpts,
 	}
 }
