@@ -231,9 +231,7 @@ func admissionRows(ctx context.Context, e *Env, o Options, t *Table) error {
 	t.Add(Row{Section: sec, Name: "no-op webhook: pods/s; call mean as the API server times it; process CPU per admission",
 		Figure: fmt.Sprintf("%.0f; %.2f ms; %.2f ms", Median(n.rate), Median(noopCallMean), Median(noopCPUPer)), Verdict: Info,
 		Runs: "pods/s " + runsText("%.0f", n.rate) + "; call " + runsText("%.2f", noopCallMean) + "; CPU " + runsText("%.2f", noopCPUPer)})
-	t.Add(Row{Section: sec, Name: "no-op webhook against none: throughput ratio; added p99 (the cost of any webhook here)",
-		Figure: fmt.Sprintf("%.2f; %.1f ms", Median(noopRatio), Median(noopAdded)), Verdict: Info,
-		Runs: runsText("%.2f", noopRatio) + "; " + runsText("%.1f", noopAdded)})
+	t.Add(ratioRow(sec, "no-op webhook against none: throughput ratio; added p99 (the cost of any webhook here)", noopRatio, noopAdded))
 	m = Median(floorAdded)
 	t.Add(Row{Section: sec, Name: "added p99 over the no-op webhook (isamatch - no-op, same run)",
 		Figure: fmt.Sprintf("%.1f ms", m), Goal: "< 2 ms", Verdict: verdict(m < 2), Runs: runsText("%.1f", floorAdded)})
@@ -248,9 +246,7 @@ func admissionRows(ctx context.Context, e *Env, o Options, t *Table) error {
 	t.Add(Row{Section: sec, Name: "no-op webhook, pods created already carrying isamatch's affinity + decision: p50 / p99; pods/s",
 		Figure: fmt.Sprintf("%.1f / %.1f ms; %.0f", Median(preNoop.p50), Median(preNoop.p99), Median(preNoop.rate)), Verdict: Info,
 		Runs: "pods/s " + runsText("%.0f", preNoop.rate)})
-	t.Add(Row{Section: sec, Name: "isamatch against that no-op load (same stored pods): throughput ratio; added p99",
-		Figure: fmt.Sprintf("%.2f; %.1f ms", Median(sameBytesRatio), Median(sameBytesAdded)), Verdict: Info,
-		Runs: runsText("%.2f", sameBytesRatio) + "; " + runsText("%.1f", sameBytesAdded)})
+	t.Add(ratioRow(sec, "isamatch against that no-op load (same stored pods): throughput ratio; added p99", sameBytesRatio, sameBytesAdded))
 	t.Add(Row{Section: sec, Name: "no-op webhook, pre-mutated pods with / without the decision annotations: throughput ratio (what the decision costs)",
 		Figure: fmt.Sprintf("%.2f", Median(decisionRatio)), Verdict: Info, Runs: runsText("%.2f", decisionRatio)})
 
@@ -260,12 +256,8 @@ func admissionRows(ctx context.Context, e *Env, o Options, t *Table) error {
 	t.Add(Row{Section: sec, Name: "replay webhook (the no-op's server answering each pod with isamatch's recorded patch): p50 / p99; pods/s",
 		Figure: fmt.Sprintf("%.1f / %.1f ms; %.0f", Median(rp.p50), Median(rp.p99), Median(rp.rate)), Verdict: Info,
 		Runs: "pods/s " + runsText("%.0f", rp.rate)})
-	t.Add(Row{Section: sec, Name: "replay against the no-op (writing isamatch's patch, deciding nothing): throughput ratio; added p99",
-		Figure: fmt.Sprintf("%.2f; %.1f ms", Median(replayRatio), Median(replayAdded)), Verdict: Info,
-		Runs: runsText("%.2f", replayRatio) + "; " + runsText("%.1f", replayAdded)})
-	t.Add(Row{Section: sec, Name: "isamatch against the replay (its decision alone): throughput ratio; added p99",
-		Figure: fmt.Sprintf("%.2f; %.1f ms", Median(ownRatio), Median(ownAdded)), Verdict: Info,
-		Runs: runsText("%.2f", ownRatio) + "; " + runsText("%.1f", ownAdded)})
+	t.Add(ratioRow(sec, "replay against the no-op (writing isamatch's patch, deciding nothing): throughput ratio; added p99", replayRatio, replayAdded))
+	t.Add(ratioRow(sec, "isamatch against the replay (its decision alone): throughput ratio; added p99", ownRatio, ownAdded))
 
 	if o.ProfileDir != "" {
 		if err := profileWebhook(ctx, e, o); err != nil {
@@ -286,4 +278,11 @@ func intsToFloats(xs []int) []float64 {
 		out[i] = float64(x)
 	}
 	return out
+}
+
+// ratioRow is an informational row of a throughput ratio and an added p99,
+// one of each per run.
+func ratioRow(sec, name string, ratio, added []float64) Row {
+	return Row{Section: sec, Name: name, Figure: fmt.Sprintf("%.2f; %.1f ms", Median(ratio), Median(added)), Verdict: Info,
+		Runs: runsText("%.2f", ratio) + "; " + runsText("%.1f", added)}
 }
