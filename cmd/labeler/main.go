@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"time"
@@ -331,7 +332,7 @@ func runDaemon(ctx context.Context, o options, probeFn labeler.ProbeFunc, log lo
 		return err
 	}
 	ctl := &labeler.Controller{Client: mgr.GetClient(), NodeName: o.nodeName, Probe: probeFn, Interval: o.interval,
-		Recorder: mgr.GetEventRecorder("isamatch-labeler"), Metrics: m}
+		Recorder: mgr.GetEventRecorder("isamatch-labeler"), Metrics: m, AfterPass: debug.FreeOSMemory}
 	if err := ctl.SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("set up controller: %w", err)
 	}

@@ -2,6 +2,7 @@ package labeler
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"testing"
 	"time"
@@ -116,4 +117,32 @@ func project(m, want map[string]string) map[string]string {
 		}
 	}
 	return got
+}
+
+func TestControllerAfterPass(t *testing.T) {
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}
+	c := &countingClient{Client: fake.NewClientBuilder().WithScheme(newScheme(t)).WithObjects(node).Build()}
+	machine, calls, after := "visionfive2", 0, 0
+	ctl := &Controller{Client: c, NodeName: "n1", Probe: fixtureProbe(&machine, &calls), Interval: time.Minute,
+		AfterPass: func() {
+			// Called once the pass is over: the probe has run.
+			if calls == 0 {
+				t.Error("AfterPass called before the probe")
+			}
+			after++
+		}}
+	for _, name := range []string{"n1", "n1", "other"} {
+		if _, err := ctl.Reconcile(t.Context(), reconcile.Request{NamespacedName: types.NamespacedName{Name: name}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Probe failures end a pass too.
+	failing := &Controller{Client: c, NodeName: "n1", Interval: time.Minute, AfterPass: func() { after++ },
+		Probe: func(context.Context) (probe.Result, error) { return probe.Result{}, errors.New("no cpuinfo") }}
+	if _, err := failing.Reconcile(t.Context(), reconcile.Request{NamespacedName: types.NamespacedName{Name: "n1"}}); err == nil {
+		t.Fatal("failing probe: no error")
+	}
+	if after != 3 {
+		t.Errorf("AfterPass called %d times, want 3 (two passes of our node and a failed one, none for another node)", after)
+	}
 }
