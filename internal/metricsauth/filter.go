@@ -4,20 +4,15 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/util/cache"
 	authenticationclient "k8s.io/client-go/kubernetes/typed/authentication/v1"
 	authorizationclient "k8s.io/client-go/kubernetes/typed/authorization/v1"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 )
-
-// realClock is the wall clock the caches expire by.
-type realClock struct{}
-
-func (realClock) Now() time.Time { return time.Now() }
 
 // WithAuthenticationAndAuthorization is the metrics server's
 // FilterProvider: requests need a bearer token the API server accepts
@@ -35,7 +30,7 @@ func WithAuthenticationAndAuthorization(c *rest.Config, httpClient *http.Client)
 	if err != nil {
 		return nil, fmt.Errorf("authorization client: %w", err)
 	}
-	return newFilter(authn.TokenReviews(), authz.SubjectAccessReviews(), realClock{})
+	return newFilter(authn.TokenReviews(), authz.SubjectAccessReviews(), clock.RealClock{})
 }
 
 // newFilter returns the filter asking tokens and access, its caches
