@@ -76,9 +76,10 @@ func NodeSet(prefix string, nodes int, groups []isa.ISA) map[string]map[string]s
 	out := make(map[string]map[string]string, nodes)
 	for k := range nodes {
 		g := groups[k%len(groups)]
-		labels := isa.NodeLabels(g, nil)
+		name := fmt.Sprintf("%s-%05d", prefix, k)
+		labels := isa.WithGroupDomain(isa.NodeLabels(g, nil), name)
 		labels[isa.KubeArchLabel] = string(g.Arch)
-		out[fmt.Sprintf("%s-%05d", prefix, k)] = labels
+		out[name] = labels
 	}
 	return out
 }

@@ -10,6 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/isamatch/isamatch/pkg/isa"
 )
 
 // SimulatedKubeletVersion is what simulated nodes report as their kubelet.
@@ -75,6 +77,9 @@ func (w *NodeWrapper) Labels(labels map[string]string) *NodeWrapper {
 	for k, v := range labels {
 		w.node.Labels[k] = v
 	}
+	// The labeler adds the group's domain label of its own node
+	// (isa.WithGroupDomain); so does a simulated node.
+	isa.WithGroupDomain(w.node.Labels, w.node.Name)
 	return w
 }
 

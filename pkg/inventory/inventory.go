@@ -252,11 +252,13 @@ func (i *Inventory) publishLocked() {
 }
 
 // fingerprint is the canonical text of a node's isamatch-owned labels; ""
-// when it has none.
+// when it has none. The group domain label names the node, not its ISA:
+// it is left out, so the nodes of one group share a fingerprint and its
+// parsed labels.
 func fingerprint(labels map[string]string) string {
 	var owned []string
 	for k, v := range labels {
-		if isa.IsOwnedLabel(k) {
+		if isa.IsOwnedLabel(k) && !isa.IsGroupDomainLabel(k) {
 			owned = append(owned, k+"="+v)
 		}
 	}

@@ -224,3 +224,26 @@ func BenchmarkSet(b *testing.B) {
 		inv.Set("n1", l) // heartbeat-style update: no change
 	}
 }
+
+func TestGroupDomainLabelSharesTheParse(t *testing.T) {
+	nodes := map[string]map[string]string{}
+	for k := range 50 {
+		name := fmt.Sprintf("n%02d", k)
+		nodes[name] = isa.WithGroupDomain(labels(t, "riscv64", "rv64imfd"), name)
+	}
+	inv := NewStatic(nodes)
+	got, _, n := view(t, inv.Snapshot())
+	want := []groupView{{ID: gid(t, "rv64imfd"), Native: short(t, "rv64imfd"), Nodes: 50}}
+	if diff := cmp.Diff(want, got); diff != "" || n != 50 {
+		t.Errorf("groups (-want +got):\n%s; nodes %d", diff, n)
+	}
+	if len(inv.parsed) != 1 {
+		t.Errorf("%d parsed label sets for 50 nodes of one group, want 1 (the per-node domain label must not split them)", len(inv.parsed))
+	}
+	before := inv.Snapshot()
+	l := isa.WithGroupDomain(labels(t, "riscv64", "rv64imfd"), "renamed")
+	inv.Set("n00", l)
+	if inv.Snapshot() != before {
+		t.Errorf("a change of the domain label alone built a new snapshot")
+	}
+}

@@ -14,6 +14,12 @@ const (
 	ExtCountLabel = NativePrefix + keyExtCount
 	// X86LevelLabel is the x86-64 psABI level, numeric so Gt works.
 	X86LevelLabel = NativePrefix + keyX86Level
+	// GroupDomainPrefix + <GroupID> is a node label that only the nodes of
+	// that group carry, valued with the node's own name (GroupDomainLabel):
+	// the topology key of the spread constraint the webhook writes, so the
+	// scheduler's spreading counts a pod's best-fit group and ignores
+	// every other node.
+	GroupDomainPrefix = NativePrefix + "group."
 	// KubeArchLabel is the kubelet's own architecture label
 	// (corev1.LabelArchStable; pkg/isa imports no Kubernetes package).
 	KubeArchLabel = "kubernetes.io/arch"

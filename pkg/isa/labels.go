@@ -228,6 +228,40 @@ func GroupID(native ISA) string {
 	return hex.EncodeToString(sum[:])[:10]
 }
 
+// maxLabelValue is the longest label value Kubernetes accepts.
+const maxLabelValue = 63
+
+// GroupDomainLabel returns the label that makes a node of group id a
+// topology domain of its own: key GroupDomainPrefix+id, value the node's
+// name. A name longer than a label value may be (63 characters) is cut to
+// 52 and ends in "-" and 10 hex characters of its SHA-256, so it stays
+// unique in practice and valid (node names are DNS subdomains).
+func GroupDomainLabel(id, nodeName string) (key, value string) {
+	value = nodeName
+	if len(value) > maxLabelValue {
+		sum := sha256.Sum256([]byte(nodeName))
+		value = strings.TrimRight(nodeName[:52], "-.") + "-" + hex.EncodeToString(sum[:])[:10]
+	}
+	return GroupDomainPrefix + id, value
+}
+
+// WithGroupDomain adds to labels, a node's labels as NodeLabels returns
+// them, the GroupDomainLabel of its group for node nodeName, and returns
+// labels. Labels without a group are returned unchanged.
+func WithGroupDomain(labels map[string]string, nodeName string) map[string]string {
+	if id := labels[GroupLabel]; id != "" && nodeName != "" {
+		k, v := GroupDomainLabel(id, nodeName)
+		labels[k] = v
+	}
+	return labels
+}
+
+// IsGroupDomainLabel reports whether key is a GroupDomainLabel key: a
+// per-node label that says nothing about the node's ISA.
+func IsGroupDomainLabel(key string) bool {
+	return strings.HasPrefix(key, GroupDomainPrefix)
+}
+
 // IsOwnedLabel reports whether key is under one of isamatch's prefixes.
 func IsOwnedLabel(key string) bool {
 	return strings.HasPrefix(key, NativePrefix) || strings.HasPrefix(key, EmuPrefix)

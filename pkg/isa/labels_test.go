@@ -376,3 +376,49 @@ func TestCompactReadsBack(t *testing.T) {
 		}
 	}
 }
+
+func TestGroupDomainLabel(t *testing.T) {
+	long := strings.Repeat("worker-node.", 8) + "example.internal"
+	n, err := isa.Parse("rv64gcv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := isa.GroupID(n)
+	for _, tc := range []struct {
+		name, node, wantValue string
+	}{
+		{"short name kept", "node-1", "node-1"},
+		{"63 characters kept", strings.Repeat("a", 63), strings.Repeat("a", 63)},
+		{"long name shortened", long, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := isa.WithGroupDomain(isa.NodeLabels(n, nil), tc.node)
+			k, v := isa.GroupDomainLabel(id, tc.node)
+			if k != isa.GroupDomainPrefix+id || l[k] != v {
+				t.Fatalf("WithGroupDomain wrote %q=%q, GroupDomainLabel says %q=%q", k, l[k], k, v)
+			}
+			if tc.wantValue != "" && v != tc.wantValue {
+				t.Errorf("value %q, want %q", v, tc.wantValue)
+			}
+			checkLabelsValid(t, l)
+			got, _, ok := isa.NodeFromLabels(l)
+			if !ok || !isa.Satisfies(got, n) || !isa.Satisfies(n, got) {
+				t.Errorf("NodeFromLabels with the domain label = %s, %t; want %s", got.Short(), ok, n.Short())
+			}
+			if !isa.IsGroupDomainLabel(k) || !isa.IsOwnedLabel(k) {
+				t.Errorf("%q: IsGroupDomainLabel %t, IsOwnedLabel %t; want both", k, isa.IsGroupDomainLabel(k), isa.IsOwnedLabel(k))
+			}
+		})
+	}
+	_, v1 := isa.GroupDomainLabel(id, long+"-1")
+	_, v2 := isa.GroupDomainLabel(id, long+"-2")
+	if v1 == v2 {
+		t.Errorf("two long node names share the domain value %q", v1)
+	}
+	if isa.IsGroupDomainLabel(isa.GroupLabel) {
+		t.Errorf("IsGroupDomainLabel(%q) = true", isa.GroupLabel)
+	}
+	if l := isa.WithGroupDomain(map[string]string{"kubernetes.io/arch": "amd64"}, "n"); len(l) != 1 {
+		t.Errorf("WithGroupDomain added to labels without a group: %v", l)
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/isamatch/isamatch/pkg/isa"
 	"github.com/isamatch/isamatch/pkg/probe"
 )
 
@@ -76,7 +77,7 @@ func (c *Controller) Reconcile(ctx context.Context, req reconcile.Request) (reco
 		}
 		return reconcile.Result{}, fmt.Errorf("probe host: %w", err)
 	}
-	out, err := Reconcile(ctx, c.Client, c.NodeName, Desired{Labels: res.Labels(), Annotations: res.Annotations()})
+	out, err := Reconcile(ctx, c.Client, c.NodeName, Desired{Labels: isa.WithGroupDomain(res.Labels(), c.NodeName), Annotations: res.Annotations()})
 	if apierrors.IsNotFound(err) {
 		log.Info("node not found, waiting for it", "retryIn", next)
 		return reconcile.Result{RequeueAfter: next}, nil
