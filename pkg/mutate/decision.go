@@ -61,6 +61,9 @@ type Decision struct {
 	MatchingNodes int
 	// Counts are the decision's numbers, for programs.
 	Counts DecisionCounts
+	// SpreadGroup is the ISA group whose nodes the pod's replicas spread
+	// over (see spread.go); "" for none.
+	SpreadGroup string
 	// RequiredText describes Required for messages.
 	RequiredText string
 	// Summary is the readable one-line record for the decision annotation.
@@ -244,7 +247,7 @@ func (m *Matcher) Decide(in Input, snap *inventory.Snapshot) Decision {
 
 	d.Required = requiredTerms(emu, native)
 	r := m.rank(snap, in.QEMU, emu, native)
-	d.MatchingNodes, d.Preferred = r.matching, r.preferred
+	d.MatchingNodes, d.Preferred, d.SpreadGroup = r.matching, r.preferred, r.spread
 	d.Counts = DecisionCounts{RequiredNodes: r.matching, Tiers: r.counts, Unresolved: unresolved, Inferred: d.Counts.Inferred, Fallback: d.Counts.Fallback}
 	d.RequiredText = requiredString(emu, native)
 	if len(d.Required) > 0 && d.MatchingNodes == 0 {

@@ -218,6 +218,11 @@ func (p *PodMutator) respondGated(ctx context.Context, pod *podFields, d Decisio
 		}
 		pod.Spec.Affinity.NodeAffinity = na
 	}
+	// A pod with tiers, or one whose tiers come at its release, spreads
+	// as spread.go explains; a pod's own constraints are left alone.
+	if len(pod.Spec.TopologySpreadConstraints) == 0 && (len(d.Preferred) > 0 || pending != nil) {
+		pod.Spec.TopologySpreadConstraints = spreadConstraints(pod.Labels, d.SpreadGroup, pending != nil)
+	}
 	if pod.Annotations == nil {
 		pod.Annotations = map[string]string{}
 	}

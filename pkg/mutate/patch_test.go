@@ -14,12 +14,14 @@ import (
 // TestPatchTouchesOnlyAffinityAndDecision admits raw pods with fields this
 // webhook does not model (a newer API server's spec field, env, probes,
 // pod anti-affinity, other annotations) and checks, on the raw JSON, that
-// the patch changes nothing but the decision annotation and the node
-// affinity, and that admitting the result again changes nothing.
+// the patch changes nothing but the decision annotation, the node affinity
+// and, on a pod without any, the topology spread constraints, and that
+// admitting the result again changes nothing.
 func TestPatchTouchesOnlyAffinityAndDecision(t *testing.T) {
 	tests := []struct {
-		name string
-		raw  string
+		name      string
+		raw       string
+		ownSpread bool
 	}{
 		{
 			name: "no annotations, no affinity",
@@ -46,6 +48,12 @@ func TestPatchTouchesOnlyAffinityAndDecision(t *testing.T) {
 					"preferredDuringSchedulingIgnoredDuringExecution":[{"weight":7,"preference":{"matchExpressions":[{"key":"disk","operator":"In","values":["ssd"]}]}}]}}},
 				"status":{"futureStatusField":"kept"}}`,
 		},
+		{
+			name: "own topology spread constraints",
+			raw: `{"kind":"Pod","apiVersion":"v1","metadata":{"name":"p","namespace":"default","labels":{"app":"x"}},"spec":{"containers":[{"name":"c","image":"riscv:1"}],
+				"topologySpreadConstraints":[{"maxSkew":1,"topologyKey":"topology.kubernetes.io/zone","whenUnsatisfiable":"DoNotSchedule","labelSelector":{"matchLabels":{"app":"x"}}}]}}`,
+			ownSpread: true,
+		},
 	}
 	m := NewPodMutator(&fakeResolver{images: testImages()}, inventory.NewStatic(paperCluster(t)), Options{})
 	for _, tc := range tests {
@@ -66,6 +74,17 @@ func TestPatchTouchesOnlyAffinityAndDecision(t *testing.T) {
 			}
 			if object(after, "spec", "affinity", "nodeAffinity")["requiredDuringSchedulingIgnoredDuringExecution"] == nil {
 				t.Errorf("no required node affinity after the patch: %s", patched)
+			}
+			spread, _ := object(after, "spec")["topologySpreadConstraints"].([]any)
+			if len(spread) != 1 {
+				t.Fatalf("topologySpreadConstraints after the patch = %v, want one", spread)
+			}
+			if tc.ownSpread {
+				if key := spread[0].(map[string]any)["topologyKey"]; key != "topology.kubernetes.io/zone" {
+					t.Errorf("the pod's own constraint was replaced by one on %v", key)
+				}
+			} else {
+				delete(object(after, "spec"), "topologySpreadConstraints")
 			}
 			for _, doc := range []map[string]any{before, after} {
 				if a := object(doc, "metadata", "annotations"); a != nil {

@@ -26,6 +26,9 @@ type podFields struct {
 		Containers         []containerImage              `json:"containers"`
 		Affinity           *corev1.Affinity              `json:"affinity"`
 		SchedulingGates    []corev1.PodSchedulingGate    `json:"schedulingGates"`
+		// TopologySpreadConstraints are read to leave a pod's own alone and
+		// written when it has none (spread.go).
+		TopologySpreadConstraints []corev1.TopologySpreadConstraint `json:"topologySpreadConstraints"`
 	} `json:"spec"`
 }
 
@@ -44,8 +47,9 @@ func decodePod(raw []byte, pod *podFields) error {
 }
 
 // patchedFields is the part of a pod the webhook may change: the decision
-// annotations, the node affinity and the scheduling gates (it adds
-// isa.ResolveGate). The patch is the difference of this
+// annotations, the node affinity, the scheduling gates (it adds
+// isa.ResolveGate) and the topology spread constraints (it adds them to a
+// pod that has none). The patch is the difference of this
 // projection before and after the decision, so it names only those paths:
 // the pod's other annotations, its pod (anti-)affinity and every field of
 // it this webhook does not know (a newer API server's) are never touched,
@@ -60,8 +64,9 @@ func patchedFields(pod *podFields) any {
 		NodeAffinity *corev1.NodeAffinity `json:"nodeAffinity,omitempty"`
 	}
 	type spec struct {
-		Affinity        *affinity                  `json:"affinity,omitempty"`
-		SchedulingGates []corev1.PodSchedulingGate `json:"schedulingGates,omitempty"`
+		Affinity        *affinity                         `json:"affinity,omitempty"`
+		SchedulingGates []corev1.PodSchedulingGate        `json:"schedulingGates,omitempty"`
+		Spread          []corev1.TopologySpreadConstraint `json:"topologySpreadConstraints,omitempty"`
 	}
 	var out struct {
 		Metadata metadata `json:"metadata"`
@@ -80,5 +85,6 @@ func patchedFields(pod *podFields) any {
 		out.Spec.Affinity = &affinity{pod.Spec.Affinity.NodeAffinity}
 	}
 	out.Spec.SchedulingGates = pod.Spec.SchedulingGates
+	out.Spec.Spread = pod.Spec.TopologySpreadConstraints
 	return out
 }

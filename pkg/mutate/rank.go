@@ -52,6 +52,8 @@ type ranking struct {
 	preferred []corev1.PreferredSchedulingTerm // shared: never modified
 	tiers     string                           // for the summary
 	counts    []TierCounts                     // shared: never modified
+	// spread is the group the pod's replicas spread over (spreadGroup).
+	spread string
 }
 
 // rankMemo remembers rankings for one inventory snapshot: pods of one
@@ -127,7 +129,8 @@ func (m *Matcher) rank(snap *inventory.Snapshot, qemu *isa.Request, emu []emuAlt
 	compute := func() ranking {
 		matching, ranked := scanGroups(snap, emu, native)
 		pref, runs := preferredTerms(qemu, emu, native, ranked)
-		return ranking{matching: matching, preferred: pref, tiers: tiersString(qemu != nil && len(emu) > 0, pref, runs, native), counts: tierCounts(runs)}
+		return ranking{matching: matching, preferred: pref, tiers: tiersString(qemu != nil && len(emu) > 0, pref, runs, native), counts: tierCounts(runs),
+			spread: spreadGroup(qemu, runs)}
 	}
 	memo := m.memo.Load()
 	if memo == nil || memo.snap != snap {

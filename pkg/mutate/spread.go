@@ -1,0 +1,108 @@
+package mutate
+
+import (
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/isamatch/isamatch/pkg/isa"
+)
+
+// Topology spread under the scheduler's default configuration.
+//
+// The stock kube-scheduler spreads the pods of a Service, ReplicaSet,
+// StatefulSet or ReplicationController over hostnames (maxSkew 3) and zones
+// (maxSkew 5) when a pod has no topologySpreadConstraints of its own
+// (PodTopologySpread's system defaults, ScheduleAnyway). That score is worth
+// up to 200 points, more than the 120 between the first two isamatch tiers:
+// as replicas fill the best-fit nodes, an empty node of a worse tier wins.
+// Managed clusters do not let users turn the defaults off.
+//
+// A pod's own constraints replace the defaults. To a pod that has none, the
+// webhook writes one, ScheduleAnyway, whose topology key is the group domain
+// label of its best-fit group (isa.GroupDomainLabel): only that group's
+// nodes carry the key, each with its own value. For constraints a pod sets
+// itself the scheduler ignores every node that lacks a topology key: such a
+// node scores 0, the least a node with the key can score. So the spreading
+// happens among the best-fit group's nodes (maxSkew 3, the default for
+// hostnames), every node with the key outscores every node without it, and
+// once the group is full no feasible node has the key and spreading gives
+// every node the same 0, leaving the order to the tiers. The pods counted
+// are the pod's siblings: matchLabelKeys with the pod's label keys, less
+// the ones unique to one pod or one revision of a StatefulSet (the defaults
+// count by the owner's selector, which has none of them).
+//
+// The group is the paper's best fit: the highest instruction affinity, then
+// the larger group (ranked[0]). Pods of a tier's smaller groups still get
+// their tier weight, and take the pods the largest group has no room for.
+//
+// A gated pod's best group is not known when it is created, and its spread
+// constraints cannot change later: it gets a constraint on a key no node
+// carries (groupDomainNone), which turns the default spreading off for it
+// and lets the tiers alone order the nodes. A pod with isa.qemu gets the
+// same: its best nodes are the emulating ones, which share no group.
+// Zone spreading is not written: a pod that needs it sets its own
+// constraints, which isamatch leaves alone (the tiers then compete with
+// them, as under the defaults).
+
+// spreadMaxSkew is the scheduler's default maxSkew for hostnames.
+const spreadMaxSkew = 3
+
+// maxSpreadKeys bounds the label keys a constraint counts siblings by.
+const maxSpreadKeys = 16
+
+// groupDomainNone is a topology key no node carries.
+const groupDomainNone = isa.GroupDomainPrefix + "none"
+
+// perPodLabels are label keys whose value differs between siblings: a
+// StatefulSet's pod name, index and revision, an indexed Job's completion
+// index, a DaemonSet's template generation.
+var perPodLabels = []string{
+	"statefulset.kubernetes.io/pod-name",
+	"apps.kubernetes.io/pod-index",
+	"controller-revision-hash",
+	"batch.kubernetes.io/job-completion-index",
+	"pod-template-generation",
+}
+
+// spreadGroup is the group a pod's replicas spread over: the best tier's
+// largest group, none with isa.qemu or without native tiers.
+func spreadGroup(qemu *isa.Request, runs []tierRun) string {
+	if qemu != nil || len(runs) == 0 || len(runs[0].groups) == 0 {
+		return ""
+	}
+	best := runs[0].groups[0]
+	for _, g := range runs[0].groups[1:] {
+		if g.nodes > best.nodes || (g.nodes == best.nodes && g.g.ID < best.g.ID) {
+			best = g
+		}
+	}
+	return best.g.ID
+}
+
+// spreadConstraints returns the constraints for a pod with labels whose
+// decision spreads over group ("" for none); gated pods get the neutral one.
+func spreadConstraints(labels map[string]string, group string, gated bool) []corev1.TopologySpreadConstraint {
+	key := isa.GroupDomainPrefix + group
+	if gated || group == "" {
+		key = groupDomainNone
+	}
+	var keys []string
+	for k := range labels {
+		if !slices.Contains(perPodLabels, k) && !isa.IsOwnedLabel(k) {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	if len(keys) > maxSpreadKeys {
+		keys = keys[:maxSpreadKeys]
+	}
+	return []corev1.TopologySpreadConstraint{{
+		MaxSkew:           spreadMaxSkew,
+		TopologyKey:       key,
+		WhenUnsatisfiable: corev1.ScheduleAnyway,
+		LabelSelector:     &metav1.LabelSelector{},
+		MatchLabelKeys:    keys,
+	}}
+}
