@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -39,9 +40,12 @@ type Options struct {
 	// Namespace holds the workloads: it gets the registry's pull secret,
 	// and its pods are the ones whose kubelets are simulated.
 	Namespace string
-	// Image is the repository (relative to the registry) of the riscv64
-	// image pushed with tag v1; Cluster.ImageRef names it.
+	// Image is the repository (relative to the registry) of the image
+	// pushed with tag v1; Cluster.ImageRef names it.
 	Image string
+	// Platforms are the image's platforms: one means a single image,
+	// more an index. Empty means riscv64 alone.
+	Platforms []testbed.Platform
 	// NodeAssets holds kube-controller-manager; empty means NodeAssetsDir().
 	NodeAssets string
 	// Dir holds binaries, logs, certificates and policies. Empty means a
@@ -121,11 +125,20 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 	c.RebalancerBin = rebalancerBins[0]
 	step()
 
-	step = c.step("start docker-registry and push a riscv64 image")
+	platforms := o.Platforms
+	if len(platforms) == 0 {
+		platforms = []testbed.Platform{{Arch: "riscv64"}}
+	}
+	step = c.step(fmt.Sprintf("start docker-registry and push an image for %d platform(s)", len(platforms)))
 	if c.Registry, err = democluster.StartRegistry(ctx, c.Dir); err != nil {
 		return c, err
 	}
-	if _, err = testbed.PushImage(ctx, c.Registry, o.Image, "v1", testbed.Platform{Arch: "riscv64"}); err != nil {
+	if len(platforms) == 1 {
+		_, err = testbed.PushImage(ctx, c.Registry, o.Image, "v1", platforms[0])
+	} else {
+		_, err = testbed.PushIndex(ctx, c.Registry, o.Image, "v1", platforms)
+	}
+	if err != nil {
 		return c, err
 	}
 	step()
@@ -143,17 +156,21 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 	step()
 
 	step = c.step(fmt.Sprintf("create %d Ready nodes with the labeler's labels and start the webhook", len(o.Nodes)))
+	runnable := 0 // nodes of an architecture the image has
 	for _, n := range o.Nodes {
 		i, err := isa.Parse(n.ISA)
 		if err != nil {
 			return c, fmt.Errorf("node %s: parse ISA %q: %w", n.Name, n.ISA, err)
+		}
+		if slices.ContainsFunc(platforms, func(p testbed.Platform) bool { return p.Arch == string(i.Arch) }) {
+			runnable++
 		}
 		node := testbed.MakeNode(n.Name).Arch(string(i.Arch)).CPU(n.CPU).Labels(isa.NodeLabels(i, nil)).Obj()
 		if err := testbed.CreateReadyNode(ctx, c.CP.Client, node); err != nil {
 			return c, err
 		}
 	}
-	if err := c.startWebhook(ctx, webhookBins[0], o.Namespace, len(o.Nodes)); err != nil {
+	if err := c.startWebhook(ctx, webhookBins[0], o.Namespace, runnable); err != nil {
 		return c, err
 	}
 	step()
@@ -178,9 +195,10 @@ func (c *Cluster) startControlPlane(ctx context.Context) error {
 		return fmt.Errorf("create control plane dir: %w", err)
 	}
 	c.CP, err = testbed.Start(ctx, testbed.Options{
-		Scheduler:       true,
-		SchedulerConfig: SchedulerConfig,
-		Dir:             cpDir,
+		// The scheduler's default profile, system default topology
+		// spreading included, as on managed clusters.
+		Scheduler: true,
+		Dir:       cpDir,
 		WebhookInstallOptions: envtest.WebhookInstallOptions{
 			LocalServingHost: "127.0.0.1",
 			MutatingWebhooks: []*admissionregistrationv1.MutatingWebhookConfiguration{hook},
@@ -190,7 +208,8 @@ func (c *Cluster) startControlPlane(ctx context.Context) error {
 }
 
 // startWebhook starts the webhook binary, sets up namespace and waits up
-// to a minute until a dry-run rv64imfd pod's decision counts all nodes.
+// to a minute until a dry-run pod of the image counts nodes: the nodes of
+// the image's architectures.
 func (c *Cluster) startWebhook(ctx context.Context, bin, namespace string, nodes int) error {
 	w, err := democluster.StartWebhook(ctx, democluster.WebhookOptions{
 		Bin: bin, CP: c.CP, RegistryCA: c.Registry.CAFile, Log: filepath.Join(c.Dir, "webhook.log"),
@@ -204,7 +223,7 @@ func (c *Cluster) startWebhook(ctx context.Context, bin, namespace string, nodes
 		return err
 	}
 	last, err := democluster.WaitDecisionCount(ctx, 250*time.Millisecond, time.Minute, nodes, func(ctx context.Context) (map[string]string, error) {
-		pod := testbed.MakePod("probe", namespace).Image(c.ImageRef()).Annotation(isa.RequestAnnotation, "rv64imfd").Obj()
+		pod := testbed.MakePod("probe", namespace).Image(c.ImageRef()).Obj()
 		if err := c.CP.Client.Create(ctx, pod, client.DryRunAll); err != nil {
 			return nil, err
 		}
@@ -216,7 +235,7 @@ func (c *Cluster) startWebhook(ctx context.Context, bin, namespace string, nodes
 	return nil
 }
 
-// ImageRef is the reference of the pushed riscv64 image.
+// ImageRef is the reference of the pushed image.
 func (c *Cluster) ImageRef() string { return c.Registry.Ref(c.image, "v1") }
 
 // step prints what starts now and returns a func that prints how long it took.
@@ -271,28 +290,3 @@ func (c *Cluster) LogTails(n int) string {
 	}
 	return b.String()
 }
-
-// SchedulerConfig is testbed.DefaultSchedulerConfig without the system
-// default topology spread. That default (pods of one ReplicaSet spread over
-// hostnames, ScheduleAnyway) scores up to 200 points, more than the 120
-// between the first two isamatch tiers: as the vector nodes empty, the
-// scheduler would send the replacements of moved pods back to them, and
-// ISAFit, which checks that a better node has room but not how the
-// scheduler will score it, would have evicted them in vain
-// (docs/rebalancing.md, limits).
-const SchedulerConfig = `apiVersion: kubescheduler.config.k8s.io/v1
-kind: KubeSchedulerConfiguration
-clientConnection:
-  kubeconfig: "{{KUBECONFIG}}"
-  qps: 500
-  burst: 1000
-leaderElection:
-  leaderElect: false
-profiles:
-  - schedulerName: default-scheduler
-    pluginConfig:
-      - name: PodTopologySpread
-        args:
-          defaultingType: List
-          defaultConstraints: []
-`

@@ -35,8 +35,8 @@ func NodeAssetsDir() (string, error) {
 }
 
 // startControllerManager runs kube-controller-manager as an admin with the
-// controllers the rebalancer's cluster needs: Deployments, ReplicaSets and
-// Jobs recreate evicted pods, the disruption controller keeps
+// controllers the rebalancer's cluster needs: Deployments, ReplicaSets,
+// StatefulSets and Jobs recreate evicted pods, the disruption controller keeps
 // PodDisruptionBudgets' status that the Eviction API enforces. Node
 // lifecycle is left out: the simulated nodes post no heartbeats and would
 // turn NotReady. It waits up to a minute until /healthz answers 200.
@@ -46,7 +46,7 @@ func (c *Cluster) startControllerManager(ctx context.Context, bin string) error 
 			"--kubeconfig=" + c.CP.KubeconfigPath,
 			"--authentication-kubeconfig=" + c.CP.KubeconfigPath,
 			"--authorization-kubeconfig=" + c.CP.KubeconfigPath,
-			"--controllers=deployment-controller,replicaset-controller,job-controller,disruption-controller",
+			"--controllers=deployment-controller,replicaset-controller,statefulset-controller,job-controller,disruption-controller",
 			"--leader-elect=false",
 			"--bind-address=127.0.0.1",
 			"--secure-port=" + strconv.Itoa(ports[0]),

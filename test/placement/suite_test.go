@@ -1,0 +1,72 @@
+package placement
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/isamatch/isamatch/internal/rebalancecluster"
+	"github.com/isamatch/isamatch/internal/testbed"
+	"github.com/isamatch/isamatch/test/framework"
+)
+
+func TestPlacement(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "Placement suite")
+}
+
+const (
+	// ns holds the suite's workloads.
+	ns = "placement"
+	// image is a multi-arch image: amd64, arm64 and riscv64.
+	image = "app/multi"
+)
+
+// nodes is a mixed cluster: for every workload the best-fit nodes have
+// room for all of its replicas, and a richer, larger, empty node of the
+// same architecture is there to draw them away.
+var nodes = []rebalancecluster.Node{
+	{Name: "x86-v2-1", ISA: "x86-64-v2", CPU: "4"},
+	{Name: "x86-v2-2", ISA: "x86-64-v2", CPU: "4"},
+	{Name: "x86-v4-1", ISA: "x86-64-v4", CPU: "16"},
+	{Name: "arm-1", ISA: "arm64", CPU: "4"},
+	{Name: "arm-2", ISA: "arm64", CPU: "4"},
+	{Name: "arm-sve-1", ISA: "arm64+sve", CPU: "16"},
+	{Name: "rv-gc-1", ISA: "rv64gc", CPU: "4"},
+	{Name: "rv-gc-2", ISA: "rv64gc", CPU: "4"},
+	{Name: "rv-gc-3", ISA: "rv64gc", CPU: "4"},
+	{Name: "rv-gcv-1", ISA: "rv64gcv", CPU: "4"},
+	{Name: "rv-gcv-2", ISA: "rv64gcv", CPU: "4"},
+	{Name: "rva23-1", ISA: "rva23u64", CPU: "16"},
+}
+
+var cluster *rebalancecluster.Cluster
+
+var _ = BeforeSuite(func(ctx SpecContext) {
+	nodeAssets, err := rebalancecluster.NodeAssetsDir()
+	if errors.Is(err, rebalancecluster.ErrNodeAssetsMissing) && !framework.InCI() {
+		Skip(err.Error())
+	}
+	Expect(err).NotTo(HaveOccurred())
+	By("starting a control plane with kube-controller-manager and the scheduler's default configuration")
+	cluster, err = rebalancecluster.Start(ctx, rebalancecluster.Options{
+		Nodes: nodes, Namespace: ns, Image: image, NodeAssets: nodeAssets,
+		Platforms: []testbed.Platform{{Arch: "amd64"}, {Arch: "arm64"}, {Arch: "riscv64"}},
+		Dir:       GinkgoT().TempDir(), Progress: GinkgoWriter,
+	})
+	if errors.Is(err, testbed.ErrRegistryBinaryMissing) && !framework.InCI() {
+		Skip("needs Debian's docker-registry: apt-get install " + testbed.RegistryPackage + " (CI=true makes this a failure)")
+	}
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func() {
+		if CurrentSpecReport().Failed() {
+			AddReportEntry("scheduler, kube-controller-manager and webhook logs", cluster.LogTails(40))
+		}
+		Expect(cluster.Stop()).To(Succeed())
+	})
+}, NodeTimeout(8*time.Minute))
+
+var _ = AfterEach(func() { framework.ReportLogsOnFailure(cluster.CP, 40) })
