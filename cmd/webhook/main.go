@@ -73,6 +73,7 @@ type options struct {
 	registryCA         string
 	insecureRegistries stringList
 	allowRegistries    stringList
+	clusterNetworks    stringList
 	perHost            int
 	perNamespace       int
 	maxIndexEntries    int
@@ -121,6 +122,7 @@ func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
 	fs.StringVar(&o.registryCA, "registry-ca", "", "PEM file of extra CA certificates trusted for registries")
 	fs.Var(&o.insecureRegistries, "insecure-registry", "HOST:PORT of a registry reachable over plain HTTP (repeatable; tests and labs)")
 	fs.Var(&o.allowRegistries, "allow-registry", "HOST, HOST:PORT, IP or CIDR of a registry the webhook may reach at a loopback, link-local, private or CGNAT address (repeatable; --insecure-registry hosts are allowed too; every other non-public address is refused)")
+	fs.Var(&o.clusterNetworks, "cluster-network", "CIDR of the cluster's pod or Service network (repeatable): the webhook never dials a registry there, even at a public address, unless --allow-registry allows it; special-purpose blocks (private, loopback, link-local, ...) and cloud metadata addresses are refused anyway")
 	fs.IntVar(&o.perHost, "registry-max-per-host", registry.DefaultMaxPerHost, "registry requests in flight to one registry host")
 	fs.IntVar(&o.perNamespace, "registry-max-per-namespace", registry.DefaultMaxPerNamespace, "registry requests in flight for the pods of one namespace")
 	fs.IntVar(&o.maxIndexEntries, "registry-max-index-entries", registry.DefaultMaxIndexEntries, "image index entries read for one image (nested indexes included)")
@@ -205,6 +207,9 @@ func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
 	}
 	if err := registry.CheckAllowed(o.allowRegistries...); err != nil {
 		return o, fmt.Errorf("--allow-registry: %w", err)
+	}
+	if err := registry.CheckClusterNetworks(o.clusterNetworks...); err != nil {
+		return o, fmt.Errorf("--cluster-network: %w", err)
 	}
 	for _, f := range []struct {
 		name string

@@ -75,6 +75,10 @@ func TestParseArgs(t *testing.T) {
 			o.allowRegistries = stringList{"registry.lab:5000", "10.0.0.0/8"}
 			o.perHost, o.perNamespace, o.maxIndexEntries, o.maxResolution, o.cacheBytes = 2, 3, 16, 1<<20, 1000000
 		}},
+		{name: "cluster networks", args: []string{"--cluster-network", "10.244.0.0/16", "--cluster-network", "fd00:10:96::/108"}, want: func(o *options) {
+			o.clusterNetworks = stringList{"10.244.0.0/16", "fd00:10:96::/108"}
+		}},
+		{name: "cluster network not a CIDR", args: []string{"--cluster-network", "10.96.0.0/40"}, wantErr: `--cluster-network: cluster network "10.96.0.0/40": not a CIDR`},
 		{name: "allowed registry not a CIDR", args: []string{"--allow-registry", "10.0.0.0/40"}, wantErr: `--allow-registry: allowed registry "10.0.0.0/40"`},
 		{name: "zero per-namespace slots", args: []string{"--registry-max-per-namespace", "0"}, wantErr: "--registry-max-per-namespace 0: want a number >= 1"},
 		{name: "client CA and plain HTTP metrics", args: []string{"--client-ca-file", "/ca/client-ca.crt", "--metrics-secure=false"}, want: func(o *options) {

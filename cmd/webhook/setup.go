@@ -202,6 +202,7 @@ func newHandler(mgr manager.Manager, inv *inventory.Inventory, o options) (*muta
 		registry.WithKeychainFactory(keychains),
 		registry.WithInsecureRegistries(o.insecureRegistries...),
 		registry.WithAllowedRegistries(o.allowRegistries...),
+		registry.WithClusterNetworks(o.clusterNetworks...),
 		registry.WithMirrors(o.mirrors...),
 		registry.WithMaxPerHost(o.perHost),
 		registry.WithMaxPerNamespace(o.perNamespace),

@@ -100,6 +100,7 @@ type config struct {
 	mirrors          map[string]string // origin registry -> mirror host
 	allowHosts       map[string]bool
 	allowNets        []netip.Prefix
+	clusterNets      []netip.Prefix
 	perHost          int
 	perNamespace     int
 	maxFlights       int
@@ -186,6 +187,22 @@ func WithAllowedRegistries(entries ...string) Option {
 			c.allowHosts[h] = true
 		}
 		c.allowNets = append(c.allowNets, nets...)
+	}
+}
+
+// WithClusterNetworks refuses registries at addresses in the given CIDRs,
+// the cluster's pod and Service networks (which may be public addresses),
+// unless [WithAllowedRegistries] allows them: a pod must not make the
+// webhook reach cluster-internal services. A CIDR that does not parse
+// makes every Resolve fail; use [CheckClusterNetworks] up front.
+func WithClusterNetworks(cidrs ...string) Option {
+	return func(c *config) {
+		nets, err := parseClusterNetworks(cidrs)
+		if err != nil {
+			c.configErr = err
+			return
+		}
+		c.clusterNets = append(c.clusterNets, nets...)
 	}
 }
 
