@@ -44,6 +44,8 @@ func TestParseArgs(t *testing.T) {
 
 		digestCacheBytes: 16 << 20,
 		pluginTimeout:    10 * time.Second,
+		pluginRuns:       8,
+		pluginRunsPerNS:  2,
 	}
 	tests := []struct {
 		name      string
@@ -75,6 +77,12 @@ func TestParseArgs(t *testing.T) {
 			o.allowRegistries = stringList{"registry.lab:5000", "10.0.0.0/8"}
 			o.perHost, o.perNamespace, o.maxIndexEntries, o.maxResolution, o.cacheBytes = 2, 3, 16, 1<<20, 1000000
 		}},
+		{name: "plugin concurrency", args: []string{"--image-credential-provider-max-runs", "4", "--image-credential-provider-max-runs-per-namespace", "4"}, want: func(o *options) {
+			o.pluginRuns, o.pluginRunsPerNS = 4, 4
+		}},
+		{name: "plugin runs per namespace above the total", args: []string{"--image-credential-provider-max-runs", "4", "--image-credential-provider-max-runs-per-namespace", "5"},
+			wantErr: "--image-credential-provider-max-runs-per-namespace 5: want 1..4 (--image-credential-provider-max-runs)"},
+		{name: "plugin runs 0", args: []string{"--image-credential-provider-max-runs", "0"}, wantErr: "--image-credential-provider-max-runs 0: want 1..64"},
 		{name: "cluster networks", args: []string{"--cluster-network", "10.244.0.0/16", "--cluster-network", "fd00:10:96::/108"}, want: func(o *options) {
 			o.clusterNetworks = stringList{"10.244.0.0/16", "fd00:10:96::/108"}
 		}},

@@ -214,7 +214,8 @@ func newHandler(mgr manager.Manager, inv *inventory.Inventory, o options) (*muta
 	}
 	if o.credProviderConfig != "" {
 		kc, err := registry.NewCredentialProviders(o.credProviderConfig, o.credProviderBinDir,
-			registry.WithPluginTimeout(o.pluginTimeout), registry.WithCredentialProviderMetrics(regMetrics))
+			registry.WithPluginTimeout(o.pluginTimeout), registry.WithCredentialProviderMetrics(regMetrics),
+			registry.WithPluginConcurrency(o.pluginRuns, o.pluginRunsPerNS))
 		if err != nil {
 			return nil, nil, fmt.Errorf("--image-credential-provider-config: %w", err)
 		}
