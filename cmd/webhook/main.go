@@ -17,6 +17,7 @@ import (
 
 	"github.com/isamatch/isamatch/internal/buildinfo"
 	"github.com/isamatch/isamatch/internal/logging"
+	"github.com/isamatch/isamatch/internal/metricsauth"
 	"github.com/isamatch/isamatch/pkg/gate"
 	"github.com/isamatch/isamatch/pkg/imageisa"
 	"github.com/isamatch/isamatch/pkg/isa"
@@ -94,6 +95,7 @@ type options struct {
 	version            bool
 	clientCAFile       string
 	metricsSecure      bool
+	metricsAudience    string
 	enforcement        string
 	resolve            string
 	gateTimeout        time.Duration
@@ -144,6 +146,7 @@ func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
 	fs.StringVar(&o.logFormat, "log-format", logging.FormatText, logging.FlagUsage)
 	fs.BoolVar(&o.version, "version", false, "print the version, VCS revision and Go version, and exit")
 	fs.StringVar(&o.clientCAFile, "client-ca-file", "", "PEM file of the CA that signs the API server's webhook client certificate: when set, a caller without a certificate it signed is refused in the TLS handshake (the API server sends one through its AdmissionConfiguration, see config/README.md)")
+	fs.StringVar(&o.metricsAudience, "metrics-token-audience", metricsauth.DefaultAudience, "audience a scraper's bearer token must be issued for (a ServiceAccount token projected for it): an API-server token is refused, so the scraper never hands one out")
 	fs.BoolVar(&o.metricsSecure, "metrics-secure", true, "serve metrics over HTTPS to callers whose token the API server authenticates and authorises for GET /metrics (false: plain HTTP to anyone, for local runs)")
 	fs.StringVar(&o.enforcement, "enforcement", mutate.EnforcementDeny, `what a pod isamatch cannot place correctly gets: "deny" refuses it, "warn" admits it without isamatch's affinity, with an admission warning, a would-deny decision annotation and outcome would_deny (for rolling out)`)
 	fs.StringVar(&o.resolve, "resolve", mutate.ResolveAuto, `how a pod whose image platforms must be looked up is admitted: "sync" waits for the registry (up to --budget); "auto" answers at once and, when an image is not cached, adds the scheduling gate `+isa.ResolveGate+` that the gate controller removes once it has written the affinity; "gate" does so for every pod with an image`)
@@ -215,6 +218,9 @@ func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
 	}
 	if err := registry.CheckAllowed(o.allowRegistries...); err != nil {
 		return o, fmt.Errorf("--allow-registry: %w", err)
+	}
+	if err := metricsauth.CheckAudience(o.metricsAudience); err != nil {
+		return o, fmt.Errorf("--metrics-token-audience: %w", err)
 	}
 	if err := registry.CheckClusterNetworks(o.clusterNetworks...); err != nil {
 		return o, fmt.Errorf("--cluster-network: %w", err)

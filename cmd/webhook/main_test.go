@@ -30,6 +30,7 @@ func TestParseArgs(t *testing.T) {
 		maxResolution:   registry.DefaultMaxResolutionBytes,
 		cacheBytes:      registry.DefaultMaxCacheBytes,
 		metricsSecure:   true,
+		metricsAudience: "isamatch-metrics",
 		enforcement:     "deny",
 		resolve:         "auto",
 		gateTimeout:     20 * time.Second,
@@ -83,6 +84,8 @@ func TestParseArgs(t *testing.T) {
 		{name: "plugin runs per namespace above the total", args: []string{"--image-credential-provider-max-runs", "4", "--image-credential-provider-max-runs-per-namespace", "5"},
 			wantErr: "--image-credential-provider-max-runs-per-namespace 5: want 1..4 (--image-credential-provider-max-runs)"},
 		{name: "plugin runs 0", args: []string{"--image-credential-provider-max-runs", "0"}, wantErr: "--image-credential-provider-max-runs 0: want 1..64"},
+		{name: "metrics audience", args: []string{"--metrics-token-audience", "prometheus.example/isamatch"}, want: func(o *options) { o.metricsAudience = "prometheus.example/isamatch" }},
+		{name: "metrics audience empty", args: []string{"--metrics-token-audience", ""}, wantErr: `--metrics-token-audience: token audience "": want 1..253 characters`},
 		{name: "cluster networks", args: []string{"--cluster-network", "10.244.0.0/16", "--cluster-network", "fd00:10:96::/108"}, want: func(o *options) {
 			o.clusterNetworks = stringList{"10.244.0.0/16", "fd00:10:96::/108"}
 		}},

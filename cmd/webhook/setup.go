@@ -146,7 +146,7 @@ func newManager(cfg *rest.Config, o options, srv webhook.Server, tlsOpts []func(
 		LeaderElectionNamespace:       o.namespace,
 		LeaderElectionReleaseOnCancel: true,
 		Scheme:                        scheme,
-		Metrics:                       metricsServerOptions(o.metricsAddr, o.metricsSecure, tlsOpts),
+		Metrics:                       metricsServerOptions(o.metricsAddr, o.metricsSecure, o.metricsAudience, tlsOpts),
 		HealthProbeBindAddress:        o.probeAddr,
 		PprofBindAddress:              o.pprofAddr,
 		WebhookServer:                 srv,
