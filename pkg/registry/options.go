@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
-	kauth "github.com/google/go-containerregistry/pkg/authn/kubernetes"
-	"k8s.io/client-go/kubernetes"
 )
 
 // Defaults of the Resolver options.
@@ -70,24 +68,6 @@ type anonymousKeychain struct{}
 
 func (anonymousKeychain) Resolve(authn.Resource) (authn.Authenticator, error) {
 	return authn.Anonymous, nil
-}
-
-// KubernetesKeychain returns a KeychainFactory that reads the pod's
-// imagePullSecrets and those of its ServiceAccount through client, like the
-// kubelet does, and falls back to anonymous access for registries none of them
-// names.
-func KubernetesKeychain(client kubernetes.Interface) KeychainFactory {
-	return func(ctx context.Context, auth PullAuth) (authn.Keychain, error) {
-		kc, err := kauth.New(ctx, client, kauth.Options{
-			Namespace:          auth.Namespace,
-			ServiceAccountName: auth.ServiceAccountName,
-			ImagePullSecrets:   auth.ImagePullSecrets,
-		})
-		if err != nil {
-			return nil, fmt.Errorf("read pull credentials of namespace %q: %w", auth.Namespace, err)
-		}
-		return kc, nil
-	}
 }
 
 // Option configures a Resolver.
