@@ -29,6 +29,7 @@ import (
 
 	"github.com/isamatch/isamatch/internal/buildinfo"
 	"github.com/isamatch/isamatch/internal/logging"
+	"github.com/isamatch/isamatch/internal/metricsauth"
 	"github.com/isamatch/isamatch/pkg/labeler"
 	"github.com/isamatch/isamatch/pkg/probe"
 )
@@ -49,6 +50,7 @@ type options struct {
 	interval       time.Duration
 	metricsAddr    string
 	metricsSecure  bool
+	metricsAud     string
 	healthAddr     string
 	execMode       string
 	commandTimeout time.Duration
@@ -71,6 +73,7 @@ func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
 	fs.BoolVar(&o.print, "print", false, "probe only and print the labels it would set, key=value sorted; no cluster access")
 	fs.DurationVar(&o.interval, "interval", 10*time.Minute, "how often the daemon re-probes the host")
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", `metrics endpoint address ("0" disables)`)
+	fs.StringVar(&o.metricsAud, "metrics-token-audience", metricsauth.DefaultAudience, "audience a scraper's bearer token must be issued for (a ServiceAccount token projected for it): an API-server token is refused, so a node owner cannot harvest one from the scraper")
 	fs.BoolVar(&o.metricsSecure, "metrics-secure", true, "serve metrics over HTTPS to callers whose token the API server authenticates and authorises for GET /metrics (false: plain HTTP to anyone, for local runs)")
 	fs.StringVar(&o.healthAddr, "health-probe-bind-address", ":8081", `healthz/readyz address ("0" disables)`)
 	fs.StringVar(&o.execMode, "exec", "auto", "how host binaries run: chroot (into --host-root, needs CAP_SYS_CHROOT), direct (<host-root>/<path> as is), auto (chroot unless --host-root is /)")
@@ -91,6 +94,9 @@ func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
 	}
 	if fs.NArg() > 0 {
 		return options{}, fmt.Errorf("unexpected arguments %q: the labeler takes flags only", fs.Args())
+	}
+	if err := metricsauth.CheckAudience(o.metricsAud); err != nil {
+		return options{}, fmt.Errorf("--metrics-token-audience: %w", err)
 	}
 	switch o.execMode {
 	case "auto", "chroot", "direct":
@@ -311,7 +317,7 @@ func runDaemon(ctx context.Context, o options, probeFn labeler.ProbeFunc, log lo
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 scheme,
 		Logger:                 log,
-		Metrics:                metricsServerOptions(o.metricsAddr, o.metricsSecure),
+		Metrics:                metricsServerOptions(o.metricsAddr, o.metricsSecure, o.metricsAud),
 		HealthProbeBindAddress: o.healthAddr,
 		Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
 			// Watch only our own Node.

@@ -19,7 +19,7 @@ import (
 
 func TestParseArgs(t *testing.T) {
 	defaults := options{hostRoot: "/host", interval: 10 * time.Minute, metricsAddr: ":8080", healthAddr: ":8081",
-		execMode: "auto", commandTimeout: 10 * time.Second, execUID: 65534, execGID: 65534, maxOutput: 1 << 20, hwprobe: true, logFormat: "text", metricsSecure: true}
+		execMode: "auto", commandTimeout: 10 * time.Second, execUID: 65534, execGID: 65534, maxOutput: 1 << 20, hwprobe: true, logFormat: "text", metricsSecure: true, metricsAud: "isamatch-metrics"}
 	with := func(f func(*options)) options { o := defaults; f(&o); return o }
 	tests := []struct {
 		name    string

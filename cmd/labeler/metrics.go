@@ -11,18 +11,18 @@ import (
 // metricsServerOptions serves metrics at addr: with secure, over HTTPS
 // (a self-signed certificate, HTTP/1.1 only for the HTTP/2 rapid-reset
 // CVEs) to callers whose bearer token the API server authenticates
-// (TokenReview) and authorises for GET /metrics (SubjectAccessReview), as
+// (TokenReview, for audience only) and authorises for GET /metrics (SubjectAccessReview), as
 // kubebuilder scaffolds but through internal/metricsauth, which does not
 // link k8s.io/apiserver; otherwise over plain HTTP to anyone, for local
 // runs.
-func metricsServerOptions(addr string, secure bool) metricsserver.Options {
+func metricsServerOptions(addr string, secure bool, audience string) metricsserver.Options {
 	if !secure {
 		return metricsserver.Options{BindAddress: addr}
 	}
 	return metricsserver.Options{
 		BindAddress:    addr,
 		SecureServing:  true,
-		FilterProvider: metricsauth.WithAuthenticationAndAuthorization,
+		FilterProvider: metricsauth.FilterProvider(audience),
 		TLSOpts:        []func(*tls.Config){func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} }},
 	}
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/isamatch/isamatch/internal/buildinfo"
 	"github.com/isamatch/isamatch/internal/logging"
+	"github.com/isamatch/isamatch/internal/metricsauth"
 	"github.com/isamatch/isamatch/pkg/gate"
 	"github.com/isamatch/isamatch/pkg/imageisa"
 	"github.com/isamatch/isamatch/pkg/isa"
@@ -40,6 +41,10 @@ const (
 // maxCredProviderTimeout bounds --image-credential-provider-timeout: the
 // kubelet's own bound of a plugin run.
 const maxCredProviderTimeout = time.Minute
+
+// maxPluginRuns bounds --image-credential-provider-max-runs: more plugin
+// processes at once would only call the cloud's API faster.
+const maxPluginRuns = 64
 
 // Names shared with config/webhook.
 const (
@@ -73,6 +78,7 @@ type options struct {
 	registryCA         string
 	insecureRegistries stringList
 	allowRegistries    stringList
+	clusterNetworks    stringList
 	perHost            int
 	perNamespace       int
 	maxIndexEntries    int
@@ -89,6 +95,7 @@ type options struct {
 	version            bool
 	clientCAFile       string
 	metricsSecure      bool
+	metricsAudience    string
 	enforcement        string
 	resolve            string
 	gateTimeout        time.Duration
@@ -102,6 +109,8 @@ type options struct {
 	credProviderConfig string
 	credProviderBinDir string
 	pluginTimeout      time.Duration
+	pluginRuns         int
+	pluginRunsPerNS    int
 	mirrors            stringList
 	inferELF           bool
 	inferMaxBytes      int64
@@ -121,6 +130,7 @@ func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
 	fs.StringVar(&o.registryCA, "registry-ca", "", "PEM file of extra CA certificates trusted for registries")
 	fs.Var(&o.insecureRegistries, "insecure-registry", "HOST:PORT of a registry reachable over plain HTTP (repeatable; tests and labs)")
 	fs.Var(&o.allowRegistries, "allow-registry", "HOST, HOST:PORT, IP or CIDR of a registry the webhook may reach at a loopback, link-local, private or CGNAT address (repeatable; --insecure-registry hosts are allowed too; every other non-public address is refused)")
+	fs.Var(&o.clusterNetworks, "cluster-network", "CIDR of the cluster's pod or Service network (repeatable): the webhook never dials a registry there, even at a public address, unless --allow-registry allows it; special-purpose blocks (private, loopback, link-local, ...) and cloud metadata addresses are refused anyway")
 	fs.IntVar(&o.perHost, "registry-max-per-host", registry.DefaultMaxPerHost, "registry requests in flight to one registry host")
 	fs.IntVar(&o.perNamespace, "registry-max-per-namespace", registry.DefaultMaxPerNamespace, "registry requests in flight for the pods of one namespace")
 	fs.IntVar(&o.maxIndexEntries, "registry-max-index-entries", registry.DefaultMaxIndexEntries, "image index entries read for one image (nested indexes included)")
@@ -136,6 +146,7 @@ func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
 	fs.StringVar(&o.logFormat, "log-format", logging.FormatText, logging.FlagUsage)
 	fs.BoolVar(&o.version, "version", false, "print the version, VCS revision and Go version, and exit")
 	fs.StringVar(&o.clientCAFile, "client-ca-file", "", "PEM file of the CA that signs the API server's webhook client certificate: when set, a caller without a certificate it signed is refused in the TLS handshake (the API server sends one through its AdmissionConfiguration, see config/README.md)")
+	fs.StringVar(&o.metricsAudience, "metrics-token-audience", metricsauth.DefaultAudience, "audience a scraper's bearer token must be issued for (a ServiceAccount token projected for it): an API-server token is refused, so the scraper never hands one out")
 	fs.BoolVar(&o.metricsSecure, "metrics-secure", true, "serve metrics over HTTPS to callers whose token the API server authenticates and authorises for GET /metrics (false: plain HTTP to anyone, for local runs)")
 	fs.StringVar(&o.enforcement, "enforcement", mutate.EnforcementDeny, `what a pod isamatch cannot place correctly gets: "deny" refuses it, "warn" admits it without isamatch's affinity, with an admission warning, a would-deny decision annotation and outcome would_deny (for rolling out)`)
 	fs.StringVar(&o.resolve, "resolve", mutate.ResolveAuto, `how a pod whose image platforms must be looked up is admitted: "sync" waits for the registry (up to --budget); "auto" answers at once and, when an image is not cached, adds the scheduling gate `+isa.ResolveGate+` that the gate controller removes once it has written the affinity; "gate" does so for every pod with an image`)
@@ -150,6 +161,8 @@ func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
 	fs.StringVar(&o.credProviderConfig, "image-credential-provider-config", "", "the kubelet's CredentialProviderConfig (a file, or a directory of *.yaml/*.yml/*.json files): registry credentials for every pod from the image credential provider plugins it names (ecr-credential-provider, gcp-credential-provider, acr-credential-provider), asked after the pod's pull secrets; needs --image-credential-provider-bin-dir (the kustomize component config/components/credential-providers)")
 	fs.StringVar(&o.credProviderBinDir, "image-credential-provider-bin-dir", "", "directory of the credential provider plugin executables that --image-credential-provider-config names (a plugin is only ever run from there)")
 	fs.DurationVar(&o.pluginTimeout, "image-credential-provider-timeout", registry.DefaultCredentialProviderTimeout, "longest run of one credential provider plugin, in (0, 1m]: past it its process group is killed and the resolution fails with kind timeout (the kubelet allows 1m; an admission waits at most --budget, a gated pod --gate-timeout)")
+	fs.IntVar(&o.pluginRuns, "image-credential-provider-max-runs", registry.DefaultMaxPluginRuns, "credential provider plugin processes running at once, in 1..64 (each calls its cloud's API; images on many hosts one provider matches wait their turn)")
+	fs.IntVar(&o.pluginRunsPerNS, "image-credential-provider-max-runs-per-namespace", registry.DefaultMaxPluginRunsPerNamespace, "of those, how many the resolutions of one namespace may start, in 1..--image-credential-provider-max-runs")
 	fs.Var(&o.mirrors, "registry-mirror", "REGISTRY=MIRROR: resolve the images of REGISTRY through MIRROR first (host or host:port, e.g. docker.io=mirror.local:5000), then REGISTRY itself if the mirror fails, as containerd's hosts.toml does (repeatable, one mirror per registry, at most 16; a mirror may be at a non-public address)")
 	fs.BoolVar(&o.inferELF, "infer-elf", true, "with --resolve=gate or auto, read what an image platform with no variant and no isa.request label needs from its entrypoint binary's ELF records (RISC-V .riscv.attributes, x86-64 ISA_1_NEEDED) in the gate controller, for pods that request nothing; results are cached by image digest (off: such platforms need their architecture only)")
 	fs.Int64Var(&o.inferMaxBytes, "infer-elf-max-bytes", imageisa.DefaultLimits.MaxBytes, "uncompressed layer bytes read per image to find its entrypoint binary; an image needing more is treated as without inference")
@@ -206,6 +219,12 @@ func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
 	if err := registry.CheckAllowed(o.allowRegistries...); err != nil {
 		return o, fmt.Errorf("--allow-registry: %w", err)
 	}
+	if err := metricsauth.CheckAudience(o.metricsAudience); err != nil {
+		return o, fmt.Errorf("--metrics-token-audience: %w", err)
+	}
+	if err := registry.CheckClusterNetworks(o.clusterNetworks...); err != nil {
+		return o, fmt.Errorf("--cluster-network: %w", err)
+	}
 	for _, f := range []struct {
 		name string
 		v    int64
@@ -222,6 +241,12 @@ func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
 	}
 	if o.pluginTimeout <= 0 || o.pluginTimeout > maxCredProviderTimeout {
 		return o, fmt.Errorf("--image-credential-provider-timeout %v: want a duration in (0, 1m], as the kubelet allows a plugin", o.pluginTimeout)
+	}
+	if o.pluginRuns < 1 || o.pluginRuns > maxPluginRuns {
+		return o, fmt.Errorf("--image-credential-provider-max-runs %d: want 1..%d", o.pluginRuns, maxPluginRuns)
+	}
+	if o.pluginRunsPerNS < 1 || o.pluginRunsPerNS > o.pluginRuns {
+		return o, fmt.Errorf("--image-credential-provider-max-runs-per-namespace %d: want 1..%d (--image-credential-provider-max-runs)", o.pluginRunsPerNS, o.pluginRuns)
 	}
 	if err := registry.CheckMirrors(o.mirrors...); err != nil {
 		return o, fmt.Errorf("--registry-mirror: %w", err)

@@ -30,6 +30,7 @@ func TestParseArgs(t *testing.T) {
 		maxResolution:   registry.DefaultMaxResolutionBytes,
 		cacheBytes:      registry.DefaultMaxCacheBytes,
 		metricsSecure:   true,
+		metricsAudience: "isamatch-metrics",
 		enforcement:     "deny",
 		resolve:         "auto",
 		gateTimeout:     20 * time.Second,
@@ -44,6 +45,8 @@ func TestParseArgs(t *testing.T) {
 
 		digestCacheBytes: 16 << 20,
 		pluginTimeout:    10 * time.Second,
+		pluginRuns:       8,
+		pluginRunsPerNS:  2,
 	}
 	tests := []struct {
 		name      string
@@ -75,6 +78,18 @@ func TestParseArgs(t *testing.T) {
 			o.allowRegistries = stringList{"registry.lab:5000", "10.0.0.0/8"}
 			o.perHost, o.perNamespace, o.maxIndexEntries, o.maxResolution, o.cacheBytes = 2, 3, 16, 1<<20, 1000000
 		}},
+		{name: "plugin concurrency", args: []string{"--image-credential-provider-max-runs", "4", "--image-credential-provider-max-runs-per-namespace", "4"}, want: func(o *options) {
+			o.pluginRuns, o.pluginRunsPerNS = 4, 4
+		}},
+		{name: "plugin runs per namespace above the total", args: []string{"--image-credential-provider-max-runs", "4", "--image-credential-provider-max-runs-per-namespace", "5"},
+			wantErr: "--image-credential-provider-max-runs-per-namespace 5: want 1..4 (--image-credential-provider-max-runs)"},
+		{name: "plugin runs 0", args: []string{"--image-credential-provider-max-runs", "0"}, wantErr: "--image-credential-provider-max-runs 0: want 1..64"},
+		{name: "metrics audience", args: []string{"--metrics-token-audience", "prometheus.example/isamatch"}, want: func(o *options) { o.metricsAudience = "prometheus.example/isamatch" }},
+		{name: "metrics audience empty", args: []string{"--metrics-token-audience", ""}, wantErr: `--metrics-token-audience: token audience "": want 1..253 characters`},
+		{name: "cluster networks", args: []string{"--cluster-network", "10.244.0.0/16", "--cluster-network", "fd00:10:96::/108"}, want: func(o *options) {
+			o.clusterNetworks = stringList{"10.244.0.0/16", "fd00:10:96::/108"}
+		}},
+		{name: "cluster network not a CIDR", args: []string{"--cluster-network", "10.96.0.0/40"}, wantErr: `--cluster-network: cluster network "10.96.0.0/40": not a CIDR`},
 		{name: "allowed registry not a CIDR", args: []string{"--allow-registry", "10.0.0.0/40"}, wantErr: `--allow-registry: allowed registry "10.0.0.0/40"`},
 		{name: "zero per-namespace slots", args: []string{"--registry-max-per-namespace", "0"}, wantErr: "--registry-max-per-namespace 0: want a number >= 1"},
 		{name: "client CA and plain HTTP metrics", args: []string{"--client-ca-file", "/ca/client-ca.crt", "--metrics-secure=false"}, want: func(o *options) {

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	isametrics "github.com/isamatch/isamatch/internal/metrics"
+	"github.com/isamatch/isamatch/internal/metricsauth"
 	"github.com/isamatch/isamatch/pkg/labeler"
 )
 
@@ -131,6 +132,7 @@ func TestMonitoringComponent(t *testing.T) {
 		switch o.GetKind() {
 		case "ServiceMonitor":
 			monitors = append(monitors, o.GetNamespace()+"/"+o.GetName())
+			checkScrapeToken(t, o)
 		case "PrometheusRule":
 			groups, _, _ := unstructured.NestedSlice(o.Object, "spec", "groups")
 			for _, g := range groups {
@@ -280,5 +282,30 @@ func TestUninstallRenders(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("objects (-want +got):\n%s", diff)
+	}
+}
+
+// metricsTokenFile is where the monitoring component expects Prometheus to
+// mount a ServiceAccount token projected for metricsauth.DefaultAudience.
+const metricsTokenFile = "/var/run/secrets/isamatch-metrics/token"
+
+// checkScrapeToken: every endpoint of a ServiceMonitor sends the token
+// projected for the metrics audience, never Prometheus's own API token
+// (which a labeler on a hostile node could replay to the API server).
+func checkScrapeToken(t *testing.T, sm *unstructured.Unstructured) {
+	t.Helper()
+	endpoints, _, _ := unstructured.NestedSlice(sm.Object, "spec", "endpoints")
+	if len(endpoints) == 0 {
+		t.Errorf("ServiceMonitor %s has no endpoints", sm.GetName())
+	}
+	for _, e := range endpoints {
+		ep := e.(map[string]any)
+		file, _, _ := unstructured.NestedString(ep, "bearerTokenFile")
+		if file != metricsTokenFile {
+			t.Errorf("ServiceMonitor %s sends the token in %q, want the projected %s (audience %s)", sm.GetName(), file, metricsTokenFile, metricsauth.DefaultAudience)
+		}
+		if _, ok := ep["authorization"]; ok {
+			t.Errorf("ServiceMonitor %s sets authorization as well as bearerTokenFile", sm.GetName())
+		}
 	}
 }

@@ -146,7 +146,7 @@ func newManager(cfg *rest.Config, o options, srv webhook.Server, tlsOpts []func(
 		LeaderElectionNamespace:       o.namespace,
 		LeaderElectionReleaseOnCancel: true,
 		Scheme:                        scheme,
-		Metrics:                       metricsServerOptions(o.metricsAddr, o.metricsSecure, tlsOpts),
+		Metrics:                       metricsServerOptions(o.metricsAddr, o.metricsSecure, o.metricsAudience, tlsOpts),
 		HealthProbeBindAddress:        o.probeAddr,
 		PprofBindAddress:              o.pprofAddr,
 		WebhookServer:                 srv,
@@ -202,6 +202,7 @@ func newHandler(mgr manager.Manager, inv *inventory.Inventory, o options) (*muta
 		registry.WithKeychainFactory(keychains),
 		registry.WithInsecureRegistries(o.insecureRegistries...),
 		registry.WithAllowedRegistries(o.allowRegistries...),
+		registry.WithClusterNetworks(o.clusterNetworks...),
 		registry.WithMirrors(o.mirrors...),
 		registry.WithMaxPerHost(o.perHost),
 		registry.WithMaxPerNamespace(o.perNamespace),
@@ -213,7 +214,8 @@ func newHandler(mgr manager.Manager, inv *inventory.Inventory, o options) (*muta
 	}
 	if o.credProviderConfig != "" {
 		kc, err := registry.NewCredentialProviders(o.credProviderConfig, o.credProviderBinDir,
-			registry.WithPluginTimeout(o.pluginTimeout), registry.WithCredentialProviderMetrics(regMetrics))
+			registry.WithPluginTimeout(o.pluginTimeout), registry.WithCredentialProviderMetrics(regMetrics),
+			registry.WithPluginConcurrency(o.pluginRuns, o.pluginRunsPerNS))
 		if err != nil {
 			return nil, nil, fmt.Errorf("--image-credential-provider-config: %w", err)
 		}

@@ -43,18 +43,18 @@ func requireClientCert(caFile string) (func(*tls.Config), error) {
 
 // metricsServerOptions serves metrics at addr: with secure, over HTTPS
 // (a self-signed certificate) to callers whose bearer token the API server
-// authenticates (TokenReview) and authorises for GET /metrics
+// authenticates for audience (TokenReview) and authorises for GET /metrics
 // (SubjectAccessReview), as kubebuilder scaffolds but through
 // internal/metricsauth, which does not link k8s.io/apiserver; otherwise
 // over plain HTTP to anyone, for local runs.
-func metricsServerOptions(addr string, secure bool, tlsOpts []func(*tls.Config)) metricsserver.Options {
+func metricsServerOptions(addr string, secure bool, audience string, tlsOpts []func(*tls.Config)) metricsserver.Options {
 	if !secure {
 		return metricsserver.Options{BindAddress: addr}
 	}
 	return metricsserver.Options{
 		BindAddress:    addr,
 		SecureServing:  true,
-		FilterProvider: metricsauth.WithAuthenticationAndAuthorization,
+		FilterProvider: metricsauth.FilterProvider(audience),
 		TLSOpts:        tlsOpts,
 	}
 }

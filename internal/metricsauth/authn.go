@@ -5,16 +5,44 @@ import (
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
 	"strings"
 	"time"
 
+	"golang.org/x/time/rate"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/cache"
 )
+
+// DefaultAudience is the audience a metrics token must be issued for: a
+// token projected for it is useless against the API server, so a labeler
+// on a node whose owner is not trusted cannot harvest an API credential
+// from its scraper.
+const DefaultAudience = "isamatch-metrics"
+
+// Bounds of the TokenReviews that fail: every unknown token costs one
+// review, so a caller guessing tokens gets at most failedReviewBurst of
+// them at once and failedReviewRate a second after that (then 429s,
+// unreviewed). A token already cached is answered either way.
+const (
+	failedReviewRate  = rate.Limit(1)
+	failedReviewBurst = 10
+)
+
+// errThrottled marks a token not reviewed because too many reviews failed.
+var errThrottled = errors.New("too many unknown tokens: review throttled")
+
+// CheckAudience reports an audience [FilterProvider] would not accept.
+func CheckAudience(audience string) error {
+	if audience == "" || len(audience) > 253 || strings.ContainsAny(audience, " \t\r\n,") {
+		return fmt.Errorf("token audience %q: want 1..253 characters without spaces or commas (default %s)", audience, DefaultAudience)
+	}
+	return nil
+}
 
 const (
 	// authenticatedTTL and unauthenticatedTTL are how long a TokenReview's
@@ -53,16 +81,25 @@ type authenticator struct {
 	// or checked from.
 	key   []byte
 	cache *cache.LRUExpireCache
+	// audience is the one every review asks for and must be granted.
+	audience string
+	// failures rate-limits the reviews that reject a token.
+	failures *rate.Limiter
+	clock    cache.Clock
 }
 
 // newAuthenticator returns an authenticator asking reviews, its cache
 // expiring by clock.
-func newAuthenticator(reviews tokenReviewer, clock cache.Clock) (*authenticator, error) {
+func newAuthenticator(reviews tokenReviewer, clock cache.Clock, audience string) (*authenticator, error) {
+	if err := CheckAudience(audience); err != nil {
+		return nil, err
+	}
 	key := make([]byte, sha256.Size)
 	if _, err := rand.Read(key); err != nil {
 		return nil, fmt.Errorf("token cache key: %w", err)
 	}
-	return &authenticator{reviews: reviews, key: key, cache: cache.NewLRUExpireCacheWithClock(CacheEntries, clock)}, nil
+	return &authenticator{reviews: reviews, key: key, cache: cache.NewLRUExpireCacheWithClock(CacheEntries, clock),
+		audience: audience, failures: rate.NewLimiter(failedReviewRate, failedReviewBurst), clock: clock}, nil
 }
 
 // bearerToken returns the token of req's "Authorization: Bearer <token>"
@@ -78,8 +115,9 @@ func bearerToken(req *http.Request) (string, bool) {
 }
 
 // authenticate returns the user token belongs to, or ok false when the API
-// server does not accept it. err is for a review that could not be made;
-// its message never holds the token.
+// server does not accept it for the audience. err is for a review that
+// could not be made (errThrottled: not made, too many failed); its message
+// never holds the token.
 func (a *authenticator) authenticate(ctx context.Context, token string) (user *authenticationv1.UserInfo, ok bool, err error) {
 	mac := hmac.New(sha256.New, a.key)
 	mac.Write([]byte(token))
@@ -89,17 +127,24 @@ func (a *authenticator) authenticate(ctx context.Context, token string) (user *a
 		return user, user != nil, nil
 	}
 
+	if a.failures.TokensAt(a.clock.Now()) < 1 {
+		return nil, false, errThrottled
+	}
+
 	ctx, cancel := context.WithTimeout(ctx, reviewTimeout)
 	defer cancel()
 	review, err := a.reviews.Create(ctx, &authenticationv1.TokenReview{
-		Spec: authenticationv1.TokenReviewSpec{Token: token},
+		Spec: authenticationv1.TokenReviewSpec{Token: token, Audiences: []string{a.audience}},
 	}, metav1.CreateOptions{})
 	if err != nil {
 		// Not wrapped: the message is scrubbed of the token, in case the
 		// API server or a proxy echoed the review back.
 		return nil, false, fmt.Errorf("create TokenReview: %s", strings.ReplaceAll(err.Error(), token, "<token>"))
 	}
-	if !review.Status.Authenticated {
+	// The API server grants only audiences the token was issued for;
+	// one that is not the metrics audience (an API server token) fails.
+	if !review.Status.Authenticated || !slices.Contains(review.Status.Audiences, a.audience) {
+		a.failures.AllowN(a.clock.Now(), 1)
 		a.cache.Add(key, (*authenticationv1.UserInfo)(nil), unauthenticatedTTL)
 		return nil, false, nil
 	}

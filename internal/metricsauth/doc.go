@@ -1,8 +1,9 @@
 // Package metricsauth guards the metrics servers of the isamatch binaries:
 // a caller's bearer token is authenticated by the API server (TokenReview)
-// and the caller authorised for the request's path and verb
+// for a dedicated audience ([DefaultAudience]: a token for the API server
+// itself is refused) and the caller authorised for the request's path and verb
 // (SubjectAccessReview). The entry point is
-// [WithAuthenticationAndAuthorization], a FilterProvider for
+// [FilterProvider], a FilterProvider for
 // controller-runtime's metrics server.
 //
 // It answers as controller-runtime's pkg/metrics/filters does (401 without
@@ -18,5 +19,7 @@
 // two minutes, a rejected one for ten seconds, an allowed review for five
 // minutes, a denied one for thirty seconds; errors are never cached. Each
 // cache holds at most [CacheEntries] entries (least recently used evicted)
-// and is keyed by a keyed hash, never by the token itself.
+// and is keyed by a keyed hash, never by the token itself. Reviews that
+// reject a token are rate-limited (a burst of 10, then one a second):
+// past that, an unknown token gets 429 without a review.
 package metricsauth

@@ -1,6 +1,7 @@
 package metricsauth
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -14,29 +15,33 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 )
 
-// WithAuthenticationAndAuthorization is the metrics server's
-// FilterProvider: requests need a bearer token the API server accepts
-// (TokenReview) whose user it allows to do the request's verb on its path
-// (SubjectAccessReview, e.g. get on /metrics). The caller of the binary
-// needs create on tokenreviews.authentication.k8s.io and
+// FilterProvider returns the metrics server's FilterProvider: requests
+// need a bearer token the API server accepts for audience (TokenReview
+// with that audience: a token for the API server itself is refused)
+// whose user it allows to do the request's verb on its path
+// (SubjectAccessReview, e.g. get on /metrics). The binary's
+// ServiceAccount needs create on tokenreviews.authentication.k8s.io and
 // subjectaccessreviews.authorization.k8s.io; the scraper needs the
-// non-resource URL /metrics with verb get.
-func WithAuthenticationAndAuthorization(c *rest.Config, httpClient *http.Client) (metricsserver.Filter, error) {
-	authn, err := authenticationclient.NewForConfigAndClient(c, httpClient)
-	if err != nil {
-		return nil, fmt.Errorf("authentication client: %w", err)
+// non-resource URL /metrics with verb get, and sends a ServiceAccount
+// token projected for audience (see config/components/monitoring).
+func FilterProvider(audience string) func(c *rest.Config, httpClient *http.Client) (metricsserver.Filter, error) {
+	return func(c *rest.Config, httpClient *http.Client) (metricsserver.Filter, error) {
+		authn, err := authenticationclient.NewForConfigAndClient(c, httpClient)
+		if err != nil {
+			return nil, fmt.Errorf("authentication client: %w", err)
+		}
+		authz, err := authorizationclient.NewForConfigAndClient(c, httpClient)
+		if err != nil {
+			return nil, fmt.Errorf("authorization client: %w", err)
+		}
+		return newFilter(authn.TokenReviews(), authz.SubjectAccessReviews(), clock.RealClock{}, audience)
 	}
-	authz, err := authorizationclient.NewForConfigAndClient(c, httpClient)
-	if err != nil {
-		return nil, fmt.Errorf("authorization client: %w", err)
-	}
-	return newFilter(authn.TokenReviews(), authz.SubjectAccessReviews(), clock.RealClock{})
 }
 
-// newFilter returns the filter asking tokens and access, its caches
-// expiring by clock.
-func newFilter(tokens tokenReviewer, access accessReviewer, clock cache.Clock) (metricsserver.Filter, error) {
-	authn, err := newAuthenticator(tokens, clock)
+// newFilter returns the filter asking tokens (for audience) and access,
+// its caches expiring by clock.
+func newFilter(tokens tokenReviewer, access accessReviewer, clock cache.Clock, audience string) (metricsserver.Filter, error) {
+	authn, err := newAuthenticator(tokens, clock, audience)
 	if err != nil {
 		return nil, err
 	}
@@ -50,6 +55,11 @@ func newFilter(tokens tokenReviewer, access accessReviewer, clock cache.Clock) (
 				return
 			}
 			user, ok, err := authn.authenticate(req.Context(), token)
+			if errors.Is(err, errThrottled) {
+				log.V(1).Info("Refused a metrics request: too many unknown tokens", "path", req.URL.Path)
+				http.Error(w, "Too many requests with unknown tokens", http.StatusTooManyRequests)
+				return
+			}
 			if err != nil {
 				log.Error(err, "Authentication failed")
 				http.Error(w, "Authentication failed", http.StatusInternalServerError)

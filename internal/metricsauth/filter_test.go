@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -27,30 +28,44 @@ import (
 const (
 	scraperToken  = "scraper-token"
 	strangerToken = "stranger-token"
+	// apiServerToken is the scraper's own ServiceAccount token, for the
+	// API server's audience: what a labeler on a hostile node would
+	// harvest if the scraper sent it.
+	apiServerToken = "api-server-token"
+	// apiServerAudience is the API server's own audience, which a review
+	// without audiences checks the token against.
+	apiServerAudience = "https://kubernetes.default.svc"
+	testAudience      = "isamatch-metrics"
 )
 
 // fakeAPIServer answers TokenReviews and SubjectAccessReviews as an API
 // server would, and counts them.
 type fakeAPIServer struct {
 	users map[string]authenticationv1.UserInfo // by token
+	// audiences are those each token was issued for (default: the
+	// metrics audience).
+	audiences map[string][]string
 	// allowed holds "user verb path" for each allowed review.
 	allowed map[string]bool
 	// fail makes every review fail with a 500 whose message echoes the
 	// review, token included, as a careless server might.
 	fail bool
 
-	mu           sync.Mutex
-	tokenReviews int
-	accessSpecs  []authorizationv1.SubjectAccessReviewSpec
+	mu              sync.Mutex
+	tokenReviews    int
+	reviewAudiences [][]string // spec.audiences of each TokenReview
+	accessSpecs     []authorizationv1.SubjectAccessReviewSpec
 }
 
 func newFakeAPIServer() *fakeAPIServer {
 	return &fakeAPIServer{
 		users: map[string]authenticationv1.UserInfo{
-			scraperToken:  {Username: "system:serviceaccount:monitoring:prometheus", UID: "uid-1", Groups: []string{"system:serviceaccounts", "system:authenticated"}},
-			strangerToken: {Username: "stranger", UID: "uid-2", Groups: []string{"strangers"}, Extra: map[string]authenticationv1.ExtraValue{"scopes": {"a", "b"}}},
+			scraperToken:   {Username: "system:serviceaccount:monitoring:prometheus", UID: "uid-1", Groups: []string{"system:serviceaccounts", "system:authenticated"}},
+			strangerToken:  {Username: "stranger", UID: "uid-2", Groups: []string{"strangers"}, Extra: map[string]authenticationv1.ExtraValue{"scopes": {"a", "b"}}},
+			apiServerToken: {Username: "system:serviceaccount:monitoring:prometheus", UID: "uid-1", Groups: []string{"system:serviceaccounts", "system:authenticated"}},
 		},
-		allowed: map[string]bool{"system:serviceaccount:monitoring:prometheus get /metrics": true},
+		audiences: map[string][]string{apiServerToken: {apiServerAudience}},
+		allowed:   map[string]bool{"system:serviceaccount:monitoring:prometheus get /metrics": true},
 	}
 }
 
@@ -77,8 +92,26 @@ func (f *fakeAPIServer) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 			return
 		}
 		f.tokenReviews++
-		if u, ok := f.users[r.Spec.Token]; ok {
-			r.Status = authenticationv1.TokenReviewStatus{Authenticated: true, User: u}
+		f.reviewAudiences = append(f.reviewAudiences, r.Spec.Audiences)
+		// As the API server: a review without audiences checks the
+		// token against the API server's own; the status names the
+		// audiences both the review and the token have.
+		want := r.Spec.Audiences
+		if len(want) == 0 {
+			want = []string{apiServerAudience}
+		}
+		has, ok := f.audiences[r.Spec.Token]
+		if !ok {
+			has = []string{testAudience}
+		}
+		var both []string
+		for _, a := range want {
+			if slices.Contains(has, a) {
+				both = append(both, a)
+			}
+		}
+		if u, ok := f.users[r.Spec.Token]; ok && len(both) > 0 {
+			r.Status = authenticationv1.TokenReviewStatus{Authenticated: true, User: u, Audiences: both}
 		} else {
 			r.Status = authenticationv1.TokenReviewStatus{Error: "invalid bearer token"}
 		}
@@ -125,14 +158,14 @@ func guarded(t *testing.T, api *fakeAPIServer, clock cache.Clock, logs *strings.
 	}
 	var filter func(logr.Logger, http.Handler) (http.Handler, error)
 	if clock == nil {
-		filter, err = WithAuthenticationAndAuthorization(cfg, hc)
+		filter, err = FilterProvider(testAudience)(cfg, hc)
 	} else {
 		authn, aerr := authenticationclient.NewForConfigAndClient(cfg, hc)
 		authz, zerr := authorizationclient.NewForConfigAndClient(cfg, hc)
 		if aerr != nil || zerr != nil {
 			t.Fatal(aerr, zerr)
 		}
-		filter, err = newFilter(authn.TokenReviews(), authz.SubjectAccessReviews(), clock)
+		filter, err = newFilter(authn.TokenReviews(), authz.SubjectAccessReviews(), clock, testAudience)
 	}
 	if err != nil {
 		t.Fatal(err)

@@ -15,10 +15,26 @@ import (
 	credentialproviderv1 "k8s.io/kubelet/pkg/apis/credentialprovider/v1"
 )
 
-// Bounds of the credentials cached from plugins.
+// Bounds of the credentials cached from plugins; one namespace may fill a
+// quarter of each.
 const (
 	DefaultCredentialCacheEntries = 1024
 	DefaultCredentialCacheBytes   = 4 << 20
+)
+
+// Bounds of the plugin processes: each calls its cloud's API, and images
+// on many hosts one provider matches (any AWS account's ECR host) would
+// otherwise start one each.
+const (
+	// DefaultMaxPluginRuns bounds the plugin processes running at once.
+	DefaultMaxPluginRuns = 8
+	// DefaultMaxPluginRunsPerNamespace bounds those started for the
+	// resolutions of one namespace.
+	DefaultMaxPluginRunsPerNamespace = 2
+	// DefaultCredentialFailureTTL is how long a plugin failure is
+	// remembered per provider and registry, so a failing plugin is not run
+	// again for every pod.
+	DefaultCredentialFailureTTL = 10 * time.Second
 )
 
 // globalCacheKey is the cache key of a response with cacheKeyType Global.
@@ -46,6 +62,12 @@ type CredentialProviders struct {
 	group     singleflight.Group
 	cache     *credentialCache
 	metrics   *Metrics
+	// Plugin processes running, in all and per namespace.
+	runs       *slots
+	nsRuns     *keyedSlots
+	maxRuns    int
+	maxNSRuns  int
+	failureTTL time.Duration
 }
 
 var (
@@ -64,10 +86,26 @@ func WithPluginTimeout(d time.Duration) CredentialProviderOption {
 
 // WithCredentialCacheLimits bounds the cached plugin answers by number and
 // by their estimated bytes (defaults [DefaultCredentialCacheEntries] and
-// [DefaultCredentialCacheBytes]); the entries closest to expiry are
-// evicted first.
+// [DefaultCredentialCacheBytes]). One namespace may fill a quarter of
+// each: past it, its own entries closest to expiry are evicted; when the
+// cache is full, those of the namespace holding the most bytes.
 func WithCredentialCacheLimits(entries int, bytes int64) CredentialProviderOption {
-	return func(k *CredentialProviders) { k.cache.maxEntries, k.cache.maxBytes = entries, bytes }
+	return func(k *CredentialProviders) { k.cache.setLimits(entries, bytes) }
+}
+
+// WithPluginConcurrency bounds the plugin processes running at once, in
+// all (default [DefaultMaxPluginRuns]) and for the resolutions of one
+// namespace (default [DefaultMaxPluginRunsPerNamespace]). A run waits for
+// its slots for at most the plugin timeout.
+func WithPluginConcurrency(total, perNamespace int) CredentialProviderOption {
+	return func(k *CredentialProviders) { k.maxRuns, k.maxNSRuns = total, perNamespace }
+}
+
+// WithCredentialFailureTTL sets how long a failed plugin run is
+// remembered for its provider and registry (default
+// [DefaultCredentialFailureTTL]; 0 disables).
+func WithCredentialFailureTTL(d time.Duration) CredentialProviderOption {
+	return func(k *CredentialProviders) { k.failureTTL = d }
 }
 
 // WithCredentialProviderMetrics counts plugin runs by result, their
@@ -92,14 +130,25 @@ func NewCredentialProviders(configPath, binDir string, opts ...CredentialProvide
 		return nil, err
 	}
 	k := &CredentialProviders{
-		providers: providers,
-		timeout:   DefaultCredentialProviderTimeout,
-		now:       time.Now,
-		cache:     newCredentialCache(DefaultCredentialCacheEntries, DefaultCredentialCacheBytes),
+		providers:  providers,
+		timeout:    DefaultCredentialProviderTimeout,
+		now:        time.Now,
+		cache:      newCredentialCache(DefaultCredentialCacheEntries, DefaultCredentialCacheBytes),
+		maxRuns:    DefaultMaxPluginRuns,
+		maxNSRuns:  DefaultMaxPluginRunsPerNamespace,
+		failureTTL: DefaultCredentialFailureTTL,
 	}
 	for _, o := range opts {
 		o(k)
 	}
+	if k.maxRuns < 1 || k.maxNSRuns < 1 || k.maxNSRuns > k.maxRuns {
+		return nil, fmt.Errorf("plugin concurrency %d in all, %d per namespace: want 1 <= per namespace <= in all", k.maxRuns, k.maxNSRuns)
+	}
+	if k.failureTTL < 0 {
+		return nil, fmt.Errorf("credential failure TTL %v: want a duration >= 0", k.failureTTL)
+	}
+	k.runs = newSlots(k.maxRuns, "credential provider plugin processes")
+	k.nsRuns = newKeyedSlots(k.maxNSRuns, "credential provider plugin processes of namespace")
 	if k.timeout <= 0 {
 		return nil, fmt.Errorf("credential provider timeout %v: want a duration > 0", k.timeout)
 	}
@@ -159,21 +208,32 @@ func pickAuth(image string, entries []authEntry) (authEntry, bool) {
 	return authEntry{}, false
 }
 
+// failureKey is the cache key of provider i's failure for registry.
+func failureKey(i int, registry string) string {
+	return strconv.Itoa(i) + "\x01" + registry
+}
+
 // provide returns provider i's credentials for image: cached under the
 // image, its registry or globally, else from one run of the plugin shared
-// by concurrent callers.
+// by concurrent callers. A recent failure for the image's registry is
+// returned as it was.
 func (k *CredentialProviders) provide(ctx context.Context, i int, image string) ([]authEntry, error) {
 	prefix := strconv.Itoa(i) + "\x00"
 	now := k.now()
 	for _, key := range []string{image, registryOfImage(image), globalCacheKey} {
-		if got, ok := k.cache.get(prefix+key, now); ok {
+		if got, _, ok := k.cache.get(prefix+key, now); ok {
 			k.metrics.pluginCacheHit(k.providers[i].name)
 			return got, nil
 		}
 	}
+	if _, err, ok := k.cache.get(failureKey(i, registryOfImage(image)), now); ok {
+		k.metrics.pluginCacheHit(k.providers[i].name)
+		return nil, err
+	}
+	namespace := resolutionOf(ctx).namespace
 	ch := k.group.DoChan(prefix+image, func() (any, error) {
 		// Shared by every caller: no single caller's cancellation ends it.
-		return k.run(context.WithoutCancel(ctx), i, image)
+		return k.run(context.WithoutCancel(ctx), i, image, namespace)
 	})
 	select {
 	case <-ctx.Done():
@@ -186,17 +246,31 @@ func (k *CredentialProviders) provide(ctx context.Context, i int, image string) 
 	}
 }
 
-// run runs provider i's plugin for image and caches its answer.
-func (k *CredentialProviders) run(ctx context.Context, i int, image string) ([]authEntry, error) {
+// run runs provider i's plugin for image, in a slot of all plugin runs
+// and of namespace's, and caches its answer or its failure.
+func (k *CredentialProviders) run(ctx context.Context, i int, image, namespace string) ([]authEntry, error) {
 	p := &k.providers[i]
 	log := logr.FromContextOrDiscard(ctx).WithValues("credentialProvider", p.name, "image", image)
+	// The wait for a slot is bounded like a run; a wait that ends is not
+	// the plugin's failure and is not cached.
+	wctx, cancel := context.WithTimeout(ctx, k.timeout)
+	release, err := acquireAll(wctx, k.runs.acquire,
+		func(ctx context.Context) (func(), error) { return k.nsRuns.acquire(ctx, namespace) })
+	cancel()
+	if err != nil {
+		return nil, fmt.Errorf("credential provider %s: %w", p.name, err)
+	}
 	start := time.Now()
 	resp, stderr, err := runPlugin(ctx, p, image, k.timeout)
+	release()
 	k.metrics.pluginRun(p.name, pluginResult(err), time.Since(start).Seconds())
 	if err != nil {
 		// The plugin's stderr goes to the webhook's log (as the kubelet
 		// logs it), never into the error users see.
 		log.Error(err, "Credential provider failed", "stderr", Sanitize(string(stderr), maxPluginStderr))
+		if k.failureTTL > 0 {
+			k.cache.add(namespace, failureKey(i, registryOfImage(image)), nil, err, k.now().Add(k.failureTTL))
+		}
 		return nil, err
 	}
 	log.V(1).Info("Credential provider answered", "cacheKeyType", resp.cacheKeyType, "credentials", len(resp.auth))
@@ -212,7 +286,7 @@ func (k *CredentialProviders) run(ctx context.Context, i int, image string) ([]a
 		case credentialproviderv1.GlobalPluginCacheKeyType:
 			key = globalCacheKey
 		}
-		k.cache.add(strconv.Itoa(i)+"\x00"+key, resp.auth, k.now().Add(ttl))
+		k.cache.add(namespace, strconv.Itoa(i)+"\x00"+key, resp.auth, nil, k.now().Add(ttl))
 	}
 	return resp.auth, nil
 }

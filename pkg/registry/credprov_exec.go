@@ -72,6 +72,8 @@ func runPlugin(ctx context.Context, p *credentialProvider, image string, timeout
 	cmd.WaitDelay = pluginWaitDelay
 	killProcessGroup(cmd)
 	err = cmd.Run()
+	// Whatever the plugin left running dies with it, however it ended.
+	killGroupAfterExit(cmd)
 	switch {
 	case stdout.overflowed():
 		return nil, stderr.bytes(), fmt.Errorf("credential provider %s: %w: more than %d bytes on stdout", p.name, errPluginOutput, maxPluginStdout)

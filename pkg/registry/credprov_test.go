@@ -336,12 +336,14 @@ func TestCredentialCacheBounds(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newCredentialCache(tc.maxEntries, tc.maxBytes)
-			c.add("k1", entry, t0.Add(3*time.Hour))
-			c.add("k2", entry, t0.Add(time.Hour))
-			c.add("k3", entry, t0.Add(2*time.Hour))
+			// One namespace, allowed the whole cache.
+			c.nsMaxEntries, c.nsMaxBytes = tc.maxEntries, tc.maxBytes
+			c.add("ns", "k1", entry, nil, t0.Add(3*time.Hour))
+			c.add("ns", "k2", entry, nil, t0.Add(time.Hour))
+			c.add("ns", "k3", entry, nil, t0.Add(2*time.Hour))
 			var got []string
 			for _, k := range []string{"k1", "k2", "k3"} {
-				if _, ok := c.get(k, t0); ok {
+				if _, _, ok := c.get(k, t0); ok {
 					got = append(got, k)
 				}
 			}
@@ -354,8 +356,35 @@ func TestCredentialCacheBounds(t *testing.T) {
 		})
 	}
 	c := newCredentialCache(10, 1<<20)
-	c.add("k", entry, t0.Add(time.Minute))
-	if _, ok := c.get("k", t0.Add(time.Minute)); ok || c.len() != 0 || c.bytes != 0 {
+	c.add("ns", "k", entry, nil, t0.Add(time.Minute))
+	if _, _, ok := c.get("k", t0.Add(time.Minute)); ok || c.len() != 0 || c.bytes != 0 {
 		t.Errorf("expired entry still served or held: %d entries, %d bytes", c.len(), c.bytes)
+	}
+}
+
+// TestCredentialCacheNamespaceQuota: a namespace past its share evicts its
+// own entries; a full cache evicts from the namespace holding the most.
+func TestCredentialCacheNamespaceQuota(t *testing.T) {
+	t0 := time.Unix(1e9, 0)
+	entry := []authEntry{{key: "r.example", username: "u", password: "p"}}
+	c := newCredentialCache(8, 1<<20) // 2 entries per namespace
+	c.add("victim", "v", entry, nil, t0.Add(time.Minute))
+	for i := range 10 {
+		c.add("attacker", fmt.Sprint("a", i), entry, nil, t0.Add(time.Hour+time.Duration(i)))
+	}
+	for i := range 3 {
+		c.add(fmt.Sprint("team-", i), fmt.Sprint("t", i), entry, nil, t0.Add(time.Hour))
+	}
+	var kept []string
+	for _, k := range []string{"v", "a8", "a9", "t0", "t1", "t2"} {
+		if _, _, ok := c.get(k, t0); ok {
+			kept = append(kept, k)
+		}
+	}
+	if diff := cmp.Diff([]string{"v", "a8", "a9", "t0", "t1", "t2"}, kept); diff != "" {
+		t.Errorf("kept keys (-want +got):\n%s", diff)
+	}
+	if c.len() != 6 {
+		t.Errorf("cache holds %d entries, want 6", c.len())
 	}
 }

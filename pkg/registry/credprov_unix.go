@@ -16,3 +16,14 @@ func killProcessGroup(cmd *exec.Cmd) {
 		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	}
 }
+
+// killGroupAfterExit kills what is left of the process group of cmd, which
+// has exited and been waited for: children a plugin left behind (a
+// credential helper, a background refresher). The group keeps the
+// plugin's pid as its id while any member lives, so the id names no other
+// process; an empty group is already gone (ESRCH, ignored).
+func killGroupAfterExit(cmd *exec.Cmd) {
+	if cmd.Process != nil {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+}

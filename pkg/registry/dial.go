@@ -12,27 +12,23 @@ import (
 	"time"
 )
 
-// cgnat is the shared address space of carrier-grade NAT (RFC 6598), often
-// a cluster's pod or service range.
-var cgnat = netip.MustParsePrefix("100.64.0.0/10")
-
-// thisNetwork is 0.0.0.0/8, which Linux routes to the host itself.
-var thisNetwork = netip.MustParsePrefix("0.0.0.0/8")
-
 // dialGuard dials registries, refusing after DNS resolution (in the
 // dialer's Control hook, before connect) any address that is not public
 // unless the registry is allowed: image references are chosen by pod
 // creators, who must not make the webhook reach its own metrics port,
 // cloud metadata or cluster-internal services.
 type dialGuard struct {
-	hosts  map[string]bool // "host" or "host:port", lower case
-	nets   []netip.Prefix
-	dialer net.Dialer // with the Control check
-	plain  net.Dialer // for allowed hosts
+	hosts map[string]bool // "host" or "host:port", lower case
+	nets  []netip.Prefix
+	// cluster holds the cluster's pod and Service CIDRs: refused even
+	// when public, unless allowed in nets.
+	cluster []netip.Prefix
+	dialer  net.Dialer // with the Control check
+	plain   net.Dialer // for allowed hosts
 }
 
 func newDialGuard(c *config) *dialGuard {
-	g := &dialGuard{hosts: map[string]bool{}, nets: c.allowNets}
+	g := &dialGuard{hosts: map[string]bool{}, nets: c.allowNets, cluster: c.clusterNets}
 	for h := range c.allowHosts {
 		g.hosts[h] = true
 	}
@@ -82,34 +78,24 @@ func (g *dialGuard) control(_, address string, _ syscall.RawConn) error {
 		return fmt.Errorf("%w: cannot check address %q", errRefused, address)
 	}
 	ip := ap.Addr().Unmap()
+	// Metadata services first: no allowed CIDR reaches them.
+	if name := inBlocks(ip, metadataAddresses); name != "" {
+		return fmt.Errorf("%w: %s is the %s address, never a registry", errRefused, ip, name)
+	}
 	for _, p := range g.nets {
 		if p.Contains(ip) {
 			return nil
 		}
 	}
-	if class := nonPublic(ip); class != "" {
-		return fmt.Errorf("%w: %s is a %s address; an operator can allow the registry with --allow-registry", errRefused, ip, class)
+	for _, p := range g.cluster {
+		if p.Contains(ip) {
+			return fmt.Errorf("%w: %s is in the cluster network %s; --allow-registry allows a registry there", errRefused, ip, p)
+		}
+	}
+	if name := nonPublic(ip); name != "" {
+		return fmt.Errorf("%w: %s is in %s; --allow-registry allows a registry there", errRefused, ip, name)
 	}
 	return nil
-}
-
-// nonPublic names the class of a non-public address ("" for a public one).
-func nonPublic(ip netip.Addr) string {
-	switch {
-	case ip.IsLoopback():
-		return "loopback"
-	case ip.IsLinkLocalUnicast():
-		return "link-local"
-	case ip.IsPrivate():
-		return "private"
-	case cgnat.Contains(ip):
-		return "shared (CGNAT)"
-	case ip.IsUnspecified() || thisNetwork.Contains(ip):
-		return "unspecified"
-	case ip.IsMulticast() || ip == netip.AddrFrom4([4]byte{255, 255, 255, 255}):
-		return "multicast or broadcast"
-	}
-	return ""
 }
 
 // CheckAllowed reports the first entry [WithAllowedRegistries] would

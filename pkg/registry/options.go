@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
-	kauth "github.com/google/go-containerregistry/pkg/authn/kubernetes"
-	"k8s.io/client-go/kubernetes"
 )
 
 // Defaults of the Resolver options.
@@ -72,24 +70,6 @@ func (anonymousKeychain) Resolve(authn.Resource) (authn.Authenticator, error) {
 	return authn.Anonymous, nil
 }
 
-// KubernetesKeychain returns a KeychainFactory that reads the pod's
-// imagePullSecrets and those of its ServiceAccount through client, like the
-// kubelet does, and falls back to anonymous access for registries none of them
-// names.
-func KubernetesKeychain(client kubernetes.Interface) KeychainFactory {
-	return func(ctx context.Context, auth PullAuth) (authn.Keychain, error) {
-		kc, err := kauth.New(ctx, client, kauth.Options{
-			Namespace:          auth.Namespace,
-			ServiceAccountName: auth.ServiceAccountName,
-			ImagePullSecrets:   auth.ImagePullSecrets,
-		})
-		if err != nil {
-			return nil, fmt.Errorf("read pull credentials of namespace %q: %w", auth.Namespace, err)
-		}
-		return kc, nil
-	}
-}
-
 // Option configures a Resolver.
 type Option func(*config)
 
@@ -100,6 +80,7 @@ type config struct {
 	mirrors          map[string]string // origin registry -> mirror host
 	allowHosts       map[string]bool
 	allowNets        []netip.Prefix
+	clusterNets      []netip.Prefix
 	perHost          int
 	perNamespace     int
 	maxFlights       int
@@ -186,6 +167,22 @@ func WithAllowedRegistries(entries ...string) Option {
 			c.allowHosts[h] = true
 		}
 		c.allowNets = append(c.allowNets, nets...)
+	}
+}
+
+// WithClusterNetworks refuses registries at addresses in the given CIDRs,
+// the cluster's pod and Service networks (which may be public addresses),
+// unless [WithAllowedRegistries] allows them: a pod must not make the
+// webhook reach cluster-internal services. A CIDR that does not parse
+// makes every Resolve fail; use [CheckClusterNetworks] up front.
+func WithClusterNetworks(cidrs ...string) Option {
+	return func(c *config) {
+		nets, err := parseClusterNetworks(cidrs)
+		if err != nil {
+			c.configErr = err
+			return
+		}
+		c.clusterNets = append(c.clusterNets, nets...)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -33,6 +34,18 @@ func run() int {
 		if err == nil {
 			fmt.Fprintln(out, req.Image)
 			out.Close()
+		}
+	}
+	done, err := recordConcurrency()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer done()
+	if f := os.Getenv("TEST_CHILD_PID_FILE"); f != "" && *mode != "sleep" {
+		if err := startChild(f); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
 		}
 	}
 	switch *mode {
@@ -89,6 +102,54 @@ func run() int {
 		return 1
 	}
 	return 0
+}
+
+// recordConcurrency, with $TEST_RUNNING_DIR set, marks this run as
+// running there, appends how many runs are (this one included) to
+// $TEST_CONCURRENCY_FILE, and sleeps $TEST_SLEEP so concurrent runs
+// overlap; done unmarks it.
+func recordConcurrency() (done func(), err error) {
+	dir := os.Getenv("TEST_RUNNING_DIR")
+	if dir == "" {
+		return func() {}, nil
+	}
+	mark := filepath.Join(dir, strconv.Itoa(os.Getpid()))
+	if err := os.WriteFile(mark, nil, 0o600); err != nil {
+		return nil, err
+	}
+	running, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	out, err := os.OpenFile(os.Getenv("TEST_CONCURRENCY_FILE"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintln(out, len(running))
+	out.Close()
+	if d, err := time.ParseDuration(os.Getenv("TEST_SLEEP")); err == nil {
+		time.Sleep(d)
+	}
+	return func() { os.Remove(mark) }, nil
+}
+
+// startChild starts a child that sleeps for an hour, without the plugin's
+// output pipes or environment, and appends its pid to pidFile: a plugin
+// that leaves a helper behind when it exits.
+func startChild(pidFile string) error {
+	child := exec.Command(os.Args[0], "--mode=sleep")
+	child.Stdin = strings.NewReader(`{"apiVersion":"x","kind":"CredentialProviderRequest","image":"x"}`)
+	child.Env = []string{}
+	if err := child.Start(); err != nil {
+		return err
+	}
+	out, err := os.OpenFile(pidFile, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	defer out.Close()
+	_, err = fmt.Fprintln(out, child.Process.Pid)
+	return err
 }
 
 func orDefault(s, def string) string {
