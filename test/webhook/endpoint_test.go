@@ -41,6 +41,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/isamatch/isamatch/internal/metricsauth"
 	"github.com/isamatch/isamatch/internal/testbed"
 	"github.com/isamatch/isamatch/pkg/isa"
 )
@@ -297,7 +298,9 @@ var _ = Describe("The webhook endpoint", Ordered, func() {
 		It("refuses unauthenticated and unauthorised scrapes and serves the metrics-reader", func(ctx SpecContext) {
 			const ns = "metrics-scrapers"
 			Expect(cp.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
-			allowed, denied := serviceAccount(ctx, ns, "prometheus"), serviceAccount(ctx, ns, "stranger")
+			allowed := serviceAccount(ctx, ns, "prometheus", metricsauth.DefaultAudience)
+			denied := serviceAccount(ctx, ns, "stranger", metricsauth.DefaultAudience)
+			apiServerToken := serviceAccount(ctx, ns, "prometheus")
 
 			By("binding config/webhook's isamatch-metrics-reader to prometheus")
 			objs := shippedObjects(ctx, filepath.Join("config", "webhook", "metrics-reader.yaml"))
@@ -316,6 +319,8 @@ var _ = Describe("The webhook endpoint", Ordered, func() {
 			status, body := scrape(ctx, "not-a-token")
 			Expect(status).To(Equal(http.StatusUnauthorized), "a token the API server does not know")
 			Expect(body).NotTo(ContainSubstring("isamatch_"))
+			status, _ = scrape(ctx, apiServerToken)
+			Expect(status).To(Equal(http.StatusUnauthorized), "a token for the API server, not for %s: a metrics endpoint that accepted it could replay it", metricsauth.DefaultAudience)
 			status, _ = scrape(ctx, denied)
 			Expect(status).To(Equal(http.StatusForbidden), "a ServiceAccount without metrics-reader")
 			Eventually(func(g Gomega) {
@@ -400,8 +405,9 @@ var _ = Describe("The webhook's own configuration", Serial, func() {
 })
 
 // serviceAccount creates ServiceAccount name in ns (if missing) and returns
-// a token the API server issued for it.
-func serviceAccount(ctx context.Context, ns, name string) string {
+// a token the API server issued for it, for audiences (none: the API
+// server's own).
+func serviceAccount(ctx context.Context, ns, name string, audiences ...string) string {
 	GinkgoHelper()
 	err := cp.Client.Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}})
 	if !apierrors.IsAlreadyExists(err) {
@@ -410,7 +416,7 @@ func serviceAccount(ctx context.Context, ns, name string) string {
 	cs, err := kubernetes.NewForConfig(cp.Config)
 	Expect(err).NotTo(HaveOccurred())
 	tr, err := cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, name, &authenticationv1.TokenRequest{
-		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3600)},
+		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](3600), Audiences: audiences},
 	}, metav1.CreateOptions{})
 	Expect(err).NotTo(HaveOccurred())
 	return tr.Status.Token
