@@ -239,4 +239,3 @@ func (sc *scanner) fatal(err error) error {
 	}
 	return err
 }
-
