@@ -165,4 +165,3 @@ func TestReadELFHostile(t *testing.T) {
 		})
 	}
 }
-
