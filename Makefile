@@ -11,7 +11,7 @@ GOTEST_TIMEOUT ?= 40m
 GOTEST_FLAGS ?=
 PKGS ?= ./...
 
-.PHONY: test test-node test-compat controlplane kueue vet build lint bench bench-go demo images
+.PHONY: test test-node test-compat controlplane kueue vet build lint bench bench-go fuzz demo images
 
 ## controlplane: build (once) the pinned kube-apiserver, kube-scheduler and etcd; prints their directory
 controlplane:
@@ -85,6 +85,11 @@ bench:
 	mkdir -p bin
 	$(GO) build -o bin/bench ./cmd/bench
 	bin/bench $(BENCH_FLAGS)
+
+## fuzz: each fuzz target of pkg/imageisa (tar index, ELF reader, RISC-V attributes, GNU properties) for FUZZTIME seconds, one at a time
+FUZZTIME ?= 10
+fuzz:
+	hack/fuzz.sh $(FUZZTIME)
 
 ## bench-go: every Go Benchmark* function (no tests); BENCH_GO_FLAGS=-count=10 for benchstat
 BENCH_GO_FLAGS ?=

@@ -10,7 +10,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 )
 
-func hash(hex string) v1.Hash { return v1.Hash{Algorithm: "sha256", Hex: hex} }
+func hash(hex string) Key { return Key{Digest: v1.Hash{Algorithm: "sha256", Hex: hex}} }
 
 func TestCacheEvictsByBytes(t *testing.T) {
 	r := Result{Path: "/usr/bin/app"}

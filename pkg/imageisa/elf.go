@@ -20,6 +20,15 @@ const (
 	// elfHeadBytes is how much of a large ELF file is kept to find its
 	// program headers and the notes near the start.
 	elfHeadBytes = 64 << 10
+	// maxKeptSegments caps the segments a streamed file keeps; linker
+	// output has one PT_GNU_PROPERTY or PT_RISCV_ATTRIBUTES and a few
+	// PT_NOTEs. Their total is capped by maxSection as one section is.
+	maxKeptSegments = 16
+	// maxSections and maxProgs cap the section and program headers of a
+	// file parsed whole, checked before debug/elf reads them; executables
+	// have tens of each.
+	maxSections = 1024
+	maxProgs    = 256
 )
 
 // elfInfo is what one ELF file says about the ISA it needs.
@@ -66,6 +75,9 @@ func readELF(r io.Reader, size, inMemory, maxSection int64) (elfInfo, error) {
 		if err := checkMagic(data); err != nil {
 			return elfInfo{}, err
 		}
+		if err := checkCounts(data); err != nil {
+			return elfInfo{}, err
+		}
 		return parseELFFile(data, maxSection)
 	}
 	return streamELF(r, size, maxSection)
@@ -102,10 +114,12 @@ func parseELFFile(data []byte, maxSection int64) (info elfInfo, err error) {
 	var attrFrom, noteFrom string
 	for _, s := range f.Sections {
 		switch {
-		case s.Type == shtRISCVAttributes || s.Name == ".riscv.attributes":
+		// The first of each is read: a file naming thousands must not
+		// cost thousands of reads.
+		case attrFrom == "" && (s.Type == shtRISCVAttributes || s.Name == ".riscv.attributes"):
 			attrs, err = sectionData(s, maxSection)
 			attrFrom = ".riscv.attributes"
-		case s.Name == ".note.gnu.property":
+		case noteFrom == "" && s.Name == ".note.gnu.property":
 			notes, err = sectionData(s, maxSection)
 			noteFrom = ".note.gnu.property"
 		}
@@ -225,6 +239,7 @@ func streamELF(r io.Reader, size, maxSection int64) (elfInfo, error) {
 	}
 	info := elfInfo{Machine: hdr.machine, Class: hdr.class, Arch: archOf(hdr.machine, hdr.class)}
 	var spans []span
+	var kept uint64
 	haveProp := slices.ContainsFunc(hdr.progs, func(p span) bool { return p.typ == ptGNUProperty })
 	for _, p := range hdr.progs {
 		want := p.typ == ptRISCVAttributes || p.typ == ptGNUProperty || (p.typ == elf.PT_NOTE && !haveProp)
@@ -236,6 +251,12 @@ func streamELF(r io.Reader, size, maxSection int64) (elfInfo, error) {
 		}
 		if p.off > uint64(size) || p.n > uint64(size)-p.off {
 			return elfInfo{}, fmt.Errorf("%w: segment %s at %d+%d beyond the file (%d bytes)", ErrMalformed, p.typ, p.off, p.n, size)
+		}
+		// Bounded before anything is allocated: many headers naming the
+		// same bytes would otherwise cost a copy each.
+		kept += p.n
+		if len(spans) == maxKeptSegments || kept > uint64(maxSection) {
+			return elfInfo{}, fmt.Errorf("%w: more than %d segments or %d bytes of segments to keep (limit %d, %d)", ErrMalformed, len(spans), kept, maxKeptSegments, maxSection)
 		}
 		spans = append(spans, p)
 	}

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"k8s.io/apimachinery/pkg/util/cache"
 )
 
@@ -45,12 +44,12 @@ func newFailures(d time.Duration, now func() time.Time) *cache.LRUExpireCache {
 // error. A cancelled context is not remembered: it was a caller's, and a
 // later caller would have read on.
 func transient(err error) bool {
-	return err != nil && !cacheable(err) && !errors.Is(err, context.Canceled) && !errors.Is(err, ErrFailedRecently)
+	return err != nil && !cacheable(err) && !errors.Is(err, context.Canceled) && !errors.Is(err, ErrFailedRecently) && !errors.Is(err, errBusy)
 }
 
-// failed remembers for RetryAfter that reading the image digest dg failed
-// with err, when err is transient.
-func (in *Inferrer) failed(dg v1.Hash, err error) {
+// failed remembers for RetryAfter that reading k failed with err, when err
+// is transient.
+func (in *Inferrer) failed(k Key, err error) {
 	if in.failures == nil || !transient(err) {
 		return
 	}
@@ -58,15 +57,15 @@ func (in *Inferrer) failed(dg v1.Hash, err error) {
 	if len(msg) > maxFailureMessage {
 		msg = strings.ToValidUTF8(msg[:maxFailureMessage], "") + "..."
 	}
-	in.failures.Add(dg, fmt.Errorf("%w at %s: %s", ErrFailedRecently, in.now().UTC().Format(time.RFC3339), msg), in.retryAfter)
+	in.failures.Add(k, fmt.Errorf("%w at %s: %s", ErrFailedRecently, in.now().UTC().Format(time.RFC3339), msg), in.retryAfter)
 }
 
-// failedRecently returns the error remembered for dg, if any.
-func (in *Inferrer) failedRecently(dg v1.Hash) (error, bool) {
+// failedRecently returns the error remembered for k, if any.
+func (in *Inferrer) failedRecently(k Key) (error, bool) {
 	if in.failures == nil {
 		return nil, false
 	}
-	v, ok := in.failures.Get(dg)
+	v, ok := in.failures.Get(k)
 	if !ok {
 		return nil, false
 	}

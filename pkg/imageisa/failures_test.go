@@ -145,7 +145,7 @@ func TestCallerCancelNotRemembered(t *testing.T) {
 	if _, err := ps.Infer(ctx, "reg/app:1", registry.PullAuth{}, p); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Infer with a cancelled context: %v, want context.Canceled", err)
 	}
-	if _, err, ok := ps.Cached(p); ok {
+	if _, err, ok := ps.Cached("reg/app:1", p); ok {
 		t.Fatalf("Cached after the caller gave up: %v, want no answer", err)
 	}
 	close(reg.block)

@@ -165,33 +165,3 @@ func TestReadELFHostile(t *testing.T) {
 		})
 	}
 }
-
-func FuzzRISCVAttributes(f *testing.F) {
-	f.Add(attrSection(append([]byte{4, 16, attrTagRISCVArch}, "rv64i2p1_m2p0_a2p1_f2p2_d2p2_c2p0_v1p0\x00"...)))
-	f.Add(attrSection(bytes.Repeat([]byte{0x80}, 16)))
-	f.Add([]byte{'A', 0xff, 0xff, 0xff, 0xff})
-	f.Add(attrSectionRaw([]byte{attrTagFile, 2, 0, 0, 0}))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		arch, err := parseRISCVAttributes(data, binary.LittleEndian)
-		if err == nil && len(arch) > maxArchStringLen {
-			t.Fatalf("arch of %d bytes accepted", len(arch))
-		}
-	})
-}
-
-func FuzzReadELF(f *testing.F) {
-	for _, fx := range []string{"riscv64-rv64gcv_zba_zbb", "amd64-v3-used", "riscv32-rv32imac"} {
-		f.Add(fixture(f, fx), true)
-		f.Add(fixture(f, fx), false)
-	}
-	f.Fuzz(func(t *testing.T, data []byte, whole bool) {
-		inMemory := int64(0)
-		if whole {
-			inMemory = 1 << 20
-		}
-		info, err := readELF(bytes.NewReader(data), int64(len(data)), inMemory, 4096)
-		if err == nil {
-			_, _ = finish(Result{Path: "/app"}, info, "")
-		}
-	})
-}

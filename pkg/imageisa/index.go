@@ -12,6 +12,14 @@ const (
 	whiteoutPrefix = ".wh."
 	whiteoutOpaque = ".wh..wh..opq"
 	maxPathLen     = 4096
+	// maxPathDepth caps the components of a path resolved, and of the
+	// paths an index keeps: lookups walk every ancestor, so their cost
+	// grows with the square of the depth. Real images nest a few dozen
+	// levels at most.
+	maxPathDepth = 128
+	// entryCost is the fixed memory an index entry costs by estimate (map
+	// slot, string header, entry), on top of its name and link.
+	entryCost = 96
 )
 
 type kind uint8
@@ -38,6 +46,37 @@ type layerIndex struct {
 	entries  map[string]entry
 	opaque   map[string]bool
 	complete bool
+	// bytes is the memory the index holds by estimate.
+	bytes int64
+}
+
+// set records e at p, counting the memory a new path costs.
+func (ix *layerIndex) set(p string, e entry) {
+	if _, ok := ix.entries[p]; !ok {
+		ix.bytes += entryCost + int64(len(p)+len(e.link))
+	}
+	ix.entries[p] = e
+}
+
+// depth is the number of components of the clean absolute path p.
+func depth(p string) int {
+	if p == "/" {
+		return 0
+	}
+	return strings.Count(p, "/")
+}
+
+// truncate cuts the clean absolute path p to its first n components.
+func truncate(p string, n int) string {
+	k := 0
+	for i := 1; i < len(p); i++ {
+		if p[i] == '/' {
+			if k++; k == n {
+				return p[:i]
+			}
+		}
+	}
+	return p
 }
 
 func newLayerIndex() *layerIndex {
@@ -54,18 +93,30 @@ func (ix *layerIndex) add(h *tar.Header) string {
 	if p == "/" {
 		return ""
 	}
+	if depth(p) > maxPathDepth {
+		// Only its ancestors can matter: no path that deep is resolved.
+		p = truncate(p, maxPathDepth)
+		ix.parents(path.Dir(p))
+		if e, ok := ix.entries[p]; !ok || e.kind == kindWhiteout {
+			ix.set(p, entry{kind: kindDir})
+		}
+		return p
+	}
 	dir, base := path.Split(p)
 	dir = path.Clean(dir)
 	ix.parents(dir)
 	switch {
 	case base == whiteoutOpaque:
-		ix.opaque[dir] = true
+		if !ix.opaque[dir] {
+			ix.opaque[dir] = true
+			ix.bytes += entryCost
+		}
 		return dir
 	case strings.HasPrefix(base, whiteoutPrefix):
 		w := path.Join(dir, base[len(whiteoutPrefix):])
 		// An entry of the same layer stays visible (image-spec).
 		if _, ok := ix.entries[w]; !ok {
-			ix.entries[w] = entry{kind: kindWhiteout}
+			ix.set(w, entry{kind: kindWhiteout})
 		}
 		return w
 	}
@@ -75,14 +126,19 @@ func (ix *layerIndex) add(h *tar.Header) string {
 		e.kind = kindDir
 	case tar.TypeReg, tar.TypeRegA:
 		e.kind = kindFile
-	case tar.TypeSymlink:
+	case tar.TypeSymlink, tar.TypeLink:
+		if len(h.Linkname) > maxPathLen {
+			e.kind = kindOther // a target no lookup could follow
+			break
+		}
 		e.kind, e.link = kindSymlink, h.Linkname
-	case tar.TypeLink:
-		e.kind, e.link = kindHardlink, path.Join("/", h.Linkname)
+		if h.Typeflag == tar.TypeLink {
+			e.kind, e.link = kindHardlink, path.Join("/", h.Linkname)
+		}
 	default:
 		e.kind = kindOther
 	}
-	ix.entries[p] = e
+	ix.set(p, e)
 	return p
 }
 
@@ -94,7 +150,7 @@ func (ix *layerIndex) parents(dir string) {
 		if _, ok := ix.entries[d]; ok {
 			return
 		}
-		ix.entries[d] = entry{kind: kindDir}
+		ix.set(d, entry{kind: kindDir})
 	}
 }
 
@@ -113,6 +169,10 @@ const (
 // what it does not hold yet; so do layers not read at all.
 func (sc *scanner) lookup(p string) (entry, int, lookupState) {
 	for i, ix := range sc.idx {
+		if sc.ctx.Err() != nil {
+			// The caller (resolve) checks the context before its next step.
+			return entry{}, i, stateUnknown
+		}
 		for a := path.Dir(p); a != "/"; a = path.Dir(a) {
 			e, ok := ix.entries[a]
 			if !ok || e.kind == kindDir {
@@ -167,9 +227,18 @@ func (sc *scanner) resolve(target string) (located, string, lookupState, error) 
 		if hops > sc.lim.MaxSymlinks {
 			return located{}, "", 0, fmt.Errorf("%w: more than %d symlinks resolving %s", ErrLimit, sc.lim.MaxSymlinks, sanitize(target))
 		}
+		if err := sc.ctx.Err(); err != nil {
+			return located{}, "", 0, sc.ctxErr()
+		}
+		if d := depth(p); d > maxPathDepth {
+			return located{}, "", 0, fmt.Errorf("%w: path of %d components resolving %s, limit %d", ErrLimit, d, sanitize(target), maxPathDepth)
+		}
 		comps := strings.Split(strings.TrimPrefix(p, "/"), "/")
 		cur, redirected := "/", false
 		for k, c := range comps {
+			if err := sc.ctx.Err(); err != nil {
+				return located{}, "", 0, sc.ctxErr()
+			}
 			next := path.Join(cur, c)
 			last := k == len(comps)-1
 			e, layer, st := sc.lookup(next)

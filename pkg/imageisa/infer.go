@@ -49,6 +49,10 @@ type Limits struct {
 	// MaxSymlinks caps symlink hops while resolving a path (default 40, as
 	// Linux's MAXSYMLINKS).
 	MaxSymlinks int
+	// MaxMemory caps the memory one scan holds by estimate: its tar
+	// indexes (names and link targets plus a fixed cost per entry) and an
+	// ELF file read whole, counted twice (default 16 MiB).
+	MaxMemory int64
 }
 
 // DefaultLimits are the limits a zero Limits means.
@@ -59,6 +63,7 @@ var DefaultLimits = Limits{
 	MaxSection:     64 << 10,
 	MaxEntries:     200000,
 	MaxSymlinks:    40,
+	MaxMemory:      16 << 20,
 }
 
 func (l Limits) withDefaults() Limits {
@@ -80,6 +85,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxSymlinks > 0 {
 		d.MaxSymlinks = l.MaxSymlinks
+	}
+	if l.MaxMemory > 0 {
+		d.MaxMemory = l.MaxMemory
 	}
 	return d
 }
@@ -124,6 +132,16 @@ type Work struct {
 	Bytes int64
 	// Entries is the number of tar entries seen.
 	Entries int
+	// FileBytes is the file content handed to the ELF reader, as tar
+	// gives it: the holes of sparse files count by their size.
+	FileBytes int64
+	// Drained is the bytes read past what the scan needed, to the end of
+	// layer streams, so that their digests are checked.
+	Drained int64
+	// Unverified counts the layer streams left before their end (the
+	// drain's budget or the time limit ran out): their digests were not
+	// checked.
+	Unverified int
 }
 
 // Infer finds the entrypoint binary of img (one platform image, not an
@@ -133,6 +151,17 @@ type Work struct {
 // and a nil error means the binary says nothing. The Work of a failed call is
 // in the returned Result too.
 func Infer(ctx context.Context, img v1.Image, lim Limits) (Result, error) {
+	return infer(ctx, img, lim, false)
+}
+
+// maxLayers caps the layers of an image read: each is a stream, and a
+// lookup walks every one indexed. Container runtimes refuse images past
+// about 125 layers (overlayfs stacking).
+const maxLayers = 256
+
+// infer is Infer; with verify, every layer stream is read to its end so
+// that go-containerregistry checks its digest (scanner.drain).
+func infer(ctx context.Context, img v1.Image, lim Limits, verify bool) (Result, error) {
 	lim = lim.withDefaults()
 	ctx, cancel := context.WithTimeoutCause(ctx, lim.Timeout, errTimeout)
 	defer cancel()
@@ -151,7 +180,10 @@ func Infer(ctx context.Context, img v1.Image, lim Limits) (Result, error) {
 	if err != nil {
 		return Result{}, fmt.Errorf("list layers: %w", err)
 	}
-	sc := newScanner(ctx, layers, lim)
+	if len(layers) > maxLayers {
+		return Result{}, fmt.Errorf("%w: %d layers, limit %d", ErrLimit, len(layers), maxLayers)
+	}
+	sc := newScanner(ctx, layers, lim, verify)
 	var res Result
 	for k, p := range progs {
 		res = Result{Entrypoint: p.name, Note: p.note}

@@ -3,6 +3,7 @@ package imageisa
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -24,15 +25,31 @@ type Options struct {
 	Metrics *Metrics
 	// Now is the clock for durations (tests); nil means time.Now.
 	Now func() time.Time
+	// MaxScans bounds the scans that run at once, across every caller; 0
+	// means [DefaultMaxScans]. With Limits.MaxMemory it bounds the memory
+	// all scans hold together, whatever images they read.
+	MaxScans int
 }
 
-// Inferrer runs [Infer] with fixed limits, a cache by image digest and
-// metrics. It is safe for concurrent use; two concurrent calls for the same
-// digest both scan (callers that resolve images already coalesce).
+// DefaultMaxScans is the scans run at once when Options.MaxScans is 0:
+// with the default MaxMemory of 16 MiB, 64 MiB of scan state at most.
+const DefaultMaxScans = 4
+
+// errBusy: no scan slot came free before the caller gave up. It says
+// nothing of the image, so it is neither cached nor remembered.
+var errBusy = errors.New("no ELF scan slot free")
+
+// Inferrer runs [Infer] with fixed limits, a cache by [Key] and metrics, at
+// most MaxScans at once. Unlike Infer it reads every layer stream to its
+// end, within a budget, so that its digest is checked (Work.Unverified
+// counts those left before). It is safe for concurrent use; two concurrent
+// calls for the same digest both scan (callers that resolve images already
+// coalesce).
 type Inferrer struct {
 	lim        Limits
+	slots      chan struct{}
 	cache      *Cache
-	failures   *cache.LRUExpireCache // image digest -> ErrFailedRecently error
+	failures   *cache.LRUExpireCache // Key -> ErrFailedRecently error
 	retryAfter time.Duration
 	metrics    *Metrics
 	now        func() time.Time
@@ -41,6 +58,10 @@ type Inferrer struct {
 // NewInferrer returns an Inferrer.
 func NewInferrer(o Options) *Inferrer {
 	in := &Inferrer{lim: o.Limits.withDefaults(), metrics: o.Metrics, now: o.Now, retryAfter: o.RetryAfter}
+	if o.MaxScans <= 0 {
+		o.MaxScans = DefaultMaxScans
+	}
+	in.slots = make(chan struct{}, o.MaxScans)
 	if in.now == nil {
 		in.now = time.Now
 	}
@@ -54,19 +75,19 @@ func NewInferrer(o Options) *Inferrer {
 	return in
 }
 
-// Cached answers from the cache alone: ok is false when the image digest dg
-// was not scanned (or its outcome was evicted, or there is no cache). Within
-// RetryAfter of a read of dg that failed for a passing reason, it answers
-// an [ErrFailedRecently] error.
-func (in *Inferrer) Cached(dg v1.Hash) (Result, error, bool) {
+// Cached answers from the cache alone: ok is false when k was not scanned
+// (or its outcome was evicted, or there is no cache). Within RetryAfter of
+// a read of k that failed for a passing reason, it answers an
+// [ErrFailedRecently] error.
+func (in *Inferrer) Cached(k Key) (Result, error, bool) {
 	if in.cache == nil {
 		return Result{}, nil, false
 	}
-	if r, err, ok := in.cache.Get(dg); ok {
+	if r, err, ok := in.cache.Get(k); ok {
 		in.metrics.hit()
 		return r, err, true
 	}
-	if err, ok := in.failedRecently(dg); ok {
+	if err, ok := in.failedRecently(k); ok {
 		return Result{}, err, true
 	}
 	return Result{}, nil, false
@@ -75,22 +96,55 @@ func (in *Inferrer) Cached(dg v1.Hash) (Result, error, bool) {
 // Limits returns the limits every scan runs with.
 func (in *Inferrer) Limits() Limits { return in.lim }
 
+// acquire waits for a scan slot until ctx ends; release it when done.
+func (in *Inferrer) acquire(ctx context.Context) (release func(), err error) {
+	release = func() { <-in.slots }
+	select {
+	case in.slots <- struct{}{}: // a free slot is taken even when ctx has ended
+		return release, nil
+	default:
+	}
+	select {
+	case in.slots <- struct{}{}:
+		return release, nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("%w (%d scans running): %w", errBusy, cap(in.slots), context.Cause(ctx))
+	}
+}
+
 // Infer answers from the cache when img's digest was scanned before, else
-// calls [Infer] and stores outcomes that do not depend on the moment.
+// waits for a scan slot (until ctx ends), scans and stores outcomes that do
+// not depend on the moment. The cache key has no repository: use it for
+// images the caller vouches for; [Platforms] keys by repository.
 func (in *Inferrer) Infer(ctx context.Context, img v1.Image) (Result, error) {
 	dg, derr := img.Digest()
+	k := Key{Digest: dg}
 	if derr == nil && in.cache != nil {
-		if r, err, ok := in.cache.Get(dg); ok {
+		if r, err, ok := in.cache.Get(k); ok {
 			in.metrics.hit()
 			return r, err
 		}
 	}
+	release, err := in.acquire(ctx)
+	if err != nil {
+		return Result{}, err
+	}
+	defer release()
+	if derr != nil {
+		return in.scan(ctx, nil, img)
+	}
+	return in.scan(ctx, &k, img)
+}
+
+// scan reads img, holding a slot, and stores the outcome under k (if not
+// nil) when it does not depend on the moment.
+func (in *Inferrer) scan(ctx context.Context, k *Key, img v1.Image) (Result, error) {
 	start := in.now()
-	r, err := Infer(ctx, img, in.lim)
+	r, err := infer(ctx, img, in.lim, true)
 	outcome := Outcome(r, err)
 	in.metrics.scanned(outcome, r.Work, in.now().Sub(start).Seconds())
-	if derr == nil && in.cache != nil && cacheable(err) {
-		in.cache.Add(dg, r, err)
+	if k != nil && in.cache != nil && cacheable(err) {
+		in.cache.Add(*k, r, err)
 	}
 	return r, err
 }

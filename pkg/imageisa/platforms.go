@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"golang.org/x/sync/singleflight"
 
@@ -27,9 +28,10 @@ const registryOverhead = 4 << 20
 
 // Platforms infers what the platforms registry.Resolver found need: an
 // [Inferrer] (its limits, cache and metrics) over images read from a
-// [Registry]. A platform whose digest was scanned before costs no registry
-// request; concurrent scans of one digest are shared. It is safe for
-// concurrent use.
+// [Registry]. A platform whose digest was scanned before in the same
+// repository costs no registry request; concurrent scans of one digest in
+// one repository are shared. Nothing read from one repository answers for
+// another (see [Key]). It is safe for concurrent use.
 type Platforms struct {
 	in      *Inferrer
 	reg     Registry
@@ -41,16 +43,32 @@ func NewPlatforms(in *Inferrer, reg Registry) *Platforms {
 	return &Platforms{in: in, reg: reg}
 }
 
-// Cached answers from the inferrer's cache alone, by p.Digest: ok is false
-// when that digest was not scanned, or p has none. Within the inferrer's
-// RetryAfter of a read that failed for a passing reason it answers an
-// [ErrFailedRecently] error, so that callers go on without the image.
-func (ps *Platforms) Cached(p registry.Platform) (Result, error, bool) {
-	h, err := v1.NewHash(p.Digest)
-	if err != nil {
+// Cached answers from the inferrer's cache alone, by ref's repository and
+// p.Digest: ok is false when that image was not scanned there, or p has no
+// digest. Within the inferrer's RetryAfter of a read that failed for a
+// passing reason it answers an [ErrFailedRecently] error, so that callers
+// go on without the image.
+func (ps *Platforms) Cached(ref string, p registry.Platform) (Result, error, bool) {
+	k, ok := keyOf(ref, p)
+	if !ok {
 		return Result{}, nil, false
 	}
-	return ps.in.Cached(h)
+	return ps.in.Cached(k)
+}
+
+// keyOf is the cache and flight key of platform p of ref: the registry and
+// repository ref names (not any mirror read instead: the operator's own)
+// and p's digest. ok is false when either cannot be parsed.
+func keyOf(ref string, p registry.Platform) (Key, bool) {
+	h, err := v1.NewHash(p.Digest)
+	if err != nil {
+		return Key{}, false
+	}
+	r, err := name.ParseReference(ref, name.WeakValidation)
+	if err != nil {
+		return Key{}, false
+	}
+	return Key{Repo: r.Context().Name(), Digest: h}, true
 }
 
 // Infer returns what platform p of ref needs, by its entrypoint binary:
@@ -60,24 +78,35 @@ func (ps *Platforms) Cached(p registry.Platform) (Result, error, bool) {
 // or transport error) is remembered for the inferrer's RetryAfter; ctx
 // ending first is not. Errors wrap the Err* values, or are the registry's.
 func (ps *Platforms) Infer(ctx context.Context, ref string, auth registry.PullAuth, p registry.Platform) (Result, error) {
-	if r, err, ok := ps.Cached(p); ok {
-		return r, err
-	}
-	key := p.Digest
-	if key == "" {
+	k, ok := keyOf(ref, p)
+	if !ok {
 		// Without a digest nothing is shared or cached by content.
-		return ps.scan(ctx, ref, auth, p)
+		release, err := ps.in.acquire(ctx)
+		if err != nil {
+			return Result{}, err
+		}
+		defer release()
+		return ps.scan(ctx, ref, auth, p, nil)
+	}
+	if r, err, ok := ps.in.Cached(k); ok {
+		return r, err
 	}
 	type outcome struct {
 		r   Result
 		err error
 	}
-	ch := ps.flights.DoChan(key, func() (any, error) {
-		// The scan is shared: its own time limit, not the first caller's
-		// cancellation.
-		r, err := ps.scan(context.WithoutCancel(ctx), ref, auth, p)
-		if h, herr := v1.NewHash(key); herr == nil && err != nil {
-			ps.in.failed(h, err)
+	ch := ps.flights.DoChan(k.String(), func() (any, error) {
+		// A slot is waited for as long as the first caller waits; the
+		// scan is then shared: its own time limit, not that caller's
+		// cancellation. The slots bound what detached scans hold.
+		release, err := ps.in.acquire(ctx)
+		if err != nil {
+			return outcome{Result{}, err}, nil
+		}
+		defer release()
+		r, err := ps.scan(context.WithoutCancel(ctx), ref, auth, p, &k)
+		if err != nil {
+			ps.in.failed(k, err)
 		}
 		return outcome{r, err}, nil
 	})
@@ -90,8 +119,9 @@ func (ps *Platforms) Infer(ctx context.Context, ref string, auth registry.PullAu
 	}
 }
 
-// scan reads the image of p and infers, all within the time limit.
-func (ps *Platforms) scan(ctx context.Context, ref string, auth registry.PullAuth, p registry.Platform) (Result, error) {
+// scan reads the image of p and infers, all within the time limit, holding
+// a slot; it stores the outcome under k when not nil.
+func (ps *Platforms) scan(ctx context.Context, ref string, auth registry.PullAuth, p registry.Platform, k *Key) (Result, error) {
 	lim := ps.in.Limits()
 	ctx, cancel := context.WithTimeoutCause(ctx, lim.Timeout, errTimeout)
 	defer cancel() // ends the layer streams the image opened
@@ -99,5 +129,5 @@ func (ps *Platforms) scan(ctx context.Context, ref string, auth registry.PullAut
 	if err != nil {
 		return Result{}, fmt.Errorf("read image: %w", err)
 	}
-	return ps.in.Infer(ctx, img)
+	return ps.in.scan(ctx, k, img)
 }

@@ -62,7 +62,7 @@ func TestPlatforms(t *testing.T) {
 			if err != nil || len(plats) != 1 || plats[0].Digest == "" {
 				t.Fatalf("Resolve = %+v, %v; want one platform with a digest", plats, err)
 			}
-			if _, _, ok := ps.Cached(plats[0]); ok {
+			if _, _, ok := ps.Cached(tc.ref, plats[0]); ok {
 				t.Fatal("Cached before any scan: ok")
 			}
 			for round := range 2 { // the second from the cache

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"path"
 	"slices"
 	"strings"
@@ -25,6 +24,12 @@ type scanner struct {
 	idx    []*layerIndex // the layers read so far, top first
 	parsed map[fileKey]parsed
 	work   Work
+	// verify drains each layer stream to its end, through the digest
+	// check of the layer's reader, after the scan is done with it.
+	verify bool
+	// mem is the memory the scan holds by estimate: its indexes and the
+	// ELF file read whole, if any (see charge).
+	mem int64
 	// speculative counts files parsed because they sat beside a path
 	// being waited for.
 	speculative int
@@ -44,10 +49,20 @@ type parsed struct {
 	err  error
 }
 
-func newScanner(ctx context.Context, layers []v1.Layer, lim Limits) *scanner {
+func newScanner(ctx context.Context, layers []v1.Layer, lim Limits, verify bool) *scanner {
 	top := slices.Clone(layers)
 	slices.Reverse(top)
-	return &scanner{ctx: ctx, layers: top, lim: lim, parsed: map[fileKey]parsed{}}
+	return &scanner{ctx: ctx, layers: top, lim: lim, verify: verify, parsed: map[fileKey]parsed{}}
+}
+
+// charge adds n bytes (negative: releases them) to the memory the scan
+// holds, failing when that passes MaxMemory.
+func (sc *scanner) charge(n int64) error {
+	sc.mem += n
+	if n > 0 && sc.mem > sc.lim.MaxMemory {
+		return fmt.Errorf("%w: scan would hold %d bytes of memory, limit %d", ErrLimit, sc.mem, sc.lim.MaxMemory)
+	}
+	return nil
 }
 
 // find locates the first of candidates that exists (see decide) and reads
@@ -83,12 +98,17 @@ func (sc *scanner) indexNext(candidates, waiting []string) error {
 	i := len(sc.idx)
 	if i > 0 && !sc.idx[i-1].complete {
 		i--
+		_ = sc.charge(-sc.idx[i].bytes)
 	}
 	ix := newLayerIndex()
 	sc.idx = append(sc.idx[:i], ix)
 	decided := false
 	err := sc.stream(i, func(h *tar.Header, tr *tar.Reader) (bool, error) {
+		before := ix.bytes
 		p := ix.add(h)
+		if err := sc.charge(ix.bytes - before); err != nil {
+			return true, err
+		}
 		if p == "" {
 			return false, nil
 		}
@@ -123,6 +143,7 @@ func (sc *scanner) indexNext(candidates, waiting []string) error {
 		return false, nil
 	})
 	if err != nil {
+		_ = sc.charge(-ix.bytes)
 		sc.idx = sc.idx[:i]
 		return err
 	}
@@ -145,12 +166,29 @@ func relevant(p string, waiting []string) bool {
 // parse reads the ELF records of the file streaming past and keeps the
 // outcome; only errors that end the whole scan are returned.
 func (sc *scanner) parse(i int, p string, h *tar.Header, tr *tar.Reader) error {
-	info, err := readELF(tr, h.Size, sc.lim.MaxELFInMemory, sc.lim.MaxSection)
+	info, err := sc.readELF(h, tr)
 	if err := sc.fatal(err); err != nil {
 		return err
 	}
 	sc.parsed[fileKey{i, p}] = parsed{info, err}
 	return nil
+}
+
+// readELF reads the ELF records of the file streaming past, within the
+// scan's memory budget: a file read whole is held twice at most (its bytes
+// and debug/elf's copy of the section names), a streamed one holds its head
+// and kept segments. Its bytes are counted as read, the holes of a sparse
+// file included, and each read checks the context.
+func (sc *scanner) readELF(h *tar.Header, tr *tar.Reader) (elfInfo, error) {
+	need := int64(elfHeadBytes) + sc.lim.MaxSection
+	if h.Size <= sc.lim.MaxELFInMemory {
+		need = 2 * max(h.Size, 0)
+	}
+	defer func() { _ = sc.charge(-need) }()
+	if err := sc.charge(need); err != nil {
+		return elfInfo{}, err
+	}
+	return readELF(&fileReader{r: tr, sc: sc}, h.Size, sc.lim.MaxELFInMemory, sc.lim.MaxSection)
 }
 
 // besideWaiting says whether p is in the directory of a waited-for path.
@@ -181,7 +219,7 @@ func (sc *scanner) content(loc located) (elfInfo, error) {
 		}
 		found = true
 		var err error
-		info, err = readELF(tr, h.Size, sc.lim.MaxELFInMemory, sc.lim.MaxSection)
+		info, err = sc.readELF(h, tr)
 		return true, err
 	})
 	if err != nil {
@@ -200,89 +238,4 @@ func (sc *scanner) fatal(err error) error {
 		return nil
 	}
 	return err
-}
-
-// stream opens layer i and calls fn for each tar entry until fn says stop,
-// the stream ends, or a limit is reached.
-func (sc *scanner) stream(i int, fn func(*tar.Header, *tar.Reader) (bool, error)) error {
-	if err := sc.ctx.Err(); err != nil {
-		return sc.ctxErr()
-	}
-	rc, err := sc.layers[i].Uncompressed()
-	if err != nil {
-		if sc.ctx.Err() != nil {
-			return sc.ctxErr()
-		}
-		return fmt.Errorf("open layer %d from the top: %w", i, err)
-	}
-	sc.work.Layers++
-	// A read blocked on the network ends when the deadline closes it.
-	stop := context.AfterFunc(sc.ctx, func() { rc.Close() })
-	defer stop()
-	defer rc.Close()
-	cr := &countingReader{r: rc, sc: sc}
-	tr := tar.NewReader(cr)
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return sc.readErr(i, cr, err)
-		}
-		sc.work.Entries++
-		if sc.work.Entries > sc.lim.MaxEntries {
-			return fmt.Errorf("%w: more than %d tar entries", ErrLimit, sc.lim.MaxEntries)
-		}
-		stop, err := fn(h, tr)
-		if err != nil {
-			return sc.readErr(i, cr, err)
-		}
-		if stop {
-			return nil
-		}
-	}
-}
-
-func (sc *scanner) readErr(i int, cr *countingReader, err error) error {
-	switch {
-	case cr.err != nil:
-		return cr.err
-	case sc.ctx.Err() != nil:
-		return sc.ctxErr()
-	case errors.Is(err, ErrNotELF), errors.Is(err, ErrMalformed), errors.Is(err, ErrLimit):
-		return err
-	}
-	return fmt.Errorf("read layer %d from the top: %w", i, err)
-}
-
-func (sc *scanner) ctxErr() error {
-	if errors.Is(context.Cause(sc.ctx), errTimeout) {
-		return fmt.Errorf("%w: %w of %s", ErrLimit, errTimeout, sc.lim.Timeout)
-	}
-	return sc.ctx.Err()
-}
-
-// countingReader counts uncompressed bytes against MaxBytes.
-type countingReader struct {
-	r   io.Reader
-	sc  *scanner
-	err error
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	if c.err != nil {
-		return 0, c.err
-	}
-	left := c.sc.lim.MaxBytes - c.sc.work.Bytes
-	if left <= 0 {
-		c.err = fmt.Errorf("%w: read %d uncompressed layer bytes, limit %d", ErrLimit, c.sc.work.Bytes, c.sc.lim.MaxBytes)
-		return 0, c.err
-	}
-	if int64(len(p)) > left {
-		p = p[:left]
-	}
-	n, err := c.r.Read(p)
-	c.sc.work.Bytes += int64(n)
-	return n, err
 }

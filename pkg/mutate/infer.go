@@ -17,8 +17,8 @@ import (
 // layers, so it runs only off the admission path: admission asks Cached,
 // the gate controller Infer.
 type PlatformInferrer interface {
-	// Cached answers from memory alone: ok is false when p was not read.
-	Cached(p registry.Platform) (r imageisa.Result, err error, ok bool)
+	// Cached answers from memory alone: ok is false when p of ref was not read.
+	Cached(ref string, p registry.Platform) (r imageisa.Result, err error, ok bool)
 	// Infer reads p's image (ref, with auth's credentials) until ctx ends.
 	Infer(ctx context.Context, ref string, auth registry.PullAuth, p registry.Platform) (imageisa.Result, error)
 }
@@ -68,7 +68,7 @@ func (p *PodMutator) infer(ctx context.Context, auth registry.PullAuth, images [
 			if !inferable(pl) {
 				continue
 			}
-			r, err, ok := p.opts.Infer.Cached(pl)
+			r, err, ok := p.opts.Infer.Cached(img.Ref, pl)
 			if !ok {
 				jobs = append(jobs, job{k, j})
 				continue

@@ -41,7 +41,7 @@ func (f *fakeInferrer) result(p registry.Platform) imageisa.Result {
 	return r
 }
 
-func (f *fakeInferrer) Cached(p registry.Platform) (imageisa.Result, error, bool) {
+func (f *fakeInferrer) Cached(_ string, p registry.Platform) (imageisa.Result, error, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if !f.read[p.Digest] {
@@ -302,7 +302,7 @@ func TestFailedReadAdmitsUngated(t *testing.T) {
 // an image's layers.
 type blockingInferrer struct{}
 
-func (blockingInferrer) Cached(registry.Platform) (imageisa.Result, error, bool) {
+func (blockingInferrer) Cached(string, registry.Platform) (imageisa.Result, error, bool) {
 	return imageisa.Result{}, nil, false
 }
 
