@@ -73,11 +73,11 @@ func weightedLoad(ctx SpecContext) {
 	var perCycle []int
 	var took []time.Duration
 	for i := 1; i <= 6; i++ {
-		n := len(rec.evictionOrder())
+		n := len(rec.Evicted())
 		took = append(took, runCycle(ctx, policy, fmt.Sprintf("load-%d", i)).Round(100*time.Millisecond))
 		var pods []corev1.Pod
 		Eventually(func(g Gomega) { pods = settled(g) }).WithContext(ctx).WithTimeout(60 * time.Second).WithPolling(250 * time.Millisecond).Should(Succeed())
-		perCycle = append(perCycle, len(rec.evictionOrder())-n)
+		perCycle = append(perCycle, len(rec.Evicted())-n)
 		spreads = append(spreads, spread(podsByName(pods), pool))
 		if perCycle[len(perCycle)-1] == 0 {
 			break
@@ -85,7 +85,7 @@ func weightedLoad(ctx SpecContext) {
 	}
 	report := fmt.Sprintf("spread of CPU share over load-a/b/c per cycle (cycle 0: before, nodes joined): %s; evictions per cycle %v; cycles took %v; eviction order %v; "+
 		"without the rebalancer, every %s: %s",
-		percentages(spreads), perCycle, took, rec.evictionOrder(), idleWait, percentages(idle))
+		percentages(spreads), perCycle, took, rec.Evicted(), idleWait, percentages(idle))
 	AddReportEntry("WeightedLoad", report)
 	GinkgoWriter.Println(report)
 
@@ -98,7 +98,7 @@ func weightedLoad(ctx SpecContext) {
 	for i := 1; i < len(spreads); i++ {
 		Expect(spreads[i]).To(BeNumerically("<=", spreads[i-1]+0.01), "the spread never grows: %s", percentages(spreads))
 	}
-	order := rec.evictionOrder()
+	order := rec.Evicted()
 	Expect(order).NotTo(BeEmpty())
 	Expect(order[0]).To(HavePrefix("onfailure-"), "OnFailure pods go first")
 	for _, name := range order {

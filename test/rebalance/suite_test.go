@@ -75,7 +75,7 @@ var _ = AfterEach(func() { framework.ReportLogsOnFailure(cp, 40) })
 // One ordered container: the load spec runs on the cluster the ISA-fit
 // spec leaves (ginkgo shuffles top-level containers).
 var _ = Describe("Rebalancer", Ordered, func() {
-	It("ISAFit: moves rv64imfd replicas from vector nodes back to freed best-fit nodes in one cycle, one disruption at a time, and then stays put", isaFit, NodeTimeout(4*time.Minute))
+	It("ISAFit: moves rv64imfd replicas from vector nodes back to freed best-fit nodes, one disruption at a time, within a few cycles under the scheduler's defaults, and then stays put", isaFit, NodeTimeout(8*time.Minute))
 	It("WeightedLoad: spreads a hot node's load onto joining nodes cycle after cycle until it settles, never moving restartPolicy Never pods", weightedLoad, NodeTimeout(5*time.Minute))
 	It("Node join: a node joining starts a cycle at once, not at the next timer, and load moves to it; with the triggers off nothing moves", nodeJoin, NodeTimeout(5*time.Minute))
 })

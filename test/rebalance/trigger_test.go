@@ -60,7 +60,7 @@ func nodeJoin(ctx SpecContext) {
 	rec := startRecorder(ctx)
 	hotEvictions := func() int {
 		n := 0
-		for _, name := range rec.evictionOrder() {
+		for _, name := range rec.Evicted() {
 			if strings.HasPrefix(name, "hot-") {
 				n++
 			}

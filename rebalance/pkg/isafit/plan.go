@@ -45,19 +45,26 @@ type planOptions struct {
 // there leave of the node's allocatable CPU, memory, pods and other
 // resources. The scheduler places the replacement pod; the move only
 // proves that a better place exists now.
-func planMoves(ctx context.Context, nodes []*v1.Node, podsOn podutil.GetPodsAssignedToNodeFunc, o planOptions) ([]move, error) {
+func planMoves(ctx context.Context, nodes []*v1.Node, podsOn podutil.GetPodsAssignedToNodeFunc, o planOptions) ([]move, planStats, error) {
 	var out []move
+	var st planStats
 	for _, n := range nodes {
 		pods, err := podutil.ListPodsOnANode(n.Name, podsOn, func(p *v1.Pod) bool {
 			// A restartPolicy Never pod's work is lost when it is evicted
 			// (a Job counts it as failed): it is never moved.
-			return p.DeletionTimestamp == nil && p.Spec.RestartPolicy != v1.RestartPolicyNever &&
-				o.now.Sub(p.CreationTimestamp.Time) >= o.minAge &&
-				len(tierTerms(p)) > 0 && (o.skip == nil || !o.skip(p)) && (o.filter == nil || o.filter(p))
+			if p.DeletionTimestamp != nil || p.Spec.RestartPolicy == v1.RestartPolicyNever || len(tierTerms(p)) == 0 {
+				return false
+			}
+			if o.now.Sub(p.CreationTimestamp.Time) < o.minAge {
+				st.young++
+				return false
+			}
+			return (o.skip == nil || !o.skip(p)) && (o.filter == nil || o.filter(p))
 		})
 		if err != nil {
-			return nil, fmt.Errorf("list pods on node %s: %w", n.Name, err)
+			return nil, st, fmt.Errorf("list pods on node %s: %w", n.Name, err)
 		}
+		st.tiered += len(pods)
 		for _, p := range pods {
 			if m, ok := bestMove(ctx, p, n, nodes, podsOn, o.minGain); ok {
 				out = append(out, m)
@@ -72,7 +79,16 @@ func planMoves(ctx context.Context, nodes []*v1.Node, podsOn podutil.GetPodsAssi
 			strings.Compare(a.pod.Name, b.pod.Name),
 		)
 	})
-	return out, nil
+	return out, st, nil
+}
+
+// planStats says what a plan saw, for the cycle's log line: a cycle that
+// moves nothing says whether the pods were too young or had nowhere
+// better to go.
+type planStats struct {
+	// tiered pods could be moved; young ones had tiers but were younger
+	// than minAge.
+	tiered, young int
 }
 
 // bestMove finds the node of the highest tier, at least minGain above the

@@ -116,7 +116,7 @@ func TestPlanMoves(t *testing.T) {
 			if gain == 0 {
 				gain = DefaultMinWeightGain
 			}
-			moves, err := planMoves(t.Context(), tc.nodes, podsOnFunc(tc.pods), planOptions{minAge: DefaultMinPodAge, minGain: gain, now: testNow})
+			moves, _, err := planMoves(t.Context(), tc.nodes, podsOnFunc(tc.pods), planOptions{minAge: DefaultMinPodAge, minGain: gain, now: testNow})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -145,5 +145,27 @@ func TestTierWeight(t *testing.T) {
 				t.Errorf("tierWeight = %d, want %d", got, tc.want)
 			}
 		})
+	}
+}
+
+// A cycle that runs while the replicas are just under minPodAge moves
+// nothing and says so; the same replicas a moment later are moved.
+func TestPlanMovesYoungPods(t *testing.T) {
+	imfd, imfdv := node("imfd", "g-imfd", "4"), node("imfdv", "g-imfdv", "8")
+	young := func(p *v1.Pod) { p.CreationTimestamp = metav1.NewTime(testNow.Add(-DefaultMinPodAge + time.Second)) }
+	pods := []*v1.Pod{imfdPod("a", "imfdv", "1", young), imfdPod("b", "imfdv", "1", young)}
+	moves, st, err := planMoves(t.Context(), []*v1.Node{imfd, imfdv}, podsOnFunc(pods), planOptions{minAge: DefaultMinPodAge, minGain: DefaultMinWeightGain, now: testNow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(moves) != 0 || st.young != 2 || st.tiered != 0 {
+		t.Errorf("a second under minPodAge: moves %v, stats %+v; want none, 2 young", moveText(moves), st)
+	}
+	moves, st, err = planMoves(t.Context(), []*v1.Node{imfd, imfdv}, podsOnFunc(pods), planOptions{minAge: DefaultMinPodAge, minGain: DefaultMinWeightGain, now: testNow.Add(time.Second)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"a:imfdv->imfd", "b:imfdv->imfd"}, moveText(moves)); diff != "" || st.young != 0 || st.tiered != 2 {
+		t.Errorf("at minPodAge: moves (-want +got):\n%s; stats %+v", diff, st)
 	}
 }

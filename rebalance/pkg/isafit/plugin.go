@@ -73,12 +73,13 @@ func (d *ISAFit) Balance(ctx context.Context, nodes []*v1.Node) *frameworktypes.
 	skipped := map[types.UID]bool{} // refused or filtered out, for this cycle
 	refused := map[types.UID]bool{} // refused since the last wait
 	evicted := 0
+	var last planStats
 	for evicted < d.args.MaxEvictionsPerCycle {
 		now := d.now()
 		if err := d.res.retire(now, d.listNamespace); err != nil {
 			return &frameworktypes.Status{Err: fmt.Errorf("%s: %w", PluginName, err)}
 		}
-		moves, err := planMoves(ctx, nodes, d.res.wrap(d.handle.GetPodsAssignedToNodeFunc()), planOptions{
+		moves, st, err := planMoves(ctx, nodes, d.res.wrap(d.handle.GetPodsAssignedToNodeFunc()), planOptions{
 			filter:  d.filter,
 			skip:    func(p *v1.Pod) bool { return skipped[p.UID] || refused[p.UID] || d.res.reserved(p) },
 			minAge:  d.args.MinPodAge.Duration,
@@ -88,6 +89,7 @@ func (d *ISAFit) Balance(ctx context.Context, nodes []*v1.Node) *frameworktypes.
 		if err != nil {
 			return &frameworktypes.Status{Err: fmt.Errorf("%s: %w", PluginName, err)}
 		}
+		last = st
 		m, ok := firstAllowed(moves, perNode, d.args.MaxEvictionsPerNode)
 		if !ok {
 			if len(refused) > 0 && now.Before(deadline) {
@@ -133,7 +135,9 @@ func (d *ISAFit) Balance(ctx context.Context, nodes []*v1.Node) *frameworktypes.
 			log.V(1).Info("Eviction refused", "pod", klog.KObj(m.pod), "err", err.Error())
 		}
 	}
-	log.V(1).Info("Cycle done", "evicted", evicted, "seconds", d.now().Sub(start).Seconds())
+	// movable and tooYoung are what the last plan saw: pods with tiers
+	// that could be moved, and those younger than minPodAge.
+	log.V(1).Info("Cycle done", "evicted", evicted, "movable", last.tiered, "tooYoung", last.young, "minPodAge", d.args.MinPodAge.Duration.String(), "seconds", d.now().Sub(start).Seconds())
 	return nil
 }
 
