@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/descheduler/pkg/utils"
 )
 
@@ -15,6 +17,8 @@ type load struct {
 	node               *v1.Node
 	cpu, mem           float64
 	allocCPU, allocMem float64
+	// owners counts the node's pods per controlling owner.
+	owners map[types.UID]int
 }
 
 func newLoad(node *v1.Node, pods []*v1.Pod) *load {
@@ -22,6 +26,7 @@ func newLoad(node *v1.Node, pods []*v1.Pod) *load {
 		node:     node,
 		allocCPU: float64(node.Status.Allocatable.Cpu().MilliValue()),
 		allocMem: float64(node.Status.Allocatable.Memory().Value()),
+		owners:   map[types.UID]int{},
 	}
 	for _, p := range pods {
 		if p.Status.Phase == v1.PodSucceeded || p.Status.Phase == v1.PodFailed {
@@ -30,6 +35,9 @@ func newLoad(node *v1.Node, pods []*v1.Pod) *load {
 		c, m := requests(p)
 		l.cpu += c
 		l.mem += m
+		if o := owner(p); o != "" {
+			l.owners[o]++
+		}
 	}
 	return l
 }
@@ -166,4 +174,28 @@ func (l *load) move(p *v1.Pod, t *load) {
 	c, m := requests(p)
 	l.cpu, l.mem = l.cpu-c, l.mem-m
 	t.cpu, t.mem = t.cpu+c, t.mem+m
+	if o := owner(p); o != "" {
+		l.owners[o]--
+		t.owners[o]++
+	}
+}
+
+// spreadAllows reports whether the scheduler's topology spreading would
+// not send p's replacement back to l rather than to t: the scheduler's
+// default spreads the pods of one owner over hostnames, scoring a node
+// higher the fewer of them it runs, so t must run no more of p's siblings
+// than l will once p is gone. Without it a move that evens out requests
+// but not counts is undone by the scheduler, cycle after cycle. A pod
+// without a controlling owner has no siblings to spread.
+func (l *load) spreadAllows(p *v1.Pod, t *load) bool {
+	o := owner(p)
+	return o == "" || t.owners[o] <= l.owners[o]-1
+}
+
+// owner is the UID of p's controlling owner, "" for none.
+func owner(p *v1.Pod) types.UID {
+	if ref := metav1.GetControllerOf(p); ref != nil {
+		return ref.UID
+	}
+	return ""
 }

@@ -83,3 +83,31 @@ func TestEvictionOrderAndMovable(t *testing.T) {
 		t.Errorf("movable pods in eviction order (-want +got):\n%s", diff)
 	}
 }
+
+// A move the scheduler's default spreading would undo is not planned: the
+// target must run no more of the pod's siblings than the source will.
+func TestSpreadAllows(t *testing.T) {
+	bare := func(p *v1.Pod) { p.OwnerReferences = nil }
+	for _, tc := range []struct {
+		name     string
+		src, dst []*v1.Pod
+		want     bool
+	}{
+		{name: "target runs fewer siblings", src: []*v1.Pod{pod("a", "s", "1"), pod("b", "s", "1")}, dst: nil, want: true},
+		{name: "target runs as many as the source will", src: []*v1.Pod{pod("a", "s", "1"), pod("b", "s", "1")}, dst: []*v1.Pod{pod("c", "d", "1")}, want: true},
+		{name: "target runs more than the source will", src: []*v1.Pod{pod("a", "s", "1"), pod("b", "s", "1")}, dst: []*v1.Pod{pod("c", "d", "1"), pod("e", "d", "1")}, want: false},
+		{name: "a bare pod has no siblings", src: []*v1.Pod{pod("a", "s", "1", bare)}, dst: []*v1.Pod{pod("c", "d", "1"), pod("e", "d", "1")}, want: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src, dst := newLoad(node("s", "4"), tc.src), newLoad(node("d", "4"), tc.dst)
+			if got := src.spreadAllows(tc.src[0], dst); got != tc.want {
+				t.Errorf("spreadAllows = %t, want %t (source %v, target %v)", got, tc.want, src.owners, dst.owners)
+			}
+		})
+	}
+	src, dst := newLoad(node("s", "4"), []*v1.Pod{pod("a", "s", "1"), pod("b", "s", "1"), pod("c", "s", "1")}), newLoad(node("d", "4"), nil)
+	src.move(pod("a", "s", "1"), dst)
+	if !src.spreadAllows(pod("b", "s", "1"), dst) || src.spreadAllows(pod("c", "s", "1"), newLoad(node("x", "4"), []*v1.Pod{pod("x1", "x", "1"), pod("x2", "x", "1")})) {
+		t.Errorf("after one planned move the counts are %v and %v", src.owners, dst.owners)
+	}
+}

@@ -119,14 +119,15 @@ func (d *WeightedLoad) Balance(ctx context.Context, nodes []*v1.Node) *framework
 	return nil
 }
 
-// target is the node that takes p without going above the average,
-// passes the fit check and is of an isamatch tier at least as good as p's
-// current node: of those, the one with the most slack.
+// target is the node that takes p without going above the average, runs
+// no more of p's siblings than src will (spreadAllows), passes the fit
+// check and is of an isamatch tier at least as good as p's current node:
+// of those, the one with the most slack.
 func target(ctx context.Context, p *v1.Pod, src *load, loads []*load, avg average, podsOn podutil.GetPodsAssignedToNodeFunc) (*load, bool) {
 	cur, tiered := isafit.TierWeight(p, src.node)
 	var best *load
 	for _, t := range loads {
-		if t == src || !t.takes(p, avg) {
+		if t == src || !t.takes(p, avg) || !src.spreadAllows(p, t) {
 			continue
 		}
 		if w, _ := isafit.TierWeight(p, t.node); tiered && w < cur {
