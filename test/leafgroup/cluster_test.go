@@ -92,6 +92,16 @@ func expectNoneBound(ctx context.Context, pods []*corev1.Pod, d time.Duration) {
 
 // complete marks the pods Succeeded, as kubelets would when a job ends:
 // the scheduler and Kueue then count their nodes free.
+// kueueGated reports whether p still waits for Kueue's admission.
+func kueueGated(p *corev1.Pod) bool {
+	for _, g := range p.Spec.SchedulingGates {
+		if g.Name == kueueAdmissionGate {
+			return true
+		}
+	}
+	return false
+}
+
 func complete(ctx context.Context, pods []*corev1.Pod) {
 	for _, p := range pods {
 		// Kueue updates the pods too (gates, finalizers): retry on conflict.
@@ -107,19 +117,33 @@ func complete(ctx context.Context, pods []*corev1.Pod) {
 }
 
 // deleteAll ends and deletes pods and waits until they are gone. No kubelet
-// runs, so the suite does what one would: a bound pod is first marked
-// Succeeded (Kueue then counts its group finished, frees its nodes and drops
-// its finalizer), and a deleted pod's Kueue finalizer is removed when Kueue
-// keeps it (it does for the pods of a group it never admitted, which would
-// stay Terminating; Kueue's own integration tests remove it the same way).
+// runs, so the suite does what one would: every pod Kueue admitted (its
+// gate removed), bound or not yet, is marked Succeeded, and the pods are
+// deleted only once Kueue has finished every admitted Workload. Deleting
+// a pod of a group still running makes Kueue count it failed and wait for
+// a replacement, holding the group's quota: that was a flaky clean-up.
+// A deleted pod's Kueue finalizer is removed when Kueue keeps it (it does
+// for the pods of a group it never admitted, which would stay
+// Terminating; Kueue's own integration tests remove it the same way).
 func deleteAll(ctx context.Context, pods []*corev1.Pod) {
-	for _, p := range pods {
-		Expect(refresh(ctx, []*corev1.Pod{p})).To(Succeed())
-		if p.Spec.NodeName != "" && p.DeletionTimestamp.IsZero() &&
-			p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
-			complete(ctx, []*corev1.Pod{p})
+	// Kueue may ungate a group's pods while this runs: each poll ends the
+	// pods admitted by then.
+	eventually(ctx, 2*time.Minute, func(ctx context.Context) ([]string, error) {
+		for _, p := range pods {
+			err := cluster.Client.Get(ctx, client.ObjectKeyFromObject(p), p)
+			if apierrors.IsNotFound(err) {
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+			if !kueueGated(p) && p.DeletionTimestamp.IsZero() &&
+				p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
+				complete(ctx, []*corev1.Pod{p})
+			}
 		}
-	}
+		return unfinishedWorkloads(ctx)
+	}).Should(BeEmpty(), "admitted Workloads not finished once their pods succeeded")
 	for _, p := range pods {
 		Expect(client.IgnoreNotFound(cluster.Client.Delete(ctx, p, client.GracePeriodSeconds(0)))).To(Succeed())
 	}

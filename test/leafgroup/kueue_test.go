@@ -104,6 +104,35 @@ func workloadStates(ctx context.Context) string {
 	return strings.Join(out, "; ")
 }
 
+// unfinishedWorkloads names the namespace's Workloads that Kueue admitted
+// and has not finished: they hold quota.
+func unfinishedWorkloads(ctx context.Context) ([]string, error) {
+	list := &unstructured.UnstructuredList{}
+	list.SetAPIVersion(kueueAPIVersion)
+	list.SetKind("WorkloadList")
+	if err := cluster.Client.List(ctx, list, client.InNamespace(namespace)); err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, w := range list.Items {
+		conds, _, _ := unstructured.NestedSlice(w.Object, "status", "conditions")
+		admitted, finished := false, false
+		for _, c := range conds {
+			m, _ := c.(map[string]any)
+			switch {
+			case m["type"] == "Admitted" && m["status"] == "True":
+				admitted = true
+			case m["type"] == "Finished" && m["status"] == "True":
+				finished = true
+			}
+		}
+		if admitted && !finished {
+			out = append(out, w.GetName())
+		}
+	}
+	return out, nil
+}
+
 // gated reports whether every pod still waits for Kueue's admission.
 func gated(ctx context.Context, pods []*corev1.Pod) (bool, error) {
 	if err := refresh(ctx, pods); err != nil {
