@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -125,7 +127,7 @@ var _ = Describe("A seeded randomized cluster beyond the paper", Ordered, func()
 		})
 		Expect(c.PrepareNamespace(ctx, ns.Name)).To(Succeed())
 
-		stopWatch := watchBindOrder(ctx, c, ns.Name)
+		watched, stopWatch := watchBindOrder(ctx, c, ns.Name)
 		start := time.Now()
 		objs := make([]*corev1.Pod, len(pods))
 		g, gctx := errgroup.WithContext(ctx)
@@ -145,8 +147,19 @@ var _ = Describe("A seeded randomized cluster beyond the paper", Ordered, func()
 		defer cancel()
 		Expect(testbed.WaitSettled(waitCtx, c.Client, objs)).To(Succeed())
 		settled := time.Since(start)
-		// Give the watch a moment to deliver the last bindings.
-		time.Sleep(time.Second)
+		// The watch delivers the last bindings after the pods settled:
+		// wait, up to 30s, until it has seen every bound pod. It may have
+		// been cut and re-opened; what it still misses then is counted
+		// and placed last below.
+		_ = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+			w := watched()
+			for _, o := range objs {
+				if o.Spec.NodeName != "" && !w[o.Name] {
+					return false, nil
+				}
+			}
+			return true, nil
+		})
 		bindOrder, reopened := stopWatch()
 
 		placed := map[string]string{}
@@ -219,7 +232,7 @@ var _ = Describe("A seeded randomized cluster beyond the paper", Ordered, func()
 // a node, re-opening the watch from the last resource version when the
 // server ends it; stop ends the watch and returns the order and how many
 // times the watch was re-opened.
-func watchBindOrder(ctx context.Context, c *democluster.Cluster, ns string) (stop func() (order []string, reopened int)) {
+func watchBindOrder(ctx context.Context, c *democluster.Cluster, ns string) (seen func() map[string]bool, stop func() (order []string, reopened int)) {
 	GinkgoHelper()
 	wc, err := client.NewWithWatch(c.CP.Config, client.Options{Scheme: c.CP.Scheme})
 	Expect(err).NotTo(HaveOccurred())
@@ -230,7 +243,7 @@ func watchBindOrder(ctx context.Context, c *democluster.Cluster, ns string) (sto
 	var (
 		mu     sync.Mutex
 		names  []string
-		seen   = map[string]bool{}
+		bound  = map[string]bool{}
 		reopen = -1
 		why    []string
 		done   = make(chan struct{})
@@ -258,8 +271,8 @@ func watchBindOrder(ctx context.Context, c *democluster.Cluster, ns string) (sto
 					continue
 				}
 				mu.Lock()
-				if !seen[p.Name] {
-					seen[p.Name] = true
+				if !bound[p.Name] {
+					bound[p.Name] = true
 					names = append(names, p.Name)
 				}
 				mu.Unlock()
@@ -267,7 +280,12 @@ func watchBindOrder(ctx context.Context, c *democluster.Cluster, ns string) (sto
 			w.Stop()
 		}
 	}()
-	return func() ([]string, int) {
+	seen = func() map[string]bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return maps.Clone(bound)
+	}
+	return seen, func() ([]string, int) {
 		cancel()
 		<-done
 		mu.Lock()

@@ -1,13 +1,10 @@
 package labeler
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -346,36 +343,5 @@ var _ = Describe("labeler daemon", func() {
 
 		By("never touching another node")
 		Expect(owned(getNode(ctx, "daemon-other").Labels)).To(BeEmpty())
-
-		By("measuring its steady-state resident memory")
-		time.Sleep(3 * time.Second)
-		mem := memStatusKiB(daemon.Pid())
-		line := fmt.Sprintf("labeler steady-state RSS: %.1f MiB (anonymous %.1f MiB, file-backed %.1f MiB; goal < 30 MiB)",
-			float64(mem["VmRSS"])/1024, float64(mem["RssAnon"])/1024, float64(mem["RssFile"])/1024)
-		AddReportEntry(line)
-		GinkgoWriter.Println(line)
-		fmt.Fprintln(os.Stderr, line)
-		Expect(mem["VmRSS"]).To(BeNumerically(">", 0))
 	})
 })
-
-// memStatusKiB reads VmRSS, RssAnon and RssFile (KiB) of a process from /proc.
-func memStatusKiB(pid int) map[string]int {
-	GinkgoHelper()
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
-	Expect(err).NotTo(HaveOccurred())
-	defer f.Close()
-	out := map[string]int{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		key, v, ok := strings.Cut(sc.Text(), ":")
-		if !ok || (key != "VmRSS" && key != "RssAnon" && key != "RssFile") {
-			continue
-		}
-		kb, err := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
-		Expect(err).NotTo(HaveOccurred())
-		out[key] = kb
-	}
-	Expect(out).To(HaveKey("VmRSS"))
-	return out
-}
