@@ -38,7 +38,9 @@ import (
 //     does not run it yet;
 //  2. the certificate rotator (with --cert-rotation), which closes
 //     certsReady once a serving certificate is on disk;
-//  3. the node inventory and the mutating handler;
+//  3. the node inventory, the watch of the gate controller's Lease (a
+//     gating --resolve mode with leader election: admission gates a pod
+//     only while a controller holds it) and the mutating handler;
 //  4. a starter that waits for certsReady and only then registers the
 //     handler through mgr.GetWebhookServer();
 //  5. the gate controller (unless --resolve=sync or --gate-controller=false),
@@ -71,9 +73,20 @@ func setup(cfg *rest.Config, o options) (manager.Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("set up node inventory: %w", err)
 	}
-	handler, gateMetrics, err := newHandler(mgr, inv, o)
+	leaseWatch, err := addGateLeaseWatch(mgr, o)
 	if err != nil {
 		return nil, err
+	}
+	var gateAlive func() bool
+	if leaseWatch != nil {
+		gateAlive = leaseWatch.Alive
+	}
+	handler, gateMetrics, err := newHandler(mgr, inv, o, gateAlive)
+	if err != nil {
+		return nil, err
+	}
+	if leaseWatch != nil {
+		leaseWatch.Metrics = gateMetrics
 	}
 	if err := addWebhookStarter(mgr, certsReady, handler); err != nil {
 		return nil, err
@@ -187,9 +200,25 @@ func addCertRotator(mgr manager.Manager, o options) (<-chan struct{}, error) {
 	return certsReady, nil
 }
 
+// addGateLeaseWatch adds, when a gating --resolve mode relies on an elected
+// gate controller, the watch of the Lease it is elected with; nil when
+// pods are never gated or this process runs the controller without an
+// election (it is alive while the process is). With --gate-controller=false
+// the controller is another process's, elected with the same Lease.
+func addGateLeaseWatch(mgr manager.Manager, o options) (*gate.LeaseWatch, error) {
+	if o.resolve == mutate.ResolveSync || (o.runsGateController() && !o.leaderElect) {
+		return nil, nil
+	}
+	w := &gate.LeaseWatch{Reader: mgr.GetAPIReader(), Key: client.ObjectKey{Namespace: o.namespace, Name: leaseName}}
+	if err := mgr.Add(w); err != nil {
+		return nil, fmt.Errorf("add the gate controller's lease watch: %w", err)
+	}
+	return w, nil
+}
+
 // newHandler builds the resolver and the pod mutator and registers their
 // metrics and the gate controller's.
-func newHandler(mgr manager.Manager, inv *inventory.Inventory, o options) (*mutate.PodMutator, *gate.Metrics, error) {
+func newHandler(mgr manager.Manager, inv *inventory.Inventory, o options, gateAlive func() bool) (*mutate.PodMutator, *gate.Metrics, error) {
 	keychains, err := newKeychainFactory(mgr.GetConfig(), o)
 	if err != nil {
 		return nil, nil, err
@@ -240,6 +269,7 @@ func newHandler(mgr manager.Manager, inv *inventory.Inventory, o options) (*muta
 		Metrics:        mutMetrics,
 		Enforcement:    o.enforcement,
 		Resolve:        o.resolve,
+		GateAlive:      gateAlive,
 
 		FallbackArchitecture: isa.Arch(o.fallbackArch),
 	}), gateMetrics, nil

@@ -21,6 +21,10 @@ type Metrics struct {
 	// looked up when the attempt ended) and DeferredNamespaceBusy (its
 	// namespace had its share of the workers).
 	Deferred *prometheus.CounterVec
+	// Alive is 1 while a gate controller holds its Lease, as this
+	// replica's LeaseWatch last read it, else 0: admission then resolves
+	// images instead of gating pods.
+	Alive prometheus.Gauge
 }
 
 // Reasons a call is deferred (Metrics.Deferred).
@@ -45,12 +49,16 @@ func NewMetrics() *Metrics {
 			Name: "isamatch_webhook_gate_deferred_total",
 			Help: "Gate controller calls that gave their worker back and asked to be called again, by reason: pending (images still being looked up), namespaceBusy (the namespace had its share of the workers).",
 		}, []string{"reason"}),
+		Alive: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "isamatch_webhook_gate_controller_alive",
+			Help: "1 while a gate controller holds its Lease as this replica last read it, else 0 (admission then resolves images instead of gating pods).",
+		}),
 	}
 }
 
 // Collectors returns the collectors to register.
 func (m *Metrics) Collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.Releases, m.Held, m.Deferred}
+	return []prometheus.Collector{m.Releases, m.Held, m.Deferred, m.Alive}
 }
 
 func (m *Metrics) released(reason string, held float64) {

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -32,6 +33,7 @@ func TestAdmissionGates(t *testing.T) {
 		mode        string
 		cached      []string
 		gates       []corev1.PodSchedulingGate
+		deadGate    bool // no gate controller holds its lease
 		wantGated   bool
 		wantResolve int64
 	}{
@@ -42,6 +44,8 @@ func TestAdmissionGates(t *testing.T) {
 		{name: "a pod that carries the gate stays gated in sync mode", mode: ResolveSync, cached: []string{"riscv:1", "multi:1"},
 			gates: []corev1.PodSchedulingGate{{Name: isa.ResolveGate}}, wantGated: true},
 		{name: "another gate is kept beside ours", mode: ResolveAuto, gates: []corev1.PodSchedulingGate{{Name: "kueue.x-k8s.io/admission"}}, wantGated: true},
+		{name: "auto resolves at admission while no gate controller is alive", mode: ResolveAuto, cached: []string{"riscv:1"}, deadGate: true, wantResolve: 1},
+		{name: "gate resolves at admission while no gate controller is alive", mode: ResolveGate, deadGate: true, wantResolve: 2},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -49,7 +53,8 @@ func TestAdmissionGates(t *testing.T) {
 			for _, r := range tc.cached {
 				fake.cached[r] = true
 			}
-			m := NewPodMutator(fake, inventory.NewStatic(paperCluster(t)), Options{Resolve: tc.mode})
+			opts := Options{Resolve: tc.mode, GateAlive: func() bool { return !tc.deadGate }}
+			m := NewPodMutator(fake, inventory.NewStatic(paperCluster(t)), opts)
 			pod := podSpec{images: []string{"riscv:1", "multi:1"}, annotations: map[string]string{isa.BareRequestAnnotation: "rv64imfdv"}}.pod()
 			pod.Spec.SchedulingGates = tc.gates
 			req := admissionRequest(t, pod)
@@ -59,6 +64,9 @@ func TestAdmissionGates(t *testing.T) {
 			}
 			if got := fake.calls.Load(); got != tc.wantResolve {
 				t.Errorf("registry lookups = %d, want %d", got, tc.wantResolve)
+			}
+			if warned := slices.ContainsFunc(resp.Warnings, func(w string) bool { return strings.Contains(w, "no gate controller") }); warned != tc.deadGate {
+				t.Errorf("warnings %q: a gate-controller warning %t, want %t", resp.Warnings, warned, tc.deadGate)
 			}
 			got := applyPatch(t, req, resp)
 			wantGates := tc.gates

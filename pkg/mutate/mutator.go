@@ -125,7 +125,13 @@ func (p *PodMutator) decide(ctx context.Context, ns string, pod *podFields) (d D
 		return Decision{Denied: tooManyImages()}, nil
 	}
 	auth := pullAuth(ns, pod)
-	if p.opts.Resolve != ResolveSync || HasGate(pod.Spec.SchedulingGates) {
+	gateDown := p.opts.Resolve != ResolveSync && !HasGate(pod.Spec.SchedulingGates) && p.opts.GateAlive != nil && !p.opts.GateAlive()
+	if gateDown {
+		// No gate controller would release the pod: resolve now.
+		warnings = append(warnings, Warning{"gateControllerDown",
+			"no gate controller holds its lease: the images were resolved at admission instead of behind the scheduling gate"})
+	}
+	if (p.opts.Resolve != ResolveSync && !gateDown) || HasGate(pod.Spec.SchedulingGates) {
 		images, missing := p.cached(refs, auth)
 		if p.infers(in) {
 			// Platforms whose binaries were never read count as not

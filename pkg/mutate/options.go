@@ -32,6 +32,11 @@ type Options struct {
 	// (ReleaseGated) writes the rest. ResolveGate gates every pod with an
 	// image, ResolveAuto only one with an image not in the cache.
 	Resolve string
+	// GateAlive, when set, reports whether a gate controller is alive to
+	// release gated pods (gate.LeaseWatch); while it says no, a pod is not
+	// gated but resolved at admission as with ResolveSync, so none waits
+	// for a controller that is not there. Nil: always alive.
+	GateAlive func() bool
 	// Infer, when set and Resolve is gate or auto, reads what a platform
 	// with no ISA of its own (no variant, no isa.request label) needs from
 	// its entrypoint binary, for pods that ask nothing themselves: the

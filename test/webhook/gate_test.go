@@ -35,6 +35,9 @@ const (
 	registryDelay = 5 * time.Second
 	gateNS        = "gated"
 	gateTimeout   = 8 * time.Second
+	// absentLeaseNS makes the webhook elect its gate controller in a
+	// namespace that does not exist.
+	absentLeaseNS = "--namespace=isamatch-absent"
 )
 
 // gateImages are pushed for these specs only, so no other spec has cached
@@ -116,6 +119,17 @@ var _ = Describe("The scheduling gate", Ordered, func() {
 			})
 		}
 		Expect(err).NotTo(HaveOccurred(), "webhook %s never became ready", name)
+		// Admission gates only while a gate controller holds its Lease:
+		// the specs that expect gating wait until this replica has seen
+		// it held (this process elects itself for the controller, or for
+		// the pod events without it).
+		if !slices.Contains(extraArgs, absentLeaseNS) {
+			Eventually(func(g Gomega) {
+				v, ok, err := testbed.MetricValue(scrapeMetricsAt(ctx, "http://"+w.MetricsAddr+"/metrics"), "isamatch_webhook_gate_controller_alive", nil)
+				g.Expect(err).NotTo(HaveOccurred())
+				g.Expect(ok && v == 1).To(BeTrue(), "isamatch_webhook_gate_controller_alive is not 1")
+			}).WithContext(ctx).WithTimeout(60 * time.Second).WithPolling(250 * time.Millisecond).Should(Succeed())
+		}
 	}
 	stopWebhook := func() {
 		GinkgoHelper()
@@ -321,6 +335,25 @@ var _ = Describe("The scheduling gate", Ordered, func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(ok).To(BeTrue())
 		Expect(v).To(BeNumerically(">=", len(names)))
+	})
+
+	It("with no gate controller holding its Lease resolves images at admission instead of gating, so no pod waits for a release", func(ctx SpecContext) {
+		// The Lease's namespace does not exist: leader election fails for
+		// ever, and no controller would release a gated pod.
+		startWebhook(ctx, "webhook-no-lease", true, absentLeaseNS)
+		for _, n := range []string{"no-lease-1", "no-lease-2"} {
+			created, took := admit(ctx, testbed.MakePod(n, gateNS).Image(proxy.Ref(gateAMD, "v1")).Obj())
+			Expect(mutate.HasGate(created.Spec.SchedulingGates)).To(BeFalse(), "pod %s gated with no controller alive: %s", n, created.Annotations[isa.DecisionAnnotation])
+			Expect(gateState(created)).To(BeEmpty())
+			Expect(took).To(BeNumerically(">=", registryDelay), "pod %s admitted in %v: its image was not resolved at admission", n, took)
+			Eventually(func(g Gomega) {
+				pod := get(ctx, n)
+				g.Expect(pod.Spec.NodeName).To(Equal("x86-v3"), describe(pod))
+			}).WithContext(ctx).WithTimeout(30 * time.Second).WithPolling(250 * time.Millisecond).Should(Succeed())
+		}
+		v, ok, err := testbed.MetricValue(scrapeMetricsAt(ctx, "http://"+hook.MetricsAddr+"/metrics"), "isamatch_webhook_gate_controller_alive", nil)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(ok && v == 0).To(BeTrue(), "isamatch_webhook_gate_controller_alive = %v (found %t), want 0", v, ok)
 	})
 
 	It("leaves alone a pod whose gate someone else removed", func(ctx SpecContext) {
