@@ -28,9 +28,10 @@ test:
 	node_assets="$$(hack/controlplane.sh node)"
 	kueue_assets="$$(hack/kueue.sh)"
 	echo "KUBEBUILDER_ASSETS=$$assets ISAMATCH_NODE_ASSETS=$$node_assets ISAMATCH_KUEUE_ASSETS=$$kueue_assets"
-	# test/node pushes the images of `make images` (tag node-test, three
-	# platforms): building them first keeps that compile out of the test timeout.
-	$(GO) run ./hack/images --repo isamatch.invalid/prebuild --tag node-test --oci-layout .cache/images --only labeler,webhook
+	# test/node pushes the images of `make images` (tag node-test, this
+	# machine's platform): building them first keeps that compile out of the
+	# test timeout.
+	$(GO) run ./hack/images --repo isamatch.invalid/prebuild --tag node-test --oci-layout .cache/images --only labeler,webhook --platforms "linux/$$($(GO) env GOARCH)"
 	$(GO) vet $(PKGS)
 	$(GO) -C rebalance vet ./...
 	mkdir -p .cache

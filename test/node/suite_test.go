@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -93,8 +94,12 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	_, err = cluster.PushPause(ctx, filepath.Join(repoRoot, "test", "node", "testdata", "pause"), dir, pauseImage)
 	Expect(err).NotTo(HaveOccurred())
 
-	By("make images: the labeler and webhook images, pushed to " + reg.Host)
-	run(ctx, repoRoot, "go", "run", "./hack/images", "--repo", reg.Host+"/isamatch", "--tag", imageTag, "--push", "--insecure", "--only", "labeler,webhook")
+	By("make images: the labeler and webhook images for linux/" + runtime.GOARCH + ", pushed to " + reg.Host)
+	// Only this machine's platform: the kubelet here pulls nothing else,
+	// and each further platform is minutes of cross compiling (`make
+	// images` builds all three).
+	run(ctx, repoRoot, "go", "run", "./hack/images", "--repo", reg.Host+"/isamatch", "--tag", imageTag, "--push", "--insecure", "--only", "labeler,webhook",
+		"--platforms", "linux/"+runtime.GOARCH)
 	overlay = writeOverlay(ctx, dir)
 
 	// The labeler's DaemonSet mounts /opt/RISCV with DirectoryOrCreate: the
