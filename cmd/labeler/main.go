@@ -30,6 +30,7 @@ import (
 	"github.com/isamatch/isamatch/internal/buildinfo"
 	"github.com/isamatch/isamatch/internal/logging"
 	"github.com/isamatch/isamatch/internal/metricsauth"
+	"github.com/isamatch/isamatch/pkg/isa"
 	"github.com/isamatch/isamatch/pkg/labeler"
 	"github.com/isamatch/isamatch/pkg/probe"
 )
@@ -70,7 +71,7 @@ func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
 	fs.StringVar(&o.hostRoot, "host-root", "/host", "the host's / mounted read-only")
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig file (default: in-cluster, then $KUBECONFIG, then ~/.kube/config)")
 	fs.BoolVar(&o.once, "once", false, "probe, reconcile the node once and exit")
-	fs.BoolVar(&o.print, "print", false, "probe only and print the labels it would set, key=value sorted; no cluster access")
+	fs.BoolVar(&o.print, "print", false, "probe only and print the labels it would set, key=value sorted (the group's domain label only with --node-name or NODE_NAME); no cluster access")
 	fs.DurationVar(&o.interval, "interval", 10*time.Minute, "how often the daemon re-probes the host")
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", `metrics endpoint address ("0" disables)`)
 	fs.StringVar(&o.metricsAud, "metrics-token-audience", metricsauth.DefaultAudience, "audience a scraper's bearer token must be issued for (a ServiceAccount token projected for it): an API-server token is refused, so a node owner cannot harvest one from the scraper")
@@ -194,7 +195,7 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "labeler: probe host root %s: %v\n", o.hostRoot, err)
 			return exitFail
 		}
-		printLabels(stdout, res.Labels())
+		printLabels(stdout, isa.WithGroupDomain(res.Labels(), o.nodeName))
 		return exitOK
 	case o.once:
 		if err := runOnce(ctx, o, probeFn); err != nil {
@@ -293,7 +294,7 @@ func runOnce(ctx context.Context, o options, probeFn labeler.ProbeFunc) error {
 	if err != nil {
 		return err
 	}
-	out, err := labeler.Reconcile(ctx, c, o.nodeName, labeler.Desired{Labels: res.Labels(), Annotations: res.Annotations()})
+	out, err := labeler.Reconcile(ctx, c, o.nodeName, labeler.Desired{Labels: isa.WithGroupDomain(res.Labels(), o.nodeName), Annotations: res.Annotations()})
 	if apierrors.IsNotFound(err) {
 		return fmt.Errorf("node %q does not exist: pass the name of an existing node with --node-name (or NODE_NAME)", o.nodeName)
 	}

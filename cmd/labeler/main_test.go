@@ -91,7 +91,13 @@ func TestRunPrintAndExitCodes(t *testing.T) {
 			args:       []string{"--print", "--exec=direct", "--host-root=../../pkg/probe/testdata/lichee-pi-4a"},
 			wantCode:   exitOK,
 			wantStdout: []string{isa.ArchLabel + "=riscv64", isa.NativePrefix + "rv.c=true", isa.NativePrefix + "rv.xtheadvector=true"},
-			absent:     []string{isa.NativePrefix + "rv.v="},
+			absent:     []string{isa.NativePrefix + "rv.v=", isa.GroupDomainPrefix},
+		},
+		{
+			name:       "print with a node name shows the group's domain label",
+			args:       []string{"--print", "--exec=direct", "--host-root=../../pkg/probe/testdata/lichee-pi-4a", "--node-name=lpi4a-1"},
+			wantCode:   exitOK,
+			wantStdout: []string{isa.ArchLabel + "=riscv64", isa.GroupLabel + "=c4bc389a5c", isa.GroupDomainPrefix + "c4bc389a5c=lpi4a-1"},
 		},
 		{
 			name:       "print paper node1 shows the cross ISA",

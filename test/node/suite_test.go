@@ -83,7 +83,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 		}
 	})
 
-	wantLabels = hostLabels(ctx, dir)
+	wantLabels = hostLabels(ctx, dir, host.NodeName)
 
 	reg, err = cluster.StartRegistry(ctx, host.NodeIP, filepath.Join(dir, "registry"))
 	skipOrFail(err)
@@ -192,12 +192,13 @@ images:
 }
 
 // hostLabels builds cmd/labeler and prints the labels it finds on this
-// host, the same probe the DaemonSet's pod runs against /host.
-func hostLabels(ctx context.Context, dir string) map[string]string {
+// host, the same probe the DaemonSet's pod runs against /host, for node
+// (its group's domain label names the node).
+func hostLabels(ctx context.Context, dir, node string) map[string]string {
 	GinkgoHelper()
 	bin := filepath.Join(dir, "labeler")
 	run(ctx, repoRoot, "go", "build", "-o", bin, "./cmd/labeler")
-	cmd := exec.CommandContext(ctx, bin, "--print", "--host-root=/")
+	cmd := exec.CommandContext(ctx, bin, "--print", "--host-root=/", "--node-name="+node)
 	out, err := cmd.Output()
 	Expect(err).NotTo(HaveOccurred(), "labeler --print")
 	labels := map[string]string{}
