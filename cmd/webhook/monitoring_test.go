@@ -175,7 +175,7 @@ func TestMonitoringComponent(t *testing.T) {
 	if diff := cmp.Diff([]string{"isamatch-labeler/isamatch-labeler", "isamatch-system/isamatch-webhook"}, monitors); diff != "" {
 		t.Errorf("ServiceMonitors (-want +got):\n%s", diff)
 	}
-	wantAlerts := []string{"IsamatchAdmissionLatencyHigh", "IsamatchCredentialProviderFailing", "IsamatchLabelerProbeFailing",
+	wantAlerts := []string{"IsamatchAdmissionLatencyHigh", "IsamatchCredentialProviderFailing", "IsamatchGateControllerDown", "IsamatchLabelerProbeFailing",
 		"IsamatchRegistryFailureRatio", "IsamatchWebhookErrors"}
 	slices.Sort(alerts)
 	if diff := cmp.Diff(wantAlerts, alerts); diff != "" {
