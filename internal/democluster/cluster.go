@@ -253,11 +253,20 @@ func (c *Cluster) createNodes(ctx context.Context, extra func(experiment.NodeSpe
 // label runs "labeler --once" for every node against its host root and
 // checks that each node then carries the labeler's architecture label.
 func (c *Cluster) label(ctx context.Context, parallel int) error {
+	roots := make([]string, 0, len(c.Nodes))
+	for _, n := range c.Nodes {
+		roots = append(roots, c.HostRoot(n))
+	}
+	staged, cleanup, err := stageHostRoots(roots)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(parallel)
 	for _, n := range c.Nodes {
 		g.Go(func() error {
-			cmd := exec.CommandContext(gctx, c.LabelerBin, "--once", "--node-name="+n.Name, "--host-root="+c.HostRoot(n),
+			cmd := exec.CommandContext(gctx, c.LabelerBin, "--once", "--node-name="+n.Name, "--host-root="+staged[c.HostRoot(n)],
 				"--kubeconfig="+c.CP.KubeconfigPath, "--exec=direct")
 			if out, err := cmd.CombinedOutput(); err != nil {
 				return fmt.Errorf("labeler --once --node-name=%s --host-root=%s: %w\n%s", n.Name, c.HostRoot(n), err, out)
