@@ -1,7 +1,6 @@
 package placement
 
 import (
-	"errors"
 	"testing"
 	"time"
 
@@ -46,26 +45,10 @@ var nodes = []rebalancecluster.Node{
 var cluster *rebalancecluster.Cluster
 
 var _ = BeforeSuite(func(ctx SpecContext) {
-	nodeAssets, err := rebalancecluster.NodeAssetsDir()
-	if errors.Is(err, rebalancecluster.ErrNodeAssetsMissing) && !framework.InCI() {
-		Skip(err.Error())
-	}
-	Expect(err).NotTo(HaveOccurred())
 	By("starting a control plane with kube-controller-manager and the scheduler's default configuration")
-	cluster, err = rebalancecluster.Start(ctx, rebalancecluster.Options{
-		Nodes: nodes, Namespace: ns, Image: image, NodeAssets: nodeAssets,
+	cluster = framework.StartControllerCluster(ctx, rebalancecluster.Options{
+		Nodes: nodes, Namespace: ns, Image: image,
 		Platforms: []testbed.Platform{{Arch: "amd64"}, {Arch: "arm64"}, {Arch: "riscv64"}},
-		Dir:       GinkgoT().TempDir(), Progress: GinkgoWriter,
-	})
-	if errors.Is(err, testbed.ErrRegistryBinaryMissing) && !framework.InCI() {
-		Skip("needs Debian's docker-registry: apt-get install " + testbed.RegistryPackage + " (CI=true makes this a failure)")
-	}
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(func() {
-		if CurrentSpecReport().Failed() {
-			AddReportEntry("scheduler, kube-controller-manager and webhook logs", cluster.LogTails(40))
-		}
-		Expect(cluster.Stop()).To(Succeed())
 	})
 }, NodeTimeout(8*time.Minute))
 

@@ -2,7 +2,6 @@ package rebalance
 
 import (
 	"context"
-	"errors"
 	"testing"
 	"time"
 
@@ -46,27 +45,8 @@ var (
 )
 
 var _ = BeforeSuite(func(ctx SpecContext) {
-	nodeAssets, err := rebalancecluster.NodeAssetsDir()
-	if errors.Is(err, rebalancecluster.ErrNodeAssetsMissing) && !framework.InCI() {
-		Skip(err.Error())
-	}
-	Expect(err).NotTo(HaveOccurred())
-
 	By("starting the rebalancer's cluster (internal/rebalancecluster)")
-	cluster, err = rebalancecluster.Start(ctx, rebalancecluster.Options{
-		Nodes: nodes, Namespace: ns, Image: image, NodeAssets: nodeAssets,
-		Dir: GinkgoT().TempDir(), Progress: GinkgoWriter,
-	})
-	if errors.Is(err, testbed.ErrRegistryBinaryMissing) && !framework.InCI() {
-		Skip("needs Debian's docker-registry: apt-get install " + testbed.RegistryPackage + " (CI=true makes this a failure)")
-	}
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(func() {
-		if CurrentSpecReport().Failed() {
-			AddReportEntry("kube-controller-manager and webhook logs", cluster.LogTails(40))
-		}
-		Expect(cluster.Stop()).To(Succeed())
-	})
+	cluster = framework.StartControllerCluster(ctx, rebalancecluster.Options{Nodes: nodes, Namespace: ns, Image: image})
 	cp, reg, c = cluster.CP, cluster.Registry, cluster.Client
 }, NodeTimeout(8*time.Minute))
 
