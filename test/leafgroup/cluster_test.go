@@ -129,18 +129,15 @@ func deleteAll(ctx context.Context, pods []*corev1.Pod) {
 	// Kueue may ungate a group's pods while this runs: each poll ends the
 	// pods admitted by then.
 	eventually(ctx, 2*time.Minute, func(ctx context.Context) ([]string, error) {
-		for _, p := range pods {
-			err := cluster.Client.Get(ctx, client.ObjectKeyFromObject(p), p)
-			if apierrors.IsNotFound(err) {
-				continue
-			}
-			if err != nil {
-				return nil, err
-			}
+		err := eachExisting(ctx, pods, func(p *corev1.Pod) error {
 			if !kueueGated(p) && p.DeletionTimestamp.IsZero() &&
 				p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
 				complete(ctx, []*corev1.Pod{p})
 			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
 		}
 		return unfinishedWorkloads(ctx)
 	}).Should(BeEmpty(), "admitted Workloads not finished once their pods succeeded")
@@ -149,23 +146,34 @@ func deleteAll(ctx context.Context, pods []*corev1.Pod) {
 	}
 	eventually(ctx, 60*time.Second, func(ctx context.Context) ([]string, error) {
 		var left []string
-		for _, p := range pods {
-			err := cluster.Client.Get(ctx, client.ObjectKeyFromObject(p), p)
-			if apierrors.IsNotFound(err) {
-				continue
-			}
-			if err != nil {
-				return nil, err
-			}
+		err := eachExisting(ctx, pods, func(p *corev1.Pod) error {
 			left = append(left, p.Name)
 			if controllerutil.RemoveFinalizer(p, leafcluster.KueuePodFinalizer) {
 				if err := cluster.Client.Update(ctx, p); client.IgnoreNotFound(err) != nil && !apierrors.IsConflict(err) {
-					return nil, err
+					return err
 				}
 			}
-		}
-		return left, nil
+			return nil
+		})
+		return left, err
 	}).Should(BeEmpty(), "pods left")
+}
+
+// eachExisting refreshes each pod and calls f with those that still exist.
+func eachExisting(ctx context.Context, pods []*corev1.Pod, f func(*corev1.Pod) error) error {
+	for _, p := range pods {
+		err := cluster.Client.Get(ctx, client.ObjectKeyFromObject(p), p)
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if err := f(p); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // describe renders a placement for failure messages and the report.
