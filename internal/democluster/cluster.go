@@ -257,7 +257,7 @@ func (c *Cluster) label(ctx context.Context, parallel int) error {
 	for _, n := range c.Nodes {
 		roots = append(roots, c.HostRoot(n))
 	}
-	staged, cleanup, err := stageHostRoots(roots)
+	staged, cleanup, err := testbed.StageHostRoots(roots)
 	if err != nil {
 		return err
 	}

@@ -52,6 +52,11 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	repoRoot, err = filepath.Abs(filepath.Join("..", ".."))
 	Expect(err).NotTo(HaveOccurred())
 	workDir = GinkgoT().TempDir()
+	testdata := filepath.Join(repoRoot, "pkg", "probe", "testdata")
+	staged, cleanup, err := testbed.StageHostRoots([]string{testdata})
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(cleanup)
+	stagedFixtures = staged[testdata]
 
 	bins, err := testbed.BuildBinaries(ctx, repoRoot, workDir, testbed.BuildOptions{}, "./cmd/labeler")
 	Expect(err).NotTo(HaveOccurred())
@@ -153,8 +158,14 @@ func saKubeconfig(node string) string {
 
 // fixture is the absolute path of a pkg/probe fixture host root.
 func fixture(machine string) string {
-	return filepath.Join(repoRoot, "pkg", "probe", "testdata", machine)
+	return filepath.Join(stagedFixtures, machine)
 }
+
+// stagedFixtures is a copy of pkg/probe/testdata that the labeler's
+// unprivileged compiler user can reach wherever the repository is
+// (testbed.StageHostRoots).
+var stagedFixtures string
+
 
 // runOnce runs "labeler --once" for node against a host root and returns
 // its exit code and output.

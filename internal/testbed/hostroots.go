@@ -1,4 +1,4 @@
-package democluster
+package testbed
 
 import (
 	"fmt"
@@ -8,16 +8,18 @@ import (
 	"path/filepath"
 )
 
-// stageHostRoots copies each host root into a new directory every user can
-// traverse (0755 all the way from the system's temporary directory) and
-// returns the copies by original path, and a func that removes them.
+// StageHostRoots copies each host root (a directory) into a new directory
+// every user can traverse (0755 all the way from the system's temporary
+// directory) and returns the copies by original path, and a func that
+// removes them.
 //
 // The labeler runs as root but runs host commands (the fake compilers of a
 // fixture) as an unprivileged user, as it does on a node. A clone of the
 // repository under a directory only root may enter (/root, a mktemp -d)
 // would leave those commands unreachable, and the nodes they make emulate
-// or cross-compile would get no emulation labels.
-func stageHostRoots(roots []string) (map[string]string, func(), error) {
+// or cross-compile would get no emulation labels. The demo and the labeler
+// suite label from such copies.
+func StageHostRoots(roots []string) (map[string]string, func(), error) {
 	dir, err := os.MkdirTemp("", "isamatch-hostroots-")
 	if err != nil {
 		return nil, nil, fmt.Errorf("create host root copies: %w", err)

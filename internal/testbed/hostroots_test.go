@@ -1,4 +1,4 @@
-package democluster
+package testbed
 
 import (
 	"os"
@@ -22,7 +22,7 @@ func TestStageHostRoots(t *testing.T) {
 	if err := os.Symlink("riscv64-unknown-linux-gnu-gcc", filepath.Join(filepath.Dir(gcc), "gcc")); err != nil {
 		t.Fatal(err)
 	}
-	staged, cleanup, err := stageHostRoots([]string{root, root})
+	staged, cleanup, err := StageHostRoots([]string{root, root})
 	if err != nil {
 		t.Fatal(err)
 	}
