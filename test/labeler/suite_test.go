@@ -166,7 +166,6 @@ func fixture(machine string) string {
 // (testbed.StageHostRoots).
 var stagedFixtures string
 
-
 // runOnce runs "labeler --once" for node against a host root and returns
 // its exit code and output.
 func runOnce(ctx SpecContext, node, hostRoot string, extra ...string) (int, string) {
