@@ -1,6 +1,8 @@
 package trigger
 
 import (
+	"slices"
+
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
@@ -32,11 +34,26 @@ type Reason struct {
 	Node string
 }
 
+// lifecycleTaints are the taints the API server and the node lifecycle
+// controller put on a node that cannot take pods yet (or any more). A node
+// turns Ready a moment before its not-ready taint is removed: a cycle
+// started in between finds no pod that fits there and moves nothing.
+var lifecycleTaints = []string{
+	v1.TaintNodeNotReady, v1.TaintNodeUnreachable, v1.TaintNodeNetworkUnavailable,
+	v1.TaintNodeUnschedulable, "node.cloudprovider.kubernetes.io/uninitialized",
+}
+
 // usable reports whether the rebalancer may move pods to n: it is Ready,
-// schedulable and matches the policy's node selector.
+// schedulable, without a lifecycle taint, and matches the policy's node
+// selector.
 func usable(n *v1.Node, sel labels.Selector) bool {
 	if n == nil || n.Spec.Unschedulable || !sel.Matches(labels.Set(n.Labels)) {
 		return false
+	}
+	for _, t := range n.Spec.Taints {
+		if slices.Contains(lifecycleTaints, t.Key) && (t.Effect == v1.TaintEffectNoSchedule || t.Effect == v1.TaintEffectNoExecute) {
+			return false
+		}
 	}
 	for _, c := range n.Status.Conditions {
 		if c.Type == v1.NodeReady {

@@ -26,6 +26,8 @@ func TestJoined(t *testing.T) {
 		{"new NotReady node", nil, notReady(plain), labels.Everything(), false},
 		{"turns Ready", notReady(plain), plain, labels.Everything(), true},
 		{"uncordoned", cordoned(plain), plain, labels.Everything(), true},
+		{"new Ready node still tainted not-ready", nil, taintedNotReady(plain), labels.Everything(), false},
+		{"not-ready taint removed from a Ready node", taintedNotReady(plain), plain, labels.Everything(), true},
 		{"cordoned", plain, cordoned(plain), labels.Everything(), false},
 		{"turns NotReady", plain, notReady(plain), labels.Everything(), false},
 		{"status update of a Ready node", plain, plain.DeepCopy(), labels.Everything(), false},

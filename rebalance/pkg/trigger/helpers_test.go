@@ -24,6 +24,14 @@ func notReady(n *v1.Node) *v1.Node {
 	return n
 }
 
+// taintedNotReady is n Ready with the not-ready taint the API server puts
+// on a new node and the lifecycle controller removes a moment later.
+func taintedNotReady(n *v1.Node) *v1.Node {
+	n = n.DeepCopy()
+	n.Spec.Taints = append(n.Spec.Taints, v1.Taint{Key: v1.TaintNodeNotReady, Effect: v1.TaintEffectNoSchedule})
+	return n
+}
+
 func cordoned(n *v1.Node) *v1.Node {
 	n = n.DeepCopy()
 	n.Spec.Unschedulable = true
