@@ -24,9 +24,9 @@ const riscvInterp = "/usr/libexec/qemu-binfmt/riscv64-binfmt-P"
 // binfmt_misc entries (name -> text), mounted and enabled.
 func binfmtFS(entries map[string]string) fstest.MapFS {
 	fsys := fstest.MapFS{
-		"proc/cpuinfo":         {Data: []byte("processor\t: 0\nflags\t\t: fpu sse sse2\n")},
-		BinfmtDir + "/status":  {Data: []byte("enabled\n")},
-		"usr/bin/qemu-riscv64": {Data: []byte("qemu 1")},
+		"proc/cpuinfo":                       {Data: []byte("processor\t: 0\nflags\t\t: fpu sse sse2\n")},
+		BinfmtDir + "/status":                {Data: []byte("enabled\n")},
+		"usr/bin/qemu-riscv64":               {Data: []byte("qemu 1")},
 		strings.TrimPrefix(riscvInterp, "/"): {Data: []byte("../../bin/qemu-riscv64"), Mode: os.ModeSymlink},
 	}
 	for name, text := range entries {
