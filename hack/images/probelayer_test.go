@@ -4,8 +4,6 @@ import (
 	"archive/tar"
 	"bytes"
 	"debug/elf"
-	"errors"
-	"io"
 	"os"
 	"strings"
 	"testing"
@@ -40,41 +38,24 @@ func TestProbeProgramsLayer(t *testing.T) {
 	if len(layers) != 2 {
 		t.Fatalf("got %d layers, want the binary's and the probe programs'", len(layers))
 	}
-	rc, err := layers[1].Uncompressed()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rc.Close()
 	got := map[string]bool{}
-	tr := tar.NewReader(rc)
-	for {
-		hdr, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			break
+	for name, e := range tarFiles(t, layers[1]) {
+		if e.uid != 0 || e.gid != 0 || e.mode != 0o755 || !e.modTime.Equal(cfg.Epoch) {
+			t.Errorf("%s: uid %d gid %d mode %o time %s, want 0 0 755 %s", name, e.uid, e.gid, e.mode, e.modTime, cfg.Epoch)
 		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if hdr.Uid != 0 || hdr.Gid != 0 || hdr.Mode != 0o755 || !hdr.ModTime.Equal(cfg.Epoch) {
-			t.Errorf("%s: uid %d gid %d mode %o time %s, want 0 0 755 %s", hdr.Name, hdr.Uid, hdr.Gid, hdr.Mode, hdr.ModTime, cfg.Epoch)
-		}
-		if hdr.Typeflag != tar.TypeReg {
+		if e.typeflag != tar.TypeReg {
 			continue
 		}
-		data, err := io.ReadAll(tr)
+		f, err := elf.NewFile(bytes.NewReader(e.data))
 		if err != nil {
-			t.Fatal(err)
-		}
-		f, err := elf.NewFile(bytes.NewReader(data))
-		if err != nil {
-			t.Errorf("%s: not an ELF: %v", hdr.Name, err)
+			t.Errorf("%s: not an ELF: %v", name, err)
 			continue
 		}
-		arch := strings.Split(hdr.Name, "/")[1]
+		arch := strings.Split(name, "/")[1]
 		if f.Machine != wantMachine[arch] || f.Type != elf.ET_EXEC {
-			t.Errorf("%s: %s %s, want an executable for %s", hdr.Name, f.Machine, f.Type, arch)
+			t.Errorf("%s: %s %s, want an executable for %s", name, f.Machine, f.Type, arch)
 		}
-		got[hdr.Name] = true
+		got[name] = true
 	}
 	for _, p := range probes.Programs() {
 		if name := "probes/" + p.Arch + "/" + p.Name; !got[name] {

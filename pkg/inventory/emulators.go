@@ -1,14 +1,8 @@
 package inventory
 
 import (
-	"context"
-	"fmt"
 	"sync"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	toolscache "k8s.io/client-go/tools/cache"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
@@ -39,31 +33,8 @@ func NewEmulators() *Emulators { return &Emulators{nodes: map[string][]emulator{
 // informer (the one Setup uses) and returns the index it feeds.
 func SetupEmulators(mgr manager.Manager) (*Emulators, error) {
 	e := NewEmulators()
-	obj := &metav1.PartialObjectMetadata{}
-	obj.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Node"))
-	informer, err := mgr.GetCache().GetInformer(context.Background(), obj, cache.BlockUntilSynced(false))
-	if err != nil {
-		return nil, fmt.Errorf("get node metadata informer: %w", err)
-	}
-	set := func(o any) {
-		if m, ok := o.(client.Object); ok {
-			e.Set(m.GetName(), m.GetLabels(), m.GetAnnotations())
-		}
-	}
-	_, err = informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc:    set,
-		UpdateFunc: func(_, o any) { set(o) },
-		DeleteFunc: func(o any) {
-			if d, ok := o.(toolscache.DeletedFinalStateUnknown); ok {
-				o = d.Obj
-			}
-			if m, ok := o.(client.Object); ok {
-				e.Delete(m.GetName())
-			}
-		},
-	})
-	if err != nil {
-		return nil, fmt.Errorf("add node event handler: %w", err)
+	if _, err := addNodeHandler(mgr, func(m client.Object) { e.Set(m.GetName(), m.GetLabels(), m.GetAnnotations()) }, e.Delete); err != nil {
+		return nil, err
 	}
 	return e, nil
 }
