@@ -231,8 +231,11 @@ var cpuBaseModels = map[isa.Arch][]string{
 const maxCPUHelp = 64 << 10
 
 // cpuBases are the base models of arch that the interpreter lists in its
-// "-cpu help", or all of them when it cannot be asked (the interpreter is
-// not in the host root the labeler sees).
+// "-cpu help", or all of them when it cannot be asked: the interpreter is
+// not in the host root the labeler sees, or it is one of Debian's
+// "-binfmt-P" names, which take their first argument as the program to
+// run (the P flag's convention) and so answer no "-cpu help". A model
+// that does not exist then fails its first run, which costs one run.
 func cpuBases(ctx context.Context, host Runner, interpreter string, arch isa.Arch) []string {
 	bases := cpuBaseModels[arch]
 	if host == nil || interpreter == "" {
