@@ -5,6 +5,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
@@ -42,7 +44,10 @@ var _ = Describe("QEMU emulation on a real node", Ordered, func() {
 		By("make images: the labeler for linux/riscv64 only")
 		run(ctx, repoRoot, "go", "run", "./hack/images", "--repo", reg.Host+"/isamatch-riscv64", "--tag", imageTag, "--push", "--insecure",
 			"--only", "labeler", "--platforms", "linux/riscv64")
-		labelerRISCV = reg.Host + "/isamatch-riscv64/labeler:" + imageTag
+		// containerd pulls, of an image index, only the node's platform:
+		// the shipped image is referenced by its manifest's digest, as a
+		// user runs a foreign-architecture image on an emulating node.
+		labelerRISCV = platformManifest(ctx, reg.Host+"/isamatch-riscv64/labeler:"+imageTag, "riscv64")
 
 		By("registering Debian's qemu-riscv64 binfmt_misc handler (flags OPF)")
 		b, err := cluster.RegisterBinfmt("qemu-riscv64")
@@ -166,6 +171,24 @@ var _ = Describe("QEMU emulation on a real node", Ordered, func() {
 		Expect(exitCode(ctx, pod)).To(Equal(int32(132)), "the default CPU has no V: SIGILL")
 	})
 })
+
+// platformManifest is ref's image for linux/arch, by digest.
+func platformManifest(ctx SpecContext, ref, arch string) string {
+	GinkgoHelper()
+	tag, err := name.ParseReference(ref, name.Insecure)
+	Expect(err).NotTo(HaveOccurred())
+	idx, err := remote.Index(tag, remote.WithContext(ctx))
+	Expect(err).NotTo(HaveOccurred(), "read the index %s", ref)
+	m, err := idx.IndexManifest()
+	Expect(err).NotTo(HaveOccurred())
+	for _, d := range m.Manifests {
+		if d.Platform != nil && d.Platform.OS == "linux" && d.Platform.Architecture == arch {
+			return tag.Context().Digest(d.Digest.String()).String()
+		}
+	}
+	Fail("no linux/" + arch + " image in " + ref)
+	return ""
+}
 
 // vectorPod is a pod of the riscv64 vector image that emulates qemu and
 // runs once.
