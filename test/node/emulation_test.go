@@ -191,10 +191,14 @@ func platformManifest(ctx SpecContext, ref, arch string) string {
 }
 
 // vectorPod is a pod of the riscv64 vector image that emulates qemu and
-// runs once.
+// runs once. Its program is not PID 1 of a PID namespace: QEMU passes a
+// guest's fatal signal on by sending it to itself, which PID 1 ignores, so
+// an emulated PID 1 killed by SIGILL would hang instead of exiting 132.
 func vectorPod(name, qemu, image string) *corev1.Pod {
 	pod := testbed.MakePod(name, podNamespace).Image(image).Annotation(isa.QEMUAnnotation, qemu).Obj()
 	pod.Spec.RestartPolicy = corev1.RestartPolicyNever
+	share := true
+	pod.Spec.ShareProcessNamespace = &share
 	return pod
 }
 
