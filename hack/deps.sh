@@ -7,18 +7,24 @@
 #   gcc-riscv64-linux-gnu, binutils-riscv64-linux-gnu: build the RISC-V ELF
 #                    fixtures of pkg/imageisa (hack/elf-fixtures.sh); its
 #                    tests rebuild them and fail under CI=true without them.
+#   binutils-riscv64-linux-gnu, binutils-aarch64-linux-gnu,
+#   binutils-x86-64-linux-gnu: assemble the labeler's probe programs
+#                    (hack/probes) that hack/images puts in its image.
 # `hack/deps.sh node` (make test-node) also installs what the real node of
 # test/node needs beside the binaries hack/controlplane.sh builds:
 #   runc:                        the OCI runtime containerd's shim runs
 #   containernetworking-plugins: bridge, host-local, loopback, portmap in /usr/lib/cni
 #   iptables, conntrack:         kube-proxy (iptables mode) and the bridge plugin's masquerade
+#   qemu-user-static:            the QEMU user-mode emulators the emulation specs register
+#                                as binfmt_misc handlers (and pkg/probe's tests run directly);
+#                                installing it registers nothing without binfmt-support
 # Needs root or passwordless sudo to install; otherwise it prints the command.
 set -euo pipefail
 
-APT_PACKAGES=(docker-registry gcc-riscv64-linux-gnu binutils-riscv64-linux-gnu)
+APT_PACKAGES=(docker-registry gcc-riscv64-linux-gnu binutils-riscv64-linux-gnu binutils-aarch64-linux-gnu binutils-x86-64-linux-gnu)
 case "${1:-}" in
 "") ;;
-node) APT_PACKAGES+=(runc containernetworking-plugins iptables conntrack) ;;
+node) APT_PACKAGES+=(runc containernetworking-plugins iptables conntrack qemu-user-static) ;;
 *)
 	printf 'usage: %s [node]\n' "$0" >&2
 	exit 2

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"runtime/debug"
 	"sort"
 	"strings"
@@ -59,6 +60,8 @@ type options struct {
 	execGID        uint
 	maxOutput      int
 	hwprobe        bool
+	probePrograms  string
+	emuBudget      time.Duration
 	verbosity      int
 	logFormat      string
 	version        bool
@@ -83,6 +86,8 @@ func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
 	fs.UintVar(&o.execGID, "exec-gid", probe.NobodyID, "GID host commands run as when the labeler runs as root (needs CAP_SETGID); never 0")
 	fs.IntVar(&o.maxOutput, "command-max-output", probe.DefaultMaxOutput, "bytes a host command may print before it is killed")
 	fs.BoolVar(&o.hwprobe, "hwprobe", true, "ask the running kernel's riscv_hwprobe (linux/riscv64 builds only)")
+	fs.StringVar(&o.probePrograms, "probe-programs", probe.DefaultProgramsDir, `directory of the probe programs (<arch>/<name>, shipped in the image) run through the host's QEMU binfmt_misc handlers, as --exec-uid, with --command-timeout each; "" probes no handler (no emulation labels)`)
+	fs.DurationVar(&o.emuBudget, "emulation-budget", probe.DefaultEmulationBudget, "bound on probing one QEMU binfmt_misc handler (every probe program under every QEMU_CPU tried); results are remembered per interpreter file")
 	fs.IntVar(&o.verbosity, "v", 0, "log verbosity (0 or 1)")
 	fs.StringVar(&o.logFormat, "log-format", logging.FormatText, logging.FlagUsage)
 	fs.BoolVar(&o.version, "version", false, "print the version, VCS revision and Go version, and exit")
@@ -132,6 +137,12 @@ func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
 	}
 	if o.maxOutput <= 0 {
 		return options{}, fmt.Errorf("--command-max-output=%d must be positive", o.maxOutput)
+	}
+	if o.emuBudget <= 0 {
+		return options{}, fmt.Errorf("--emulation-budget=%s must be positive", o.emuBudget)
+	}
+	if o.probePrograms != "" && !filepath.IsAbs(o.probePrograms) {
+		return options{}, fmt.Errorf("--probe-programs=%q must be an absolute path (the image's is %s)", o.probePrograms, probe.DefaultProgramsDir)
 	}
 	return o, nil
 }
@@ -228,6 +239,18 @@ func (o options) probeOptions(reaper *probe.Reaper) probe.Options {
 	po := probe.Options{HostRoot: o.hostRoot, Runner: r, CommandTimeout: o.commandTimeout}
 	if o.hwprobe && probe.HWProbeAvailable {
 		po.HWProbe = probe.SystemHWProbe
+	}
+	if o.probePrograms != "" {
+		// The probe programs are the labeler's own (its image's), run
+		// where they are, not chrooted: the kernel hands each to the
+		// host's binfmt_misc handler, which must have the F flag to be
+		// found from this container, as from every other.
+		pr := &probe.ExecRunner{Root: "/", Credential: r.Credential, Timeout: o.commandTimeout, MaxOutput: o.maxOutput, Reaper: reaper}
+		po.Emulator = &probe.Emulator{
+			Programs: os.DirFS(o.probePrograms),
+			Exec:     probe.ExecPrograms(pr, o.probePrograms),
+			Budget:   o.emuBudget,
+		}
 	}
 	return po
 }

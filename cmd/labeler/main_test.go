@@ -19,7 +19,8 @@ import (
 
 func TestParseArgs(t *testing.T) {
 	defaults := options{hostRoot: "/host", interval: 10 * time.Minute, metricsAddr: ":8080", healthAddr: ":8081",
-		execMode: "auto", commandTimeout: 10 * time.Second, execUID: 65534, execGID: 65534, maxOutput: 1 << 20, hwprobe: true, logFormat: "text", metricsSecure: true, metricsAud: "isamatch-metrics"}
+		execMode: "auto", commandTimeout: 10 * time.Second, execUID: 65534, execGID: 65534, maxOutput: 1 << 20, hwprobe: true, logFormat: "text", metricsSecure: true, metricsAud: "isamatch-metrics",
+		probePrograms: "/probes", emuBudget: 2 * time.Minute}
 	with := func(f func(*options)) options { o := defaults; f(&o); return o }
 	tests := []struct {
 		name    string
@@ -41,6 +42,11 @@ func TestParseArgs(t *testing.T) {
 			want: with(func(o *options) { o.nodeName, o.execUID, o.execGID, o.maxOutput = "n1", 1000, 2000, 4096 })},
 		{name: "exec uid 0", env: "n1", args: []string{"--exec-uid=0"}, wantErr: "--exec-uid=0: host commands never run as root"},
 		{name: "exec gid 0", env: "n1", args: []string{"--exec-gid=0"}, wantErr: "--exec-gid=0: host commands never run as root"},
+		{name: "probe programs elsewhere, emulation not probed", env: "n1", args: []string{"--probe-programs=/opt/probes", "--emulation-budget=30s"},
+			want: with(func(o *options) { o.nodeName, o.probePrograms, o.emuBudget = "n1", "/opt/probes", 30*time.Second })},
+		{name: "no probe programs", env: "n1", args: []string{"--probe-programs="}, want: with(func(o *options) { o.nodeName, o.probePrograms = "n1", "" })},
+		{name: "relative probe programs", env: "n1", args: []string{"--probe-programs=probes"}, wantErr: `--probe-programs="probes" must be an absolute path`},
+		{name: "zero emulation budget", env: "n1", args: []string{"--emulation-budget=0s"}, wantErr: "--emulation-budget=0s must be positive"},
 		{name: "zero output cap", env: "n1", args: []string{"--command-max-output=0"}, wantErr: "--command-max-output=0 must be positive"},
 		{name: "version needs nothing else", args: []string{"--version"}, want: with(func(o *options) { o.version = true })},
 		{name: "prune needs no node", args: []string{"--prune", "--log-format=json"},

@@ -55,6 +55,12 @@ const (
 	DefaultNamespace  = "isamatch-system"
 )
 
+// Values of --qemu-cpu.
+const (
+	qemuCPUInject = "inject"
+	qemuCPUOff    = "off"
+)
+
 // stringList is a repeatable flag.
 type stringList []string
 
@@ -116,6 +122,7 @@ type options struct {
 	inferMaxBytes      int64
 	inferTimeout       time.Duration
 	fallbackArch       string
+	qemuCPU            string
 }
 
 func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
@@ -168,6 +175,7 @@ func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
 	fs.Int64Var(&o.inferMaxBytes, "infer-elf-max-bytes", imageisa.DefaultLimits.MaxBytes, "uncompressed layer bytes read per image to find its entrypoint binary; an image needing more is treated as without inference")
 	fs.DurationVar(&o.inferTimeout, "infer-elf-timeout", imageisa.DefaultLimits.Timeout, "time spent per image to find and read its entrypoint binary (within the gate's bound)")
 	fs.StringVar(&o.fallbackArch, "fallback-architecture", "", "architecture (amd64, arm64 or riscv64) required of the node for a pod that asks no ISA itself and has an image whose platforms could not be resolved, at admission or when the gate controller releases it; the decision annotation and a warning say so (empty: such an image adds no constraint)")
+	fs.StringVar(&o.qemuCPU, "qemu-cpu", qemuCPUInject, `"inject": set QEMU_CPU in the containers (and init containers) of a pod with isa.qemu to the value its emulating nodes record (node annotation `+isa.QEMUCPUAnnotationPrefix+`<arch>), unless a container sets its own, so the emulator runs what the node's qemu. labels say; "off": never (the emulator then runs its default CPU, which may lack extensions those labels name)`)
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -182,6 +190,9 @@ func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
 	}
 	if o.resolve != mutate.ResolveSync && o.resolve != mutate.ResolveGate && o.resolve != mutate.ResolveAuto {
 		return o, fmt.Errorf("--resolve %q: want sync, gate or auto", o.resolve)
+	}
+	if o.qemuCPU != qemuCPUInject && o.qemuCPU != qemuCPUOff {
+		return o, fmt.Errorf("--qemu-cpu %q: want inject or off", o.qemuCPU)
 	}
 	if err := mutate.CheckFallback(o.fallbackArch); err != nil {
 		return o, fmt.Errorf("--fallback-architecture: %w", err)

@@ -42,6 +42,7 @@ func TestParseArgs(t *testing.T) {
 		inferELF:        true,
 		inferMaxBytes:   64 << 20,
 		inferTimeout:    10 * time.Second,
+		qemuCPU:         "inject",
 
 		digestCacheBytes: 16 << 20,
 		pluginTimeout:    10 * time.Second,
@@ -122,6 +123,8 @@ func TestParseArgs(t *testing.T) {
 		{name: "gate mode without the controller", args: []string{"--resolve=gate", "--gate-timeout=5s", "--gate-controller=false", "--leader-elect=false"}, want: func(o *options) {
 			o.resolve, o.gateTimeout, o.gateController, o.leaderElect = "gate", 5*time.Second, false, false
 		}},
+		{name: "QEMU_CPU injection off", args: []string{"--qemu-cpu=off"}, want: func(o *options) { o.qemuCPU = "off" }},
+		{name: "QEMU_CPU mode unknown", args: []string{"--qemu-cpu=on"}, wantErr: `--qemu-cpu "on": want inject or off`},
 		{name: "fallback architecture", args: []string{"--fallback-architecture", "arm64"}, want: func(o *options) { o.fallbackArch = "arm64" }},
 		{name: "unknown fallback architecture", args: []string{"--fallback-architecture=x86_64"}, wantErr: `--fallback-architecture: fallback architecture "x86_64": want one of amd64, arm64, riscv64, or empty for none`},
 		{name: "sync mode", args: []string{"--resolve", "sync"}, want: func(o *options) { o.resolve = "sync" }},

@@ -38,9 +38,11 @@ import (
 //     does not run it yet;
 //  2. the certificate rotator (with --cert-rotation), which closes
 //     certsReady once a serving certificate is on disk;
-//  3. the node inventory, the watch of the gate controller's Lease (a
-//     gating --resolve mode with leader election: admission gates a pod
-//     only while a controller holds it) and the mutating handler;
+//  3. the node inventory, the index of the nodes' QEMU_CPU values (with
+//     --qemu-cpu=inject, on the same node informer), the watch of the gate
+//     controller's Lease (a gating --resolve mode with leader election:
+//     admission gates a pod only while a controller holds it) and the
+//     mutating handler;
 //  4. a starter that waits for certsReady and only then registers the
 //     handler through mgr.GetWebhookServer();
 //  5. the gate controller (unless --resolve=sync or --gate-controller=false),
@@ -81,7 +83,13 @@ func setup(cfg *rest.Config, o options) (manager.Manager, error) {
 	if leaseWatch != nil {
 		gateAlive = leaseWatch.Alive
 	}
-	handler, gateMetrics, err := newHandler(mgr, inv, o, gateAlive)
+	var emulators mutate.Emulators
+	if o.qemuCPU == qemuCPUInject {
+		if emulators, err = inventory.SetupEmulators(mgr); err != nil {
+			return nil, fmt.Errorf("set up emulator index: %w", err)
+		}
+	}
+	handler, gateMetrics, err := newHandler(mgr, inv, emulators, o, gateAlive)
 	if err != nil {
 		return nil, err
 	}
@@ -218,7 +226,7 @@ func addGateLeaseWatch(mgr manager.Manager, o options) (*gate.LeaseWatch, error)
 
 // newHandler builds the resolver and the pod mutator and registers their
 // metrics and the gate controller's.
-func newHandler(mgr manager.Manager, inv *inventory.Inventory, o options, gateAlive func() bool) (*mutate.PodMutator, *gate.Metrics, error) {
+func newHandler(mgr manager.Manager, inv *inventory.Inventory, emulators mutate.Emulators, o options, gateAlive func() bool) (*mutate.PodMutator, *gate.Metrics, error) {
 	keychains, err := newKeychainFactory(mgr.GetConfig(), o)
 	if err != nil {
 		return nil, nil, err
@@ -270,6 +278,7 @@ func newHandler(mgr manager.Manager, inv *inventory.Inventory, o options, gateAl
 		Enforcement:    o.enforcement,
 		Resolve:        o.resolve,
 		GateAlive:      gateAlive,
+		Emulators:      emulators,
 
 		FallbackArchitecture: isa.Arch(o.fallbackArch),
 	}), gateMetrics, nil

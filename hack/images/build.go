@@ -37,12 +37,15 @@ type App struct {
 	User string
 	// WorkingDir is the image config's WorkingDir.
 	WorkingDir string
+	// ProbePrograms adds a second layer with the probe programs the
+	// labeler runs through QEMU binfmt_misc handlers (probeLayer).
+	ProbePrograms bool
 }
 
 // defaultApps are the images isamatch ships. The labeler runs as root: it
 // chroots into the host root to run the host's gcc (config/daemonset).
 var defaultApps = []App{
-	{Name: "labeler", Package: "./cmd/labeler", User: "0", WorkingDir: "/"},
+	{Name: "labeler", Package: "./cmd/labeler", User: "0", WorkingDir: "/", ProbePrograms: true},
 	{Name: "webhook", Package: "./cmd/webhook", User: nonrootID, WorkingDir: "/home/nonroot"},
 	{Name: "rebalancer", Module: "rebalance", Package: "./cmd/rebalancer", User: nonrootID, WorkingDir: "/home/nonroot"},
 }
@@ -101,6 +104,13 @@ func buildIndex(ctx context.Context, cfg buildConfig, app App) (v1.ImageIndex, e
 		progress = io.Discard
 	}
 	adds := make([]mutate.IndexAddendum, 0, len(cfg.Platforms))
+	var extra v1.Layer
+	if app.ProbePrograms {
+		var err error
+		if extra, err = probeLayer(ctx, cfg); err != nil {
+			return nil, fmt.Errorf("assemble %s: %w", app.Name, err)
+		}
+	}
 	for _, p := range cfg.Platforms {
 		start := time.Now()
 		bins, err := testbed.BuildBinaries(ctx, filepath.Join(cfg.ModuleDir, app.Module), filepath.Join(cfg.WorkDir, app.Name+"-"+p.OS+"-"+p.Arch),
@@ -109,7 +119,7 @@ func buildIndex(ctx context.Context, cfg buildConfig, app App) (v1.ImageIndex, e
 			return nil, err
 		}
 		bin := bins[0]
-		img, err := platformImage(cfg, app, p, bin)
+		img, err := platformImage(cfg, app, p, bin, extra)
 		if err != nil {
 			return nil, fmt.Errorf("assemble %s for %s: %w", app.Name, p, err)
 		}
@@ -149,8 +159,9 @@ func (cfg buildConfig) labels(app App) map[string]string {
 	return l
 }
 
-// platformImage assembles the image of app for p around the binary at bin.
-func platformImage(cfg buildConfig, app App, p Platform, bin string) (v1.Image, error) {
+// platformImage assembles the image of app for p around the binary at bin,
+// with extra, when not nil, as a second layer.
+func platformImage(cfg buildConfig, app App, p Platform, bin string, extra v1.Layer) (v1.Image, error) {
 	tarPath := bin + ".tar"
 	if err := writeLayerTar(tarPath, cfg, app, bin); err != nil {
 		return nil, err
@@ -177,6 +188,16 @@ func platformImage(cfg buildConfig, app App, p Platform, bin string) (v1.Image, 
 	})
 	if err != nil {
 		return nil, fmt.Errorf("append layer: %w", err)
+	}
+	if extra != nil {
+		img, err = mutate.Append(img, mutate.Addendum{
+			Layer:     extra,
+			MediaType: types.OCILayer,
+			History:   v1.History{Created: created, CreatedBy: "go run ./hack/images", Comment: "/probes: probe programs (hack/probes)"},
+		})
+		if err != nil {
+			return nil, fmt.Errorf("append probe programs layer: %w", err)
+		}
 	}
 	cf, err := img.ConfigFile()
 	if err != nil {

@@ -80,10 +80,16 @@ func layerFiles(t *testing.T, img v1.Image) map[string]tarEntry {
 	if len(layers) != 1 {
 		t.Fatalf("got %d layers, want 1", len(layers))
 	}
-	if mt, err := layers[0].MediaType(); err != nil || mt != types.OCILayer {
+	return tarFiles(t, layers[0])
+}
+
+// tarFiles reads the entries of one layer.
+func tarFiles(t *testing.T, layer v1.Layer) map[string]tarEntry {
+	t.Helper()
+	if mt, err := layer.MediaType(); err != nil || mt != types.OCILayer {
 		t.Errorf("layer media type = %q, %v; want %q", mt, err, types.OCILayer)
 	}
-	rc, err := layers[0].Uncompressed()
+	rc, err := layer.Uncompressed()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -109,27 +109,42 @@ func NewStatic(nodes map[string]map[string]string) *Inventory {
 // returns the inventory it feeds. The informer starts with the manager.
 func Setup(mgr manager.Manager) (*Inventory, error) {
 	i := newInventory()
-	obj := &metav1.PartialObjectMetadata{}
-	obj.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Node"))
-	// The cache starts the informer when the manager starts; asking for it
-	// now does not block.
-	informer, err := mgr.GetCache().GetInformer(context.Background(), obj, cache.BlockUntilSynced(false))
+	reg, err := addNodeHandler(mgr, func(m client.Object) { i.Set(m.GetName(), m.GetLabels()) }, i.Delete)
 	if err != nil {
-		return nil, fmt.Errorf("get node metadata informer: %w", err)
-	}
-	reg, err := informer.AddEventHandler(i.handler())
-	if err != nil {
-		return nil, fmt.Errorf("add node event handler: %w", err)
+		return nil, err
 	}
 	i.synced = reg.HasSynced
 	return i, nil
 }
 
+// addNodeHandler registers set and del on mgr's metadata-only informer on
+// Nodes (one informer, however many handlers). The cache starts the
+// informer when the manager starts; asking for it now does not block.
+func addNodeHandler(mgr manager.Manager, set func(client.Object), del func(name string)) (toolscache.ResourceEventHandlerRegistration, error) {
+	obj := &metav1.PartialObjectMetadata{}
+	obj.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Node"))
+	informer, err := mgr.GetCache().GetInformer(context.Background(), obj, cache.BlockUntilSynced(false))
+	if err != nil {
+		return nil, fmt.Errorf("get node metadata informer: %w", err)
+	}
+	reg, err := informer.AddEventHandler(nodeHandler(set, del))
+	if err != nil {
+		return nil, fmt.Errorf("add node event handler: %w", err)
+	}
+	return reg, nil
+}
+
 // handler feeds the inventory from informer events.
 func (i *Inventory) handler() toolscache.ResourceEventHandlerFuncs {
+	return nodeHandler(func(m client.Object) { i.Set(m.GetName(), m.GetLabels()) }, i.Delete)
+}
+
+// nodeHandler calls set on every added or updated node and del on every
+// deleted one.
+func nodeHandler(setObj func(client.Object), del func(name string)) toolscache.ResourceEventHandlerFuncs {
 	set := func(o any) {
 		if m, ok := o.(client.Object); ok {
-			i.Set(m.GetName(), m.GetLabels())
+			setObj(m)
 		}
 	}
 	return toolscache.ResourceEventHandlerFuncs{
@@ -140,7 +155,7 @@ func (i *Inventory) handler() toolscache.ResourceEventHandlerFuncs {
 				o = d.Obj
 			}
 			if m, ok := o.(client.Object); ok {
-				i.Delete(m.GetName())
+				del(m.GetName())
 			}
 		},
 	}

@@ -247,3 +247,52 @@ func TestGroupDomainLabelSharesTheParse(t *testing.T) {
 		t.Errorf("a change of the domain label alone built a new snapshot")
 	}
 }
+
+func TestEmulators(t *testing.T) {
+	labels := func(emulated string) map[string]string {
+		native, _ := isa.Parse("x86-64-v3")
+		var emu []isa.ISA
+		if emulated != "" {
+			e, err := isa.Parse(emulated)
+			if err != nil {
+				t.Fatal(err)
+			}
+			emu = append(emu, e)
+		}
+		return isa.NodeLabels(native, emu)
+	}
+	cpu := func(v string) map[string]string { return map[string]string{isa.QEMUCPUAnnotation(isa.RISCV64): v} }
+	e := NewEmulators()
+	e.Set("a", labels("rv64gcv"), cpu("rv64,v=true"))
+	e.Set("b", labels("rv64gcv_zfh"), cpu("rv64,v=true"))
+	e.Set("c", labels("rv64gc"), nil)
+	e.Set("d", labels(""), nil)
+	q, _ := isa.Parse("rv64gcv")
+	if diff := cmp.Diff(map[string]int{"rv64,v=true": 2}, e.QEMUCPUs(q)); diff != "" {
+		t.Errorf("QEMUCPUs(rv64gcv) (-want +got):\n%s", diff)
+	}
+	gc, _ := isa.Parse("rv64gc")
+	if diff := cmp.Diff(map[string]int{"rv64,v=true": 2, "": 1}, e.QEMUCPUs(gc)); diff != "" {
+		t.Errorf("QEMUCPUs(rv64gc) (-want +got):\n%s", diff)
+	}
+	if best, ok := e.Best(isa.RISCV64); !ok || best.Short() != mustShort(t, "rv64gcv_zfh") {
+		t.Errorf("Best(riscv64) = %s, %v; want rv64gcv_zfh", best.Short(), ok)
+	}
+	e.Delete("b")
+	e.Set("a", labels("rv64gc"), cpu("rv64,v=true"))
+	if got := e.QEMUCPUs(q); len(got) != 0 {
+		t.Errorf("after node b left and node a lost V: QEMUCPUs(rv64gcv) = %v, want none", got)
+	}
+	if _, ok := e.Best(isa.ARM64); ok {
+		t.Errorf("Best(arm64) found a node; none emulates arm64")
+	}
+}
+
+func mustShort(t *testing.T, s string) string {
+	t.Helper()
+	i, err := isa.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return i.Short()
+}

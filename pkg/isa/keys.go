@@ -31,7 +31,25 @@ const (
 	NativeSourceAnnotation = NativePrefix + "source"
 	EmuISAAnnotation       = EmuPrefix + "isa"
 	EmuSourceAnnotation    = EmuPrefix + "source"
+	// EmuDefaultISAAnnotation is what the QEMU binfmt_misc handlers run
+	// with their default CPU (no QEMU_CPU), one short ISA per architecture,
+	// comma-separated; EmuISAAnnotation and the qemu. labels are what they
+	// run under the recorded QEMU_CPU (QEMUCPUAnnotation).
+	EmuDefaultISAAnnotation = EmuPrefix + "default-isa"
+	// QEMUCPUAnnotationPrefix + <arch> ("qemu.isamatch.io/cpu.riscv64") is
+	// the QEMU_CPU value under which the node's handler for <arch> runs
+	// what its qemu. labels say; absent when the default CPU runs it all.
+	QEMUCPUAnnotationPrefix = EmuPrefix + "cpu."
 )
+
+// QEMUCPUAnnotation is the node annotation holding the QEMU_CPU value of
+// the node's QEMU handler for a.
+func QEMUCPUAnnotation(a Arch) string { return QEMUCPUAnnotationPrefix + string(a) }
+
+// QEMUCPUEnv is the environment variable QEMU's user-mode emulators read
+// their CPU model and properties from; the webhook sets it in the
+// containers of a pod it routes to emulation.
+const QEMUCPUEnv = "QEMU_CPU"
 
 // Pod keys. The prefixed annotations are the documented spelling; the bare
 // ones are the paper's and stay accepted.

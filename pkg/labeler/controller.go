@@ -123,6 +123,11 @@ func (c *Controller) current(ctx context.Context) (probe.Result, time.Duration, 
 		if c.have && res.NativeSource != c.last.NativeSource {
 			ctrl.LoggerFrom(ctx).Info("host ISA changed", "node", c.NodeName, "isa", res.Native.Short())
 		}
+		var prev *probe.Result
+		if c.have {
+			prev = &c.last
+		}
+		c.reportEmulation(ctx, prev, res)
 		c.last, c.lastAt, c.have = res, t, true
 	}
 	return c.last, interval - t.Sub(c.lastAt), nil

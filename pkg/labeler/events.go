@@ -21,6 +21,9 @@ type EventRecorder interface {
 const (
 	ReasonLabelsChanged = "LabelsChanged"
 	ReasonProbeFailed   = "ProbeFailed"
+	// ReasonEmulationUnavailable: the host has QEMU binfmt_misc handlers
+	// that give no emulation labels, and why.
+	ReasonEmulationUnavailable = "EmulationUnavailable"
 )
 
 // maxNote is the most an Event's note may hold (events.k8s.io/v1: 1 kB).

@@ -44,6 +44,8 @@ type DecisionCounts struct {
 	// unresolved and the pod asks no ISA (Options.FallbackArchitecture);
 	// empty when no fallback was applied.
 	Fallback string `json:"fallback,omitempty"`
+	// Emulator is the emulator setting of a pod with isa.qemu.
+	Emulator *EmulatorSetting `json:"emulator,omitempty"`
 }
 
 // UnresolvedImage is one image whose platforms are unknown: its reference

@@ -68,6 +68,8 @@ type Decision struct {
 	RequiredText string
 	// Summary is the readable one-line record for the decision annotation.
 	Summary string
+	// Emulator is the QEMU_CPU setting of a pod with isa.qemu (qemuenv.go).
+	Emulator *EmulatorSetting
 }
 
 // Matcher is the decision logic without Kubernetes I/O: pod inputs and an
@@ -240,7 +242,7 @@ func (m *Matcher) Decide(in Input, snap *inventory.Snapshot) Decision {
 				continue
 			}
 			for _, n := range combo {
-				emu = append(emu, emuAlt{q: q.isa, native: n})
+				emu = append(emu, emulatedAlt(q.isa, n))
 			}
 		}
 	}

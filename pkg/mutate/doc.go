@@ -19,7 +19,11 @@
 // labels through isa.Requirements. With isa.qemu the required terms are
 // "emulates the request and runs the images natively" OR "runs the request
 // natively" (the paper's QEMU flow; isa.request, when also set, is the
-// native fallback).
+// native fallback); an image built for the emulated architecture runs
+// through the emulator, so its need joins the emulated one (emualt.go).
+// Such a pod gets the QEMU_CPU its emulating nodes record in every
+// container that sets none itself (qemuenv.go, Options.Emulators), and
+// the decision names that setting.
 //
 // The pod's own required terms are combined with ours as a cross product,
 // which never widens them. Output terms that contradict themselves or that
@@ -108,8 +112,8 @@
 //
 // Only the fields the webhook reads are decoded, and the JSON patch
 // (admission.PatchResponseFromRaw) is the difference of a projection of the
-// pod, its decision annotation and node affinity, before and after the
-// decision. The patch therefore never touches the pod's other annotations,
+// pod, its decision annotation, node affinity, scheduling gates, spread
+// constraints and containers' env, before and after the decision. The patch therefore never touches the pod's other annotations,
 // its pod (anti-)affinity, or fields of a newer API server this webhook's
 // k8s.io/api does not know, and the whole pod is not parsed twice more.
 // Every response is admission.PatchResponseFromRaw of the two projections.

@@ -152,6 +152,7 @@ func (p *PodMutator) decide(ctx context.Context, ns string, pod *podFields) (d D
 			p.logImageErrors(ctx, in.Images)
 			d := p.m.Decide(in, p.inv.Snapshot())
 			d.Warnings = append(warnings, d.Warnings...)
+			d.Emulator = p.emulatorSetting(in.QEMU)
 			return d, pending
 		}
 	}
@@ -165,6 +166,7 @@ func (p *PodMutator) decide(ctx context.Context, ns string, pod *podFields) (d D
 	p.logImageErrors(ctx, in.Images)
 	d = p.m.Decide(in, p.inv.Snapshot())
 	d.Warnings = append(warnings, d.Warnings...)
+	d.Emulator = p.emulatorSetting(in.QEMU)
 	return d, nil
 }
 
@@ -239,6 +241,7 @@ func (p *PodMutator) respondGated(ctx context.Context, pod *podFields, d Decisio
 			pod.Spec.SchedulingGates = append(pod.Spec.SchedulingGates, corev1.PodSchedulingGate{Name: isa.ResolveGate})
 		}
 	}
+	recordEmulator(pod, &d)
 	pod.Annotations[isa.DecisionAnnotation] = registry.Sanitize(d.Summary, maxAnnotation)
 	pod.Annotations[isa.DecisionCountsAnnotation] = d.Counts.encode()
 

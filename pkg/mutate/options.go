@@ -51,6 +51,9 @@ type Options struct {
 	// admission or when the gate controller releases it (ReleaseGated,
 	// also past the gate's bound). Empty: such an image adds no constraint.
 	FallbackArchitecture isa.Arch
+	// Emulators, when set, is asked which QEMU_CPU to set in the
+	// containers of a pod with isa.qemu (qemuenv.go); nil sets none.
+	Emulators Emulators
 }
 
 // Resolve modes.

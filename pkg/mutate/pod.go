@@ -33,7 +33,11 @@ type podFields struct {
 }
 
 type containerImage struct {
+	Name  string `json:"name"`
 	Image string `json:"image"`
+	// Env is read to leave a container's own QEMU_CPU alone and written
+	// to add isamatch's (qemuenv.go).
+	Env []corev1.EnvVar `json:"env"`
 }
 
 // decodePod decodes an admission request's pod as the API machinery's JSON
@@ -48,8 +52,9 @@ func decodePod(raw []byte, pod *podFields) error {
 
 // patchedFields is the part of a pod the webhook may change: the decision
 // annotations, the node affinity, the scheduling gates (it adds
-// isa.ResolveGate) and the topology spread constraints (it adds them to a
-// pod that has none). The patch is the difference of this
+// isa.ResolveGate), the topology spread constraints (it adds them to a
+// pod that has none) and its containers' env (it adds QEMU_CPU to a pod it
+// routes to emulation). The patch is the difference of this
 // projection before and after the decision, so it names only those paths:
 // the pod's other annotations, its pod (anti-)affinity and every field of
 // it this webhook does not know (a newer API server's) are never touched,
@@ -63,10 +68,17 @@ func patchedFields(pod *podFields) any {
 	type affinity struct {
 		NodeAffinity *corev1.NodeAffinity `json:"nodeAffinity,omitempty"`
 	}
+	// A container's env, at the container's index: the patch adds
+	// QEMU_CPU to it and touches no other field of the container.
+	type containerEnv struct {
+		Env []corev1.EnvVar `json:"env,omitempty"`
+	}
 	type spec struct {
 		Affinity        *affinity                         `json:"affinity,omitempty"`
 		SchedulingGates []corev1.PodSchedulingGate        `json:"schedulingGates,omitempty"`
 		Spread          []corev1.TopologySpreadConstraint `json:"topologySpreadConstraints,omitempty"`
+		InitContainers  []containerEnv                    `json:"initContainers,omitempty"`
+		Containers      []containerEnv                    `json:"containers,omitempty"`
 	}
 	var out struct {
 		Metadata metadata `json:"metadata"`
@@ -86,5 +98,11 @@ func patchedFields(pod *podFields) any {
 	}
 	out.Spec.SchedulingGates = pod.Spec.SchedulingGates
 	out.Spec.Spread = pod.Spec.TopologySpreadConstraints
+	for _, c := range pod.Spec.InitContainers {
+		out.Spec.InitContainers = append(out.Spec.InitContainers, containerEnv{c.Env})
+	}
+	for _, c := range pod.Spec.Containers {
+		out.Spec.Containers = append(out.Spec.Containers, containerEnv{c.Env})
+	}
 	return out
 }

@@ -142,6 +142,7 @@ func (p *PodMutator) releaseGated(ctx context.Context, pod *corev1.Pod, resolve 
 		r.Warning = true
 		r.Message += "; narrowed to one alternative per required term of the pod"
 	}
+	keepEmulator(pod, &d)
 	setDecision(pod, "released by the gate controller ("+d.Counts.Gate+"): "+d.Summary, d.Counts)
 	logr.FromContextOrDiscard(ctx).V(1).Info("released", "reason", r.Reason, "requiredTerms", len(d.Required), "narrowed", narrowed)
 	return r

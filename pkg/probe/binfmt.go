@@ -15,79 +15,110 @@ import (
 // BinfmtDir is where binfmt_misc registrations live, relative to the host root.
 const BinfmtDir = "proc/sys/fs/binfmt_misc"
 
-// binfmtBaselines maps a QEMU user-mode binfmt_misc entry to the ISA
-// isamatch credits it with. They are deliberately conservative: which
-// extensions QEMU emulates depends on its version and on the -cpu it
-// defaults to, and binfmt_misc does not say either. A node is credited only
-// with what every QEMU release of the last years runs:
-//
-//   - qemu-riscv64 -> rv64gc, qemu-riscv32 -> rv32gc: the RISC-V baseline
-//     every distribution targets. Newer QEMU default CPUs add V and many Z*
-//     extensions, but older ones (still in Debian stable) do not.
-//   - qemu-aarch64 -> arm64 (Armv8.0 fp+asimd): QEMU's default "max" CPU has
-//     had far more for years, but the base is what arm64 images assume.
-//   - qemu-x86_64 -> x86-64-v2: TCG has run SSE4.2/POPCNT for a long time;
-//     AVX2 (v3) only arrived in QEMU 7.2.
-var binfmtBaselines = map[string]string{
-	"qemu-riscv64": "rv64gc",
-	"qemu-riscv32": "rv32gc",
-	"qemu-aarch64": "arm64",
-	"qemu-x86_64":  "x86-64-v2",
+// binfmtArch maps a QEMU user-mode binfmt_misc entry to the architecture it
+// emulates. What it runs of that architecture is found by running probe
+// programs through it ([Emulator]), never assumed.
+var binfmtArch = map[string]isa.Arch{
+	"qemu-riscv64": isa.RISCV64,
+	"qemu-riscv32": isa.RISCV32,
+	"qemu-aarch64": isa.ARM64,
+	"qemu-x86_64":  isa.AMD64,
 }
 
-// BinfmtISA returns the ISA isamatch credits a binfmt_misc entry name
-// ("qemu-riscv64") with; ok is false for entries isamatch has no
+// BinfmtArch returns the architecture a binfmt_misc entry name
+// ("qemu-riscv64") emulates; ok is false for entries isamatch has no
 // architecture for (qemu-arm, qemu-s390x, ...).
-func BinfmtISA(entry string) (i isa.ISA, ok bool, err error) {
-	spec, ok := binfmtBaselines[entry]
-	if !ok {
-		return isa.ISA{}, false, nil
-	}
-	if strings.HasPrefix(spec, "rv") {
-		i, err = isa.ParseRISCV(spec)
-	} else {
-		i, err = isa.Parse(spec)
-	}
-	if err != nil {
-		return isa.ISA{}, false, fmt.Errorf("baseline %s of %s: %w", spec, entry, err)
-	}
-	return i, true, nil
+func BinfmtArch(entry string) (a isa.Arch, ok bool) {
+	a, ok = binfmtArch[entry]
+	return a, ok
 }
 
 // binfmtEntry is one qemu-* registration.
 type binfmtEntry struct {
 	name    string
 	enabled bool
+	// interpreter is the path the kernel runs the program with, as the
+	// registering process saw it (the host's).
+	interpreter string
+	// flags are the registration's flags ("OCF", "POCF"); F means the
+	// kernel opened the interpreter at registration, so it runs in every
+	// mount namespace, containers included.
+	flags string
 }
 
-// readBinfmt lists the qemu-* entries of binfmt_misc and whether each is
+// fixBinary reports whether the entry has the F (fix binary) flag.
+func (e binfmtEntry) fixBinary() bool { return strings.Contains(e.flags, "F") }
+
+// binfmtState is what binfmt_misc says.
+type binfmtState struct {
+	// mounted is false when the host has no binfmt_misc mounted (no
+	// "status" file): no handler can run anything.
+	mounted bool
+	// globalOff is true when binfmt_misc is mounted but globally disabled.
+	globalOff bool
+	entries   []binfmtEntry
+}
+
+// readBinfmt lists the qemu-* entries of binfmt_misc: whether each is
 // enabled (its first line is "enabled", and the global "status" is not
-// "disabled"). A missing directory means no entries.
-func readBinfmt(fsys fs.FS) ([]binfmtEntry, error) {
+// "disabled"), its interpreter and flags. A missing or unmounted directory
+// means no entries.
+func readBinfmt(fsys fs.FS) (binfmtState, error) {
+	var st binfmtState
+	fi, err := fs.Stat(fsys, BinfmtDir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return st, nil
+	case err != nil:
+		return st, fmt.Errorf("read %s: %w", BinfmtDir, err)
+	case !fi.IsDir():
+		return st, fmt.Errorf("read %s: not a directory", BinfmtDir)
+	}
+	status, err := firstLine(fsys, path.Join(BinfmtDir, "status"))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return st, nil
+	case err != nil:
+		return st, fmt.Errorf("read %s/status: %w", BinfmtDir, err)
+	}
+	st.mounted = true
+	st.globalOff = status == "disabled"
 	entries, err := fs.ReadDir(fsys, BinfmtDir)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil
-		}
-		return nil, fmt.Errorf("read %s: %w", BinfmtDir, err)
+		return st, fmt.Errorf("read %s: %w", BinfmtDir, err)
 	}
-	globalOn := true
-	if first, err := firstLine(fsys, path.Join(BinfmtDir, "status")); err == nil && first == "disabled" {
-		globalOn = false
-	}
-	var out []binfmtEntry
 	for _, e := range entries {
 		if !strings.HasPrefix(e.Name(), "qemu-") || e.IsDir() {
 			continue
 		}
-		first, err := firstLine(fsys, path.Join(BinfmtDir, e.Name()))
+		data, err := fs.ReadFile(fsys, path.Join(BinfmtDir, e.Name()))
 		if err != nil {
-			return nil, fmt.Errorf("read binfmt_misc entry %s: %w", e.Name(), err)
+			return st, fmt.Errorf("read binfmt_misc entry %s: %w", e.Name(), err)
 		}
-		out = append(out, binfmtEntry{name: e.Name(), enabled: globalOn && first == "enabled"})
+		st.entries = append(st.entries, parseBinfmtEntry(e.Name(), string(data), !st.globalOff))
 	}
-	sort.Slice(out, func(a, b int) bool { return out[a].name < out[b].name })
-	return out, nil
+	sort.Slice(st.entries, func(a, b int) bool { return st.entries[a].name < st.entries[b].name })
+	return st, nil
+}
+
+// parseBinfmtEntry reads an entry in the kernel's format: "enabled" or
+// "disabled", then "interpreter <path>", "flags: <letters>", "offset",
+// "magic", "mask" lines.
+func parseBinfmtEntry(name, text string, globalOn bool) binfmtEntry {
+	e := binfmtEntry{name: name}
+	for k, line := range strings.Split(text, "\n") {
+		line = strings.TrimSpace(line)
+		if k == 0 {
+			e.enabled = globalOn && line == "enabled"
+			continue
+		}
+		if v, ok := strings.CutPrefix(line, "interpreter "); ok {
+			e.interpreter = strings.TrimSpace(v)
+		} else if v, ok := strings.CutPrefix(line, "flags:"); ok {
+			e.flags = strings.TrimSpace(v)
+		}
+	}
+	return e
 }
 
 func firstLine(fsys fs.FS, name string) (string, error) {

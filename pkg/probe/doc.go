@@ -21,8 +21,12 @@
 //   - the cross gcc /opt/RISCV/bin/riscv64-unknown-linux-gnu-gcc ("-v"
 //     --with-arch= and "-Q --help=target" -march=): the paper's QEMU
 //     capability, an emulated/cross ISA.
-//   - binfmt_misc qemu-<arch> entries that are enabled: emulated ISAs, each a
-//     conservative baseline (see [BinfmtISA]).
+//   - binfmt_misc qemu-<arch> entries that are enabled and have the F flag:
+//     emulated ISAs, found by running probe programs through them with the
+//     default CPU and the QEMU_CPU values their QEMU accepts ([Emulator],
+//     [ProgramISA]); only what ran counts. [Result.QEMUCPU] is the value to
+//     give a process for what Emulated says, [Result.EmuDefault] what runs
+//     without it, [Result.EmuProblems] why a handler gives nothing.
 //
 // [Result] records which source decided and what every source said, and
 // turns the outcome into node labels ([Result.Labels]) and annotations

@@ -39,6 +39,10 @@ type Options struct {
 	// sets SystemHWProbe on linux/riscv64 builds). Tests leave it nil so the
 	// build machine's kernel never leaks into a fixture's result.
 	HWProbe func() ([]HWProbePair, error)
+	// Emulator, when set, runs probe programs through the host's QEMU
+	// binfmt_misc handlers; nil means no handler is probed, so none gives
+	// emulation labels (each is named in Result.EmuProblems).
+	Emulator *Emulator
 }
 
 // Result is what a node can run.
@@ -55,6 +59,18 @@ type Result struct {
 	Emulated []isa.ISA
 	// EmuSource says where Emulated came from, on one line.
 	EmuSource string
+	// EmuDefault is, per architecture with a usable QEMU handler, what
+	// the handler runs with its default CPU (no QEMU_CPU); Emulated has
+	// what it runs under QEMUCPU.
+	EmuDefault []isa.ISA
+	// QEMUCPU is, per architecture, the QEMU_CPU value under which the
+	// handler runs what Emulated says, when that is more than its default
+	// CPU runs.
+	QEMUCPU map[isa.Arch]string
+	// EmuProblems say why QEMU handlers the host has give no emulation
+	// labels (disabled, no F flag, nothing probed or ran), one sentence
+	// each; empty when there is no handler or every one is used.
+	EmuProblems []string
 	// Failed names the sources (SourceHWProbe, SourceGCC, SourceCrossGCC)
 	// that were there but failed without failing the probe: a gcc that
 	// crashed, a hwprobe syscall error. A missing gcc is not a failure.
@@ -68,22 +84,35 @@ func (r Result) Labels() map[string]string {
 }
 
 // Annotations returns the node annotations for r. The qemu.isamatch.io/
-// ones are absent when the node has no emulation or cross capability, so
-// reconciling removes stale ones.
+// ones are absent when the node has no emulation or cross capability (and
+// no QEMU handler it could not use), so reconciling removes stale ones.
 func (r Result) Annotations() map[string]string {
 	a := map[string]string{
 		isa.NativeISAAnnotation:    r.Native.Short(),
 		isa.NativeSourceAnnotation: r.NativeSource,
 	}
 	if len(r.Emulated) > 0 {
-		shorts := make([]string, len(r.Emulated))
-		for i, e := range r.Emulated {
-			shorts[i] = e.Short()
-		}
-		a[isa.EmuISAAnnotation] = strings.Join(shorts, ",")
+		a[isa.EmuISAAnnotation] = shorts(r.Emulated)
+	}
+	if len(r.Emulated) > 0 || len(r.EmuProblems) > 0 {
 		a[isa.EmuSourceAnnotation] = r.EmuSource
 	}
+	if len(r.EmuDefault) > 0 {
+		a[isa.EmuDefaultISAAnnotation] = shorts(r.EmuDefault)
+	}
+	for arch, v := range r.QEMUCPU {
+		a[isa.QEMUCPUAnnotation(arch)] = v
+	}
 	return a
+}
+
+// shorts is the short forms of isas, comma-separated.
+func shorts(isas []isa.ISA) string {
+	out := make([]string, len(isas))
+	for i, e := range isas {
+		out[i] = e.Short()
+	}
+	return strings.Join(out, ",")
 }
 
 // Probe inspects the host root and returns what the node runs natively and
@@ -116,7 +145,7 @@ func Probe(ctx context.Context, opts Options) (Result, error) {
 	if err := probeNative(ctx, fsys, runner, nativeGCC, opts.HWProbe, &res); err != nil {
 		return Result{}, err
 	}
-	if err := probeEmulated(ctx, fsys, runner, crossGCC, &res); err != nil {
+	if err := probeEmulated(ctx, fsys, runner, crossGCC, opts.Emulator, &res); err != nil {
 		return Result{}, err
 	}
 	return res, nil
@@ -271,7 +300,7 @@ func parseMarch(march string) (isa.ISA, error) {
 
 func isRISCV(a isa.Arch) bool { return a == isa.RISCV64 || a == isa.RISCV32 }
 
-func probeEmulated(ctx context.Context, fsys fs.FS, runner Runner, crossPaths []string, res *Result) error {
+func probeEmulated(ctx context.Context, fsys fs.FS, runner Runner, crossPaths []string, em *Emulator, res *Result) error {
 	byArch := map[isa.Arch]isa.ISA{}
 	add := func(source string, i isa.ISA) error {
 		if cur, ok := byArch[i.Arch]; ok {
@@ -300,25 +329,43 @@ func probeEmulated(ctx context.Context, fsys fs.FS, runner Runner, crossPaths []
 			}
 		}
 	}
-	entries, err := readBinfmt(fsys)
+	st, err := readBinfmt(fsys)
 	if err != nil {
 		return sourceErr(SourceBinfmt, err)
 	}
-	for _, e := range entries {
-		if !e.enabled {
+	if st.globalOff && len(st.entries) > 0 {
+		res.EmuProblems = append(res.EmuProblems, "binfmt_misc is disabled on the host (its status is \"disabled\"): no handler runs anything; no emulation labels (echo 1 > /proc/sys/fs/binfmt_misc/status)")
+	}
+	for _, e := range st.entries {
+		arch, known := BinfmtArch(e.name)
+		switch {
+		case !known:
+			if e.enabled {
+				parts = append(parts, "binfmt "+e.name+" enabled (no isamatch architecture)")
+			}
+			continue
+		case !e.enabled:
 			parts = append(parts, "binfmt "+e.name+" disabled")
+			if !st.globalOff {
+				res.EmuProblems = append(res.EmuProblems, fmt.Sprintf("binfmt_misc handler %s is disabled: no %s emulation labels (echo 1 > /proc/sys/fs/binfmt_misc/%s)", e.name, arch, e.name))
+			}
 			continue
 		}
-		i, ok, err := BinfmtISA(e.name)
-		if err != nil {
-			return sourceErr(SourceBinfmt, err)
-		}
-		if !ok {
-			parts = append(parts, "binfmt "+e.name+" enabled (no isamatch architecture)")
+		out := em.probeHandler(ctx, runner, fsys, e, arch)
+		parts = append(parts, out.report)
+		if !out.ok {
+			res.EmuProblems = append(res.EmuProblems, out.problem)
 			continue
 		}
-		parts = append(parts, fmt.Sprintf("binfmt %s enabled (baseline %s)", e.name, binfmtBaselines[e.name]))
-		if err := add(SourceBinfmt, i); err != nil {
+		r := out.result
+		res.EmuDefault = append(res.EmuDefault, r.def)
+		if r.qemuCPU != "" {
+			if res.QEMUCPU == nil {
+				res.QEMUCPU = map[isa.Arch]string{}
+			}
+			res.QEMUCPU[arch] = r.qemuCPU
+		}
+		if err := add(SourceBinfmt, r.best); err != nil {
 			return err
 		}
 	}
@@ -330,10 +377,13 @@ func probeEmulated(ctx context.Context, fsys fs.FS, runner Runner, crossPaths []
 	for _, a := range archs {
 		res.Emulated = append(res.Emulated, byArch[isa.Arch(a)])
 	}
-	if len(parts) == 0 {
-		res.EmuSource = "none: no cross gcc, no qemu binfmt_misc entry"
-	} else {
+	switch {
+	case len(parts) > 0:
 		res.EmuSource = strings.Join(parts, "; ")
+	case !st.mounted:
+		res.EmuSource = "none: no cross gcc, binfmt_misc not mounted"
+	default:
+		res.EmuSource = "none: no cross gcc, no qemu binfmt_misc entry"
 	}
 	return nil
 }

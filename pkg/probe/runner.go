@@ -95,8 +95,15 @@ func NewRunner(hostRoot string, timeout time.Duration) *ExecRunner {
 	return r
 }
 
-// Run implements [Runner].
+// Run implements [Runner]. The command's environment is LC_ALL=C (gcc's
+// messages are parsed), PATH and TMPDIR.
 func (r *ExecRunner) Run(ctx context.Context, file string, args ...string) ([]byte, error) {
+	return r.RunEnv(ctx, nil, file, args...)
+}
+
+// RunEnv is Run with env as the command's whole environment; nil means
+// Run's.
+func (r *ExecRunner) RunEnv(ctx context.Context, env []string, file string, args ...string) ([]byte, error) {
 	if !path.IsAbs(file) {
 		return nil, fmt.Errorf("run %s: path must be absolute inside the host root", file)
 	}
@@ -136,8 +143,11 @@ func (r *ExecRunner) Run(ctx context.Context, file string, args ...string) ([]by
 	if err := isolate(cmd, chroot, r.Credential); err != nil {
 		return nil, fmt.Errorf("run %s: %w", file, err)
 	}
-	// gcc's messages must not be translated: we parse them.
-	cmd.Env = []string{"LC_ALL=C", "PATH=/usr/local/bin:/usr/bin:/bin", "TMPDIR=/tmp"}
+	cmd.Env = env
+	if env == nil {
+		// gcc's messages must not be translated: we parse them.
+		cmd.Env = []string{"LC_ALL=C", "PATH=/usr/local/bin:/usr/bin:/bin", "TMPDIR=/tmp"}
+	}
 	cmd.WaitDelay = time.Second
 	out := &cappedBuffer{limit: maxOut}
 	cmd.Stdout = out

@@ -94,3 +94,21 @@ func binaryImage(bin, path, arch string) (v1.Image, error) {
 	cf.Config.User = "65535"
 	return mutate.ConfigFile(img, cf)
 }
+
+// PushProgram pushes an image of the one static program bin, built for
+// arch, as its entrypoint /program, to ref (a plain-HTTP registry): an
+// image of that architecture only.
+func PushProgram(ctx context.Context, bin, arch, ref string) error {
+	tag, err := name.ParseReference(ref, name.Insecure)
+	if err != nil {
+		return fmt.Errorf("parse %s: %w", ref, err)
+	}
+	img, err := binaryImage(bin, "/program", arch)
+	if err != nil {
+		return err
+	}
+	if err := remote.Write(tag, img, remote.WithContext(ctx)); err != nil {
+		return fmt.Errorf("push %s: %w", ref, err)
+	}
+	return nil
+}

@@ -19,7 +19,7 @@ const CNIBinDir = "/usr/lib/cni"
 
 // NodePackages are the Debian packages a node needs beside the binaries
 // `hack/controlplane.sh node` builds; `hack/deps.sh node` installs them.
-var NodePackages = []string{"runc", "containernetworking-plugins", "iptables", "conntrack"}
+var NodePackages = []string{"runc", "containernetworking-plugins", "iptables", "conntrack", "qemu-user-static"}
 
 // Missing is a prerequisite that `hack/deps.sh node` or
 // `hack/controlplane.sh node` provides: under CI its absence is a failure.

@@ -1,0 +1,249 @@
+package mutate
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/isamatch/isamatch/pkg/inventory"
+	"github.com/isamatch/isamatch/pkg/isa"
+)
+
+const qemuV = "rv64,v=true,Zfh=true"
+
+// emulatingCluster is an x86 node whose QEMU runs rv64gcv under qemuV, and
+// the paper's IMFD riscv64 node.
+func emulatingCluster(t *testing.T) (map[string]map[string]string, *inventory.Emulators) {
+	t.Helper()
+	nodes := map[string]map[string]string{
+		"x86": nodeLabels(t, "amd64", "x86-64-v3", "rv64gcv_zfh"),
+		"rv":  nodeLabels(t, "riscv64", "rv64imfd"),
+	}
+	em := inventory.NewEmulators()
+	em.Set("x86", nodes["x86"], map[string]string{isa.QEMUCPUAnnotation(isa.RISCV64): qemuV})
+	em.Set("rv", nodes["rv"], nil)
+	return nodes, em
+}
+
+// TestEmulatedImageRunsOnTheEmulatingNode: a riscv64-only image with
+// isa.qemu runs where the node emulates the request (the image runs through
+// the emulator), not only on native riscv64 nodes. Without emulatedAlt the
+// emulation term also required kubernetes.io/arch=riscv64, which no
+// emulating x86 node has.
+func TestEmulatedImageRunsOnTheEmulatingNode(t *testing.T) {
+	nodes, em := emulatingCluster(t)
+	m := NewPodMutator(&fakeResolver{images: testImages()}, inventory.NewStatic(nodes), Options{Emulators: em})
+	tests := []struct {
+		name, qemu, image string
+		want              map[string]bool // node -> admitted
+	}{
+		{name: "V, riscv64 image: the emulating x86 node", qemu: "rv64gcv", image: "riscv:1", want: map[string]bool{"x86": true, "rv": false}},
+		{name: "D, riscv64 image: the emulator or the native node", qemu: "rv64imfd", image: "riscv:1", want: map[string]bool{"x86": true, "rv": true}},
+		{name: "an RVA23 image needs an emulator that runs RVA23", qemu: "rv64gcv", image: "rva23:1", want: map[string]bool{"x86": false, "rv": false}},
+		{name: "an amd64 image runs natively beside the emulator", qemu: "rv64gcv", image: "amd64:1", want: map[string]bool{"x86": true, "rv": false}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			req := admissionRequest(t, podSpec{annotations: map[string]string{isa.QEMUAnnotation: tc.qemu}, images: []string{tc.image}}.pod())
+			resp := m.Handle(t.Context(), req)
+			if !resp.Allowed {
+				t.Fatalf("denied: %v", resp.Result)
+			}
+			pod := applyPatch(t, req, resp)
+			got := map[string]bool{}
+			for name, labels := range nodes {
+				got[name] = admits(pod, name, labels)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("admitted nodes (-want +got):\n%s\ndecision: %s", diff, pod.Annotations[isa.DecisionAnnotation])
+			}
+		})
+	}
+}
+
+func TestQEMUCPUInjection(t *testing.T) {
+	nodes, em := emulatingCluster(t)
+	own := corev1.EnvVar{Name: isa.QEMUCPUEnv, Value: "rv64"}
+	pod := func(qemu string) *corev1.Pod {
+		p := podSpec{images: []string{"riscv:1", "riscv:1"}, initImages: []string{"riscv:1"}}
+		if qemu != "" {
+			p.annotations = map[string]string{isa.QEMUAnnotation: qemu}
+		}
+		pd := p.pod()
+		pd.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "K", Value: "v"}}
+		pd.Spec.Containers[1].Env = []corev1.EnvVar{own}
+		return pd
+	}
+	tests := []struct {
+		name    string
+		pod     *corev1.Pod
+		opts    Options
+		wantEnv map[string][]corev1.EnvVar // container -> env after
+		want    *EmulatorSetting
+		clause  string
+	}{
+		{
+			name: "routed to emulation: set where the container has none",
+			pod:  pod("rv64gcv"),
+			opts: Options{Emulators: em},
+			wantEnv: map[string][]corev1.EnvVar{
+				"i0": {{Name: isa.QEMUCPUEnv, Value: qemuV}},
+				"c0": {{Name: "K", Value: "v"}, {Name: isa.QEMUCPUEnv, Value: qemuV}},
+				"c1": {own},
+			},
+			want:   &EmulatorSetting{QEMUCPU: qemuV, Set: []string{"i0", "c0"}, Own: []string{"c1"}, Nodes: 1},
+			clause: "emulator: QEMU_CPU=" + qemuV + " set in i0,c0 (recorded by 1 of 1 emulating nodes); c1 set their own",
+		},
+		{
+			name:    "injection off",
+			pod:     pod("rv64gcv"),
+			wantEnv: map[string][]corev1.EnvVar{"i0": nil, "c0": {{Name: "K", Value: "v"}}, "c1": {own}},
+			want:    &EmulatorSetting{Reason: EmulatorOff},
+			clause:  "emulator: QEMU_CPU not set (--qemu-cpu=off)",
+		},
+		{
+			name:    "no node emulates the request: nothing set, the decision says what emulation runs",
+			pod:     pod("rv64gcv_zvbc"),
+			opts:    Options{Emulators: em},
+			wantEnv: map[string][]corev1.EnvVar{"i0": nil, "c0": {{Name: "K", Value: "v"}}, "c1": {own}},
+			want:    &EmulatorSetting{Reason: EmulatorNoNode, Best: mustISA(t, "rv64gcv_zfh").Short()},
+			clause:  "emulator: no node emulates the request; emulating nodes run at most rv64",
+		},
+		{
+			name:    "no isa.qemu: no emulator part",
+			pod:     pod(""),
+			opts:    Options{Emulators: em},
+			wantEnv: map[string][]corev1.EnvVar{"i0": nil, "c0": {{Name: "K", Value: "v"}}, "c1": {own}},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m := NewPodMutator(&fakeResolver{images: testImages()}, inventory.NewStatic(nodes), tc.opts)
+			req := admissionRequest(t, tc.pod)
+			resp := m.Handle(t.Context(), req)
+			if !resp.Allowed {
+				t.Fatalf("denied: %v", resp.Result)
+			}
+			for _, op := range resp.Patches {
+				if strings.HasPrefix(op.Path, "/spec/containers") || strings.HasPrefix(op.Path, "/spec/initContainers") {
+					if !strings.Contains(op.Path, "/env") {
+						t.Errorf("patch op %s %s touches a container field other than env", op.Operation, op.Path)
+					}
+				}
+			}
+			got := applyPatch(t, req, resp)
+			gotEnv := map[string][]corev1.EnvVar{}
+			for _, c := range append(got.Spec.InitContainers, got.Spec.Containers...) {
+				gotEnv[c.Name] = c.Env
+			}
+			if diff := cmp.Diff(tc.wantEnv, gotEnv); diff != "" {
+				t.Errorf("env (-want +got):\n%s", diff)
+			}
+			counts, err := ParseDecisionCounts(got.Annotations[isa.DecisionCountsAnnotation])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, counts.Emulator); diff != "" {
+				t.Errorf("decision counts' emulator (-want +got):\n%s", diff)
+			}
+			if line := got.Annotations[isa.DecisionAnnotation]; !strings.Contains(line, tc.clause) {
+				t.Errorf("decision %q does not contain %q", line, tc.clause)
+			}
+			again := m.Handle(t.Context(), admissionRequest(t, got))
+			if len(again.Patches) != 0 {
+				t.Errorf("second admission patches %v, want none", again.Patches)
+			}
+		})
+	}
+}
+
+func TestEmulatorSettingChoice(t *testing.T) {
+	rv := mustISA(t, "rv64gcv")
+	arm := mustISA(t, "arm64+sve")
+	tests := []struct {
+		name  string
+		nodes map[string][2]string // name -> (emulated, QEMU_CPU)
+		req   []isa.ISA
+		want  EmulatorSetting
+	}{
+		{
+			name:  "the value most nodes record",
+			nodes: map[string][2]string{"a": {"rv64gcv", "rv64,v=true"}, "b": {"rv64gcv", "rv64,v=true"}, "c": {"rv64gcv", "max"}},
+			req:   []isa.ISA{rv},
+			want:  EmulatorSetting{QEMUCPU: "rv64,v=true", Nodes: 2, Others: 1},
+		},
+		{
+			name:  "a tie: a value beats none, the smaller value wins",
+			nodes: map[string][2]string{"a": {"rv64gcv", "rv64,v=true"}, "b": {"rv64gcv", "max"}, "c": {"rv64gcv", ""}},
+			req:   []isa.ISA{rv},
+			want:  EmulatorSetting{QEMUCPU: "max", Nodes: 1, Others: 2},
+		},
+		{
+			name:  "nodes whose default CPU runs it",
+			nodes: map[string][2]string{"a": {"rv64gcv", ""}, "b": {"rv64gcv", ""}, "c": {"rv64gcv", "max"}},
+			req:   []isa.ISA{rv},
+			want:  EmulatorSetting{Reason: EmulatorDefault, Nodes: 2, Others: 1},
+		},
+		{
+			name:  "only nodes that emulate the request count",
+			nodes: map[string][2]string{"a": {"rv64gc", "rv64"}, "b": {"rv64gcv", "max"}},
+			req:   []isa.ISA{rv},
+			want:  EmulatorSetting{QEMUCPU: "max", Nodes: 1},
+		},
+		{
+			name:  "two architectures: QEMU_CPU names one CPU",
+			nodes: map[string][2]string{"a": {"rv64gcv", "max"}, "b": {"arm64+sve", "max"}},
+			req:   []isa.ISA{rv, arm},
+			want:  EmulatorSetting{Reason: EmulatorSeveralArchitectures, Others: 2},
+		},
+		{
+			name:  "a value outside QEMU's -cpu syntax is not used",
+			nodes: map[string][2]string{"a": {"rv64gcv", "max;rm -rf /"}},
+			req:   []isa.ISA{rv},
+			want:  EmulatorSetting{Reason: EmulatorDefault, Nodes: 1},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			em := inventory.NewEmulators()
+			for name, n := range tc.nodes {
+				labels := nodeLabels(t, "amd64", "x86-64-v3", n[0])
+				em.Set(name, labels, map[string]string{isa.QEMUCPUAnnotation(mustISA(t, n[0]).Arch): n[1]})
+			}
+			p := NewPodMutator(nil, inventory.NewStatic(nil), Options{Emulators: em})
+			got := p.emulatorSetting(&isa.Request{Alternatives: tc.req})
+			if diff := cmp.Diff(&tc.want, got); diff != "" {
+				t.Errorf("setting (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestReleaseKeepsTheEmulatorSetting: the gate controller's decision keeps
+// what admission set in the containers.
+func TestReleaseKeepsTheEmulatorSetting(t *testing.T) {
+	nodes, em := emulatingCluster(t)
+	m := NewPodMutator(&fakeResolver{images: testImages()}, inventory.NewStatic(nodes), Options{Emulators: em, Resolve: ResolveGate})
+	req := admissionRequest(t, podSpec{annotations: map[string]string{isa.QEMUAnnotation: "rv64gcv"}, images: []string{"riscv:1"}}.pod())
+	pod := applyPatch(t, req, m.Handle(t.Context(), req))
+	if !HasGate(pod.Spec.SchedulingGates) {
+		t.Fatalf("pod not gated: %v", pod.Spec.SchedulingGates)
+	}
+	if r := m.ReleaseGated(t.Context(), pod, true); r.Reason != ReleaseResolved {
+		t.Fatalf("release: %+v", r)
+	}
+	counts, err := ParseDecisionCounts(pod.Annotations[isa.DecisionCountsAnnotation])
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(counts.Emulator)
+	if counts.Emulator == nil || counts.Emulator.QEMUCPU != qemuV {
+		t.Errorf("emulator after release = %s, want QEMU_CPU %s", b, qemuV)
+	}
+	if line := pod.Annotations[isa.DecisionAnnotation]; !strings.Contains(line, "released by the gate controller") || !strings.Contains(line, "emulator: QEMU_CPU="+qemuV) {
+		t.Errorf("decision after release %q does not keep the emulator clause", line)
+	}
+}
