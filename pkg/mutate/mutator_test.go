@@ -317,9 +317,10 @@ func TestHandle(t *testing.T) {
 					t.Errorf("warning %d = %q, want it to contain %q", k, resp.Warnings[k], s)
 				}
 			}
-			decision := pod.Annotations[isa.DecisionAnnotation]
+			stored(t, pod)
+			decision := summaryOf(t, m, req)
 			if decision == "" || strings.Contains(decision, "\n") {
-				t.Errorf("decision annotation %q is not one line", decision)
+				t.Errorf("decision line %q is not one line", decision)
 			}
 			for _, s := range tc.wantDecision {
 				if !strings.Contains(decision, s) {
