@@ -98,6 +98,6 @@ func scaleJoinRows(ctx context.Context, e *Env, o ScaleOptions, t *Table) error 
 	t.Add(Row{Section: "4 scale", Name: fmt.Sprintf("a joining node ranked: %d nodes of a new group at %.0f/s (joined in %s), creation to the first decision counting it, p50 / p99 / max",
 		o.JoinNodes, o.JoinRate, joined.Round(time.Millisecond)),
 		Figure: fmt.Sprintf("%s / %s / %s", Percentile(lat, 0.5).Round(time.Millisecond), Percentile(lat, 0.99).Round(time.Millisecond), Percentile(lat, 1).Round(time.Millisecond)),
-		Goal: "measured", Verdict: Info})
+		Goal:   "measured", Verdict: Info})
 	return nil
 }

@@ -209,14 +209,14 @@ func (r scaleResult) rows(t *Table, o ScaleOptions) {
 	p99w, p99n := Percentile(w.latencies, 0.99), Percentile(n.latencies, 0.99)
 	t.Add(Row{Section: "4 scale", Name: fmt.Sprintf("admission p50 / p99, %d pods through isamatch (no webhook: %s / %s)", len(w.latencies), p50n.Round(time.Microsecond), p99n.Round(time.Microsecond)),
 		Figure: fmt.Sprintf("%s / %s (+%s / +%s)", p50w.Round(time.Microsecond), p99w.Round(time.Microsecond), (p50w - p50n).Round(time.Microsecond), (p99w - p99n).Round(time.Microsecond)),
-		Goal: "measured", Verdict: Info})
+		Goal:   "measured", Verdict: Info})
 	t.Add(Row{Section: "4 scale", Name: "pod creation throughput, isamatch / no webhook (median of batches)",
 		Figure: fmt.Sprintf("%.0f / %.0f pods/s = %.2f", Median(w.created), Median(n.created), Median(w.created)/Median(n.created)),
-		Goal: "measured", Verdict: Info, Runs: runsText("%.0f", w.created)})
+		Goal:   "measured", Verdict: Info, Runs: runsText("%.0f", w.created)})
 	ratio := Median(w.schedule) / Median(n.schedule)
 	t.Add(Row{Section: "4 scale", Name: "scheduling throughput with isamatch's affinity / without (median of batches)",
 		Figure: fmt.Sprintf("%.0f / %.0f pods/s = %.2f", Median(w.schedule), Median(n.schedule), ratio),
-		Goal: ">= 0.95", Verdict: verdict(ratio >= 0.95), Runs: runsText("%.0f", w.schedule)})
+		Goal:   ">= 0.95", Verdict: verdict(ratio >= 0.95), Runs: runsText("%.0f", w.schedule)})
 	added := w.bytes - n.bytes
 	t.Add(Row{Section: "4 scale", Name: fmt.Sprintf("bytes a pod gains in etcd (protobuf, mean of %d pods each; the same pod without isamatch: %.0f)", o.Sample, n.bytes),
 		Figure: fmt.Sprintf("%.0f", added), Goal: "<= 600", Verdict: verdict(added <= 600)})
