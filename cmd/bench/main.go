@@ -111,6 +111,9 @@ func parseArgs(fs *flag.FlagSet, args []string) (bench.Options, error) {
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
 func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "scale" {
+		return runScale(args[1:], stdout, stderr)
+	}
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	o, err := parseArgs(fs, args)

@@ -87,3 +87,31 @@ func TestRunWithoutAssets(t *testing.T) {
 		t.Errorf("stderr = %q, want it to name KUBEBUILDER_ASSETS", stderr.String())
 	}
 }
+
+func TestParseScaleArgs(t *testing.T) {
+	for _, tc := range []struct {
+		args    []string
+		wantErr string
+	}{
+		{args: nil},
+		{args: []string{"--nodes=1000", "--pods=10000", "--batches=4"}},
+		{args: []string{"--nodes=50"}, wantErr: "--nodes=50: want 100..20000"},
+		{args: []string{"--pods=1000", "--batches=3"}, wantErr: "--batches=3: want a positive divisor of --pods=1000"},
+		{args: []string{"--join-rate=0"}, wantErr: "--join-rate=0"},
+		{args: []string{"extra"}, wantErr: "takes flags only"},
+	} {
+		fs := flag.NewFlagSet("bench scale", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		o, err := parseScaleArgs(fs, tc.args)
+		got := ""
+		if err != nil {
+			got = err.Error()
+		}
+		if (tc.wantErr == "") != (got == "") || !strings.Contains(got, tc.wantErr) {
+			t.Errorf("parseScaleArgs(%q) = %q, want %q", tc.args, got, tc.wantErr)
+		}
+		if tc.args == nil && (o.Nodes != 5000 || o.Pods != 50000) {
+			t.Errorf("defaults: %d nodes, %d pods; want 5000 and 50000", o.Nodes, o.Pods)
+		}
+	}
+}

@@ -146,9 +146,11 @@ func TestReinvocationIdempotent(t *testing.T) {
 			}
 			p.Labels["injected"] = "true"
 		}},
+		// The stored decision holds numbers, not image references: the
+		// same platforms give the same decision, so nothing to patch.
 		{name: "tag rewritten to its digest", later: func(p *corev1.Pod) {
 			p.Spec.Containers[0].Image = rig.byDigest(t, multi)
-		}, wantPaths: []string{"/metadata/annotations"}},
+		}},
 		{name: "sidecar of the same image", later: func(p *corev1.Pod) {
 			p.Spec.Containers = append(p.Spec.Containers, corev1.Container{Name: "sidecar", Image: multi})
 		}},

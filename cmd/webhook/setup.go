@@ -47,7 +47,8 @@ import (
 //     handler through mgr.GetWebhookServer();
 //  5. the gate controller (unless --resolve=sync or --gate-controller=false),
 //     which runs on the elected leader only;
-//  6. the pod events (unless --pod-events=false), on the elected leader;
+//  6. the pod events (unless --pod-events=false), on the elected leader,
+//     with the handler explaining each decision again for its Event;
 //  7. the health and readiness checks.
 //
 // The order of 4 is the one that matters. controller-runtime adds the
@@ -105,7 +106,7 @@ func setup(cfg *rest.Config, o options) (manager.Manager, error) {
 		}
 	}
 	if o.podEvents {
-		if err := podevents.Setup(mgr, podevents.Options{}); err != nil {
+		if err := podevents.Setup(mgr, podevents.Options{Explain: handler.Explain}); err != nil {
 			return nil, err
 		}
 	}

@@ -10,9 +10,10 @@ import (
 	"time"
 )
 
-// MemStatus is a process's resident memory from /proc/<pid>/status, in KiB.
+// MemStatus is a process's resident memory from /proc/<pid>/status, in KiB;
+// VmHWM is its peak.
 type MemStatus struct {
-	VmRSS, RssAnon, RssFile int64
+	VmRSS, RssAnon, RssFile, VmHWM int64
 }
 
 // MiB formats KiB as MiB.
@@ -47,6 +48,8 @@ func ReadMemStatus(pid int) (MemStatus, error) {
 			m.RssAnon = n
 		case "RssFile":
 			m.RssFile = n
+		case "VmHWM":
+			m.VmHWM = n
 		}
 	}
 	if m.VmRSS == 0 {

@@ -2,6 +2,7 @@ package democluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -172,10 +173,10 @@ func SetUpNamespace(ctx context.Context, c client.Client, ns string, labels map[
 
 // WaitDecisionCount calls admit every interval, up to timeout, until the
 // pod annotations it returns (from a dry-run pod admission) say, in the
-// machine-readable decision counts, that the webhook's inventory matched
-// want nodes: the webhook serves and has seen every node. It returns the
-// last human decision line, or a note saying there was none, for the
-// caller's error message.
+// stored decision (mutate.ParseDecision), that the webhook's inventory
+// matched want nodes: the webhook serves and has seen every node. It
+// returns the last decision annotation, or a note saying there was none,
+// for the caller's error message.
 func WaitDecisionCount(ctx context.Context, interval, timeout time.Duration, want int, admit func(context.Context) (map[string]string, error)) (last string, err error) {
 	err = wait.PollUntilContextTimeout(ctx, interval, timeout, true, func(ctx context.Context) (bool, error) {
 		ann, err := admit(ctx)
@@ -183,13 +184,12 @@ func WaitDecisionCount(ctx context.Context, interval, timeout time.Duration, wan
 			return false, err
 		}
 		last = ann[isa.DecisionAnnotation]
-		raw, ok := ann[isa.DecisionCountsAnnotation]
-		if !ok {
+		c, err := mutate.ParseDecision(ann)
+		if errors.Is(err, mutate.ErrNoDecision) {
 			return false, nil
 		}
-		c, err := mutate.ParseDecisionCounts(raw)
 		if err != nil {
-			return false, fmt.Errorf("decode %s %q: %w", isa.DecisionCountsAnnotation, raw, err)
+			return false, fmt.Errorf("decode the decision %q: %w", last, err)
 		}
 		return c.RequiredNodes == want, nil
 	})

@@ -39,6 +39,11 @@ func TestWaitDecisionCount(t *testing.T) {
 			errAt: -1, want: 3, wantLast: "three", wantCalls: 3,
 		},
 		{
+			name:      "the stored decision",
+			decisions: []map[string]string{ann(`{"nodes":2}`, ""), ann(`{"nodes":3,"tiers":[[100,1,3]]}`, "")},
+			errAt:     -1, want: 3, wantLast: `{"nodes":3,"tiers":[[100,1,3]]}`, wantCalls: 2,
+		},
+		{
 			name:      "human line without counts never matches",
 			decisions: []map[string]string{ann("riscv64 (1 node now)", "")},
 			errAt:     -1, want: 1, wantLast: "riscv64 (1 node now)", wantErr: true,

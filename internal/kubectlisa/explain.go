@@ -19,9 +19,13 @@ import (
 // Explanation is why a pod is placed where it is.
 type Explanation struct {
 	Pod string `json:"pod"`
-	// Decided is true when the webhook wrote its decision annotation.
+	// Decided is true when the webhook wrote its decision annotation;
+	// Decision is that annotation (the decision's numbers) and Detail the
+	// readable decision of the pod's newest isamatch Event (IsamatchDecided,
+	// or the gate controller's release), "" once Events have expired.
 	Decided  bool   `json:"decided"`
 	Decision string `json:"decision,omitempty"`
+	Detail   string `json:"detail,omitempty"`
 	// Request and QEMU are what the pod asks for, with the key each came
 	// from; RequestError is the denial a malformed one gets.
 	Request      *Asked       `json:"request,omitempty"`
@@ -89,18 +93,51 @@ func Explain(ctx context.Context, cs kubernetes.Interface, ns, name string) (Exp
 	if err != nil {
 		return Explanation{}, err
 	}
-	return explain(pod, nodes), nil
+	detail, err := decisionEvent(ctx, cs, pod)
+	if err != nil {
+		return Explanation{}, err
+	}
+	return explain(pod, nodes, detail), nil
 }
 
-func explain(pod *corev1.Pod, nodes []corev1.Node) Explanation {
+// decisionEvent returns the note of the newest isamatch Event on pod that
+// carries its readable decision, "" when there is none.
+func decisionEvent(ctx context.Context, cs kubernetes.Interface, pod *corev1.Pod) (string, error) {
+	list, err := cs.CoreV1().Events(pod.Namespace).List(ctx, metav1.ListOptions{
+		FieldSelector: "involvedObject.kind=Pod,involvedObject.name=" + pod.Name,
+	})
+	if err != nil {
+		return "", fmt.Errorf("list events of pod %s/%s: %w", pod.Namespace, pod.Name, err)
+	}
+	var newest *corev1.Event
+	for k := range list.Items {
+		e := &list.Items[k]
+		if e.InvolvedObject.UID != pod.UID || !strings.HasPrefix(e.Reason, "Isamatch") || (e.Reason != "IsamatchDecided" && e.Action != "Release") {
+			continue
+		}
+		if newest == nil || e.EventTime.After(newest.EventTime.Time) {
+			newest = e
+		}
+	}
+	if newest == nil {
+		return "", nil
+	}
+	return newest.Message, nil
+}
+
+func explain(pod *corev1.Pod, nodes []corev1.Node, detail string) Explanation {
 	ex := Explanation{Pod: pod.Namespace + "/" + pod.Name, Images: []ImageEntry{}, Required: []string{}, Tiers: []Tier{}}
 	decision, ok := pod.Annotations[isa.DecisionAnnotation]
 	ex.Decided = ok
 	if ok {
 		ex.Decision = clean(decision, maxDecision)
-		if t, found := summaryPart(decision, "required"); found {
-			ex.RequiredText = clean(t, 4*maxShown)
-		}
+	}
+	if !strings.HasPrefix(decision, "{") {
+		detail = decision // the readable line of the earlier format
+	}
+	ex.Detail = clean(detail, maxDecision)
+	if t, found := summaryPart(detail, "required"); found {
+		ex.RequiredText = clean(t, 4*maxShown)
 	}
 
 	in, msg := mutate.PodInput(pod.ObjectMeta)
@@ -112,7 +149,7 @@ func explain(pod *corev1.Pod, nodes []corev1.Node) Explanation {
 		ex.QEMU = &Asked{Text: clean(in.QEMUText, maxShown), From: in.QEMUFrom}
 	}
 
-	platforms := summaryImages(decision)
+	platforms := summaryImages(detail)
 	seen := map[string]bool{}
 	for _, c := range slices.Concat(pod.Spec.InitContainers, pod.Spec.Containers) {
 		if seen[c.Image] {
@@ -168,6 +205,9 @@ func writeExplanation(w io.Writer, ex Explanation) error {
 		p("decision:  not decided by isamatch (no %s annotation: the pod or its namespace is ignored, or it was admitted before isamatch or while the webhook was down)\n", isa.DecisionAnnotation)
 	} else {
 		p("decision:  %s\n", ex.Decision)
+		if ex.Detail != "" && ex.Detail != ex.Decision {
+			p("detail:    %s\n", ex.Detail)
+		}
 	}
 	switch {
 	case ex.RequestError != "":

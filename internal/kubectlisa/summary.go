@@ -2,13 +2,14 @@ package kubectlisa
 
 import "strings"
 
-// The decision annotation is a line for people (mutate's summary):
+// The readable decision (mutate's summary, in the pod's isamatch Event, or
+// in the decision annotation of pods admitted before it held the numbers)
+// is a line for people:
 //
 //	request="..." (from); images: REF [os/arch ...] REF [error kind]; required: TEXT (N nodes now); tiers: ...
 //
-// Until the webhook records a machine-readable form, explain takes the two
-// parts it cannot recompute from the pod, the image platforms and the
-// description of the required affinity, from that line.
+// explain takes the two parts it cannot recompute from the pod, the image
+// platforms and the description of the required affinity, from that line.
 
 // maxDecision bounds the annotation explain reads.
 const maxDecision = 16 << 10

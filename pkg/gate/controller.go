@@ -279,7 +279,8 @@ func (r *Reconciler) releaseBare(ctx context.Context, pod *corev1.Pod, cause err
 		next.Annotations = map[string]string{}
 	}
 	msg := "released without isamatch's affinity: the API server refused it"
-	next.Annotations[isa.DecisionAnnotation] = msg
+	next.Annotations[isa.DecisionAnnotation] = mutate.DecisionCounts{Gate: mutate.GateRefused, Reason: msg}.Encode()
+	delete(next.Annotations, isa.DecisionCountsAnnotation)
 	if err := r.Client.Patch(ctx, next, client.MergeFromWithOptions(pod, client.MergeFromWithOptimisticLock{})); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil

@@ -2,6 +2,7 @@ package gate
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -45,6 +46,14 @@ func gatedPod(name, image string, created time.Time, gates ...string) *corev1.Po
 	return pod
 }
 
+// The release events: what was released and the decision's readable line.
+const resolvedEvent = "Normal IsamatchReleased images resolved; request=none; images: app:1 [linux/amd64]; required: arch amd64 (1 node now); tiers: none (scheduler decides)"
+
+func timeoutEvent(image string) string {
+	return "Warning IsamatchGateTimeout released past the gate's time bound, images not resolved are left out of the node affinity; request=none; images: " + image +
+		` [error timeout]; required: nothing (0 nodes now); tiers: none (scheduler decides); warnings: image "` + image + `": platforms unknown (registry lookup exceeded the admission time budget), placed without its constraint`
+}
+
 // TestReconcile: what the controller writes, and the events and metric it
 // records, for each kind of pod it can meet.
 func TestReconcile(t *testing.T) {
@@ -59,16 +68,16 @@ func TestReconcile(t *testing.T) {
 		wantState  string
 	}{
 		{name: "gated and in time: resolved and released", pod: gatedPod("p", "app:1", now.Add(-time.Second), isa.ResolveGate),
-			wantEvents: []string{"Normal IsamatchReleased images resolved; node affinity written: arch amd64"}, wantReason: "resolved", wantState: mutate.GateResolved},
+			wantEvents: []string{resolvedEvent}, wantReason: "resolved", wantState: mutate.GateResolved},
 		{name: "past the bound: released from the cache alone, with a warning", pod: gatedPod("p", "app:1", now.Add(-time.Minute), isa.ResolveGate),
-			wantEvents: []string{"Warning IsamatchGateTimeout released past the gate's time bound; images not resolved are left out of the node affinity: nothing"},
+			wantEvents: []string{timeoutEvent("app:1")},
 			wantReason: "timeout", wantState: mutate.GateTimeout},
 		{name: "a registry that never answers: released at the bound", pod: gatedPod("p", "slow:1", now.Add(-timeout+50*time.Millisecond), isa.ResolveGate),
-			wantEvents: []string{"Warning IsamatchGateTimeout released past the gate's time bound; images not resolved are left out of the node affinity: nothing"},
+			wantEvents: []string{timeoutEvent("slow:1")},
 			wantReason: "timeout", wantState: mutate.GateTimeout},
 		{name: "another gate stays", pod: gatedPod("p", "app:1", now, "kueue.x-k8s.io/admission", isa.ResolveGate),
 			wantGates:  []corev1.PodSchedulingGate{{Name: "kueue.x-k8s.io/admission"}},
-			wantEvents: []string{"Normal IsamatchReleased images resolved; node affinity written: arch amd64"}, wantReason: "resolved", wantState: mutate.GateResolved},
+			wantEvents: []string{resolvedEvent}, wantReason: "resolved", wantState: mutate.GateResolved},
 		{name: "gate removed by someone else: left alone", pod: gatedPod("p", "app:1", now, "kueue.x-k8s.io/admission"),
 			wantGates: []corev1.PodSchedulingGate{{Name: "kueue.x-k8s.io/admission"}}},
 		{name: "deleted: nothing to do"},
@@ -121,12 +130,10 @@ func TestReconcile(t *testing.T) {
 				t.Errorf("gates (-want +got):\n%s", diff)
 			}
 			state := ""
-			if s, ok := pod.Annotations[isa.DecisionCountsAnnotation]; ok {
-				counts, err := mutate.ParseDecisionCounts(s)
-				if err != nil {
-					t.Fatal(err)
-				}
+			if counts, err := mutate.ParseDecision(pod.Annotations); err == nil {
 				state = counts.Gate
+			} else if !errors.Is(err, mutate.ErrNoDecision) {
+				t.Fatal(err)
 			}
 			if state != tc.wantState {
 				t.Errorf("gate state %q, want %q", state, tc.wantState)

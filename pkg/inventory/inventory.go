@@ -3,6 +3,7 @@ package inventory
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -30,6 +31,17 @@ type Group struct {
 	Nodes    int
 	// Name is Native.Short(), computed once for messages.
 	Name string
+	// Members are the group's nodes, sorted by name, with all their
+	// labels: a pod whose own nodeSelector or required affinity excludes
+	// some nodes is ranked among the nodes it can use.
+	Members []Member
+}
+
+// Member is one node of a group. Labels is the informer's map: never
+// modify it.
+type Member struct {
+	Name   string
+	Labels map[string]string
 }
 
 // Snapshot is an immutable view of the inventory. Callers must not modify
@@ -60,11 +72,13 @@ type nodeState struct {
 	fingerprint string // owned labels, canonical; "" when unlabelled
 	group       string // groupKey; "" when unlabelled
 	arch        string
+	labels      map[string]string
 }
 
 type groupState struct {
-	group Group
-	key   string
+	group   Group
+	key     string
+	members map[string]map[string]string // node name -> labels
 }
 
 // maxParsed bounds the memo of parsed label sets (distinct ISA label sets
@@ -192,12 +206,22 @@ func (i *Inventory) setLocked(name string, labels map[string]string) bool {
 	arch := labels[isa.KubeArchLabel]
 	old, existed := i.nodes[name]
 	if existed && old.fingerprint == fp && old.arch == arch {
-		return false
+		if maps.Equal(old.labels, labels) {
+			return false // a status update: the labels are the same
+		}
+		// Labels isamatch does not own changed: a group member's count
+		// for pods that select by them.
+		old.labels = labels
+		i.nodes[name] = old
+		if old.group != "" {
+			i.groups[old.group].members[name] = labels
+		}
+		return old.group != ""
 	}
 	if existed {
 		i.deleteLocked(name)
 	}
-	st := nodeState{fingerprint: fp, arch: arch}
+	st := nodeState{fingerprint: fp, arch: arch, labels: labels}
 	if fp != "" {
 		p, ok := i.parsed[fp]
 		if !ok {
@@ -212,12 +236,13 @@ func (i *Inventory) setLocked(name string, labels map[string]string) bool {
 		if p.key != "" {
 			g := i.groups[p.key]
 			if g == nil {
-				g = &groupState{key: p.key, group: Group{
+				g = &groupState{key: p.key, members: map[string]map[string]string{}, group: Group{
 					ID: isa.GroupID(p.native), Native: p.native, Emulated: p.emulated, Name: p.native.Short(),
 				}}
 				i.groups[p.key] = g
 			}
 			g.group.Nodes++
+			g.members[name] = labels
 			st.group = p.key
 		}
 	}
@@ -237,6 +262,7 @@ func (i *Inventory) deleteLocked(name string) bool {
 	}
 	if st.group != "" {
 		g := i.groups[st.group]
+		delete(g.members, name)
 		if g.group.Nodes--; g.group.Nodes <= 0 {
 			delete(i.groups, st.group)
 		}
@@ -256,7 +282,13 @@ func (i *Inventory) publishLocked() {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		s.Groups = append(s.Groups, i.groups[k].group)
+		g := i.groups[k]
+		grp := g.group
+		grp.Members = make([]Member, 0, len(g.members))
+		for _, n := range slices.Sorted(maps.Keys(g.members)) {
+			grp.Members = append(grp.Members, Member{Name: n, Labels: g.members[n]})
+		}
+		s.Groups = append(s.Groups, grp)
 	}
 	for a, n := range i.arches {
 		if a != "" {

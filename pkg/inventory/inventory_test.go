@@ -178,14 +178,18 @@ func sorted(g ...groupView) []groupView {
 	return g
 }
 
-func TestSnapshotUnchangedByIrrelevantUpdates(t *testing.T) {
+func TestSnapshotOnLabelUpdates(t *testing.T) {
 	inv := NewStatic(map[string]map[string]string{"a": labels(t, "riscv64", "rv64imfd")})
 	before := inv.Snapshot()
 	l := labels(t, "riscv64", "rv64imfd")
-	l["topology.kubernetes.io/zone"] = "z1" // not ours: no new snapshot
-	inv.Set("a", l)
+	inv.Set("a", labels(t, "riscv64", "rv64imfd")) // a status update: the same labels
 	if inv.Snapshot() != before {
-		t.Errorf("an update of labels isamatch does not own built a new snapshot")
+		t.Errorf("an update with the same labels built a new snapshot")
+	}
+	l["topology.kubernetes.io/zone"] = "z1" // not ours: the same groups, parsed once
+	inv.Set("a", l)
+	if got, want := inv.Snapshot().Groups, before.Groups; len(got) != 1 || got[0].ID != want[0].ID || got[0].Members[0].Labels["topology.kubernetes.io/zone"] != "z1" || len(inv.parsed) != 1 {
+		t.Errorf("after a zone label: groups %+v, %d parsed label sets; want the same group with the zone in its member's labels, 1 parse", got, len(inv.parsed))
 	}
 	inv.Set("a", labels(t, "riscv64", "rv64imfdv"))
 	if inv.Snapshot() == before {
@@ -240,11 +244,48 @@ func TestGroupDomainLabelSharesTheParse(t *testing.T) {
 	if len(inv.parsed) != 1 {
 		t.Errorf("%d parsed label sets for 50 nodes of one group, want 1 (the per-node domain label must not split them)", len(inv.parsed))
 	}
-	before := inv.Snapshot()
 	l := isa.WithGroupDomain(labels(t, "riscv64", "rv64imfd"), "renamed")
 	inv.Set("n00", l)
+	if got, _, _ := view(t, inv.Snapshot()); len(inv.parsed) != 1 || !cmp.Equal(want, got) {
+		t.Errorf("a change of the domain label alone: %d parsed label sets, groups %+v; want 1 and the same group", len(inv.parsed), got)
+	}
+}
+
+// TestMembers: each group lists its nodes with all their labels, kept up
+// to date when a label isamatch does not own changes, and a status-only
+// update (the same labels) builds no new snapshot.
+func TestMembers(t *testing.T) {
+	withPool := func(pool string) map[string]string {
+		l := labels(t, "riscv64", "rv64imfd")
+		l["pool"] = pool
+		return l
+	}
+	inv := NewStatic(map[string]map[string]string{"a": withPool("x"), "b": withPool("y"), "c": labels(t, "riscv64", "rv64imfdv")})
+	imfd := gid(t, "rv64imfd")
+	pools := func() map[string]string {
+		out := map[string]string{}
+		for _, g := range inv.Snapshot().Groups {
+			if g.Nodes != len(g.Members) {
+				t.Errorf("group %s: %d nodes, %d members", g.Name, g.Nodes, len(g.Members))
+			}
+			for _, m := range g.Members {
+				out[m.Name] = g.ID + "/" + m.Labels["pool"]
+			}
+		}
+		return out
+	}
+	if diff := cmp.Diff(map[string]string{"a": imfd + "/x", "b": imfd + "/y", "c": gid(t, "rv64imfdv") + "/"}, pools()); diff != "" {
+		t.Errorf("members (-want +got):\n%s", diff)
+	}
+	inv.Set("b", withPool("x"))
+	inv.Delete("c")
+	if diff := cmp.Diff(map[string]string{"a": imfd + "/x", "b": imfd + "/x"}, pools()); diff != "" {
+		t.Errorf("members after a label change and a delete (-want +got):\n%s", diff)
+	}
+	before := inv.Snapshot()
+	inv.Set("a", withPool("x"))
 	if inv.Snapshot() != before {
-		t.Errorf("a change of the domain label alone built a new snapshot")
+		t.Errorf("an update with the same labels built a new snapshot")
 	}
 }
 

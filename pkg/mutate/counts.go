@@ -2,17 +2,26 @@ package mutate
 
 import (
 	"encoding/json"
+	"errors"
+	"strings"
 
+	"github.com/isamatch/isamatch/pkg/isa"
 	"github.com/isamatch/isamatch/pkg/registry"
 )
 
-// DecisionCounts is the decision's numbers in a machine-readable form: the
-// decision-counts annotation (isa.DecisionCountsAnnotation) holds it as
-// compact JSON beside the human line, so programs need not parse that line.
+// DecisionCounts is the decision as it is stored with the pod: the decision
+// annotation (isa.DecisionAnnotation) holds it as compact JSON, for
+// example {"nodes":9,"tiers":[[100,1,3],[40,1,3]]}. It is kept small
+// because every pod carries it (etcd, watches, the scheduler's cache); the
+// readable account of a decision (request, images, what each tier's groups
+// have) is in the IsamatchDecided Event and `kubectl isa explain`, which
+// derive it again from the pod. Pods admitted by releases before this
+// format carry a readable line in isa.DecisionAnnotation and these numbers
+// in isa.DecisionCountsAnnotation; ParseDecision reads both forms.
 type DecisionCounts struct {
 	// RequiredNodes is how many nodes of the webhook's inventory satisfy
 	// the required affinity at admission.
-	RequiredNodes int `json:"requiredNodes"`
+	RequiredNodes int `json:"nodes"`
 	// Tiers are the native preferred terms, highest weight first.
 	Tiers []TierCounts `json:"tiers,omitempty"`
 	// WouldDeny is set in warn mode when enforcement would have denied the
@@ -46,7 +55,15 @@ type DecisionCounts struct {
 	Fallback string `json:"fallback,omitempty"`
 	// Emulator is the emulator setting of a pod with isa.qemu.
 	Emulator *EmulatorSetting `json:"emulator,omitempty"`
+	// Reason says why the pod got no affinity from isamatch: the message
+	// it would have been denied with (WouldDeny), why the gate controller
+	// denied it after admission (Gate "denied"), or why its affinity was
+	// refused (Gate "refused"). At most maxReason bytes.
+	Reason string `json:"reason,omitempty"`
 }
+
+// maxReason bounds DecisionCounts.Reason.
+const maxReason = 512
 
 // UnresolvedImage is one image whose platforms are unknown: its reference
 // (cut to maxUnresolvedRef bytes) and the registry error kind
@@ -68,29 +85,125 @@ func unresolvedImage(img ImageInfo) UnresolvedImage {
 	return UnresolvedImage{Image: registry.Sanitize(img.Ref, maxUnresolvedRef), Kind: errorKind(img.Err)}
 }
 
-// Gate states in DecisionCounts.Gate.
+// Gate states in DecisionCounts.Gate (and ReleaseDenied).
 const (
 	GatePending  = "pending"
 	GateResolved = "resolved"
 	GateTimeout  = "timeout"
+	// GateRefused: the gate controller removed the gate without
+	// isamatch's affinity because the API server refused it.
+	GateRefused = "refused"
 )
 
 // TierCounts is one preferred term: its weight and how many ISA groups and
-// nodes it names.
+// nodes it names. It is stored as the array [weight, groups, nodes].
 type TierCounts struct {
-	Weight int32 `json:"weight"`
-	Groups int   `json:"groups"`
-	Nodes  int   `json:"nodes"`
+	Weight int32
+	Groups int
+	Nodes  int
 }
 
-// ParseDecisionCounts decodes the decision-counts annotation.
+// MarshalJSON writes [weight, groups, nodes].
+func (t TierCounts) MarshalJSON() ([]byte, error) {
+	return json.Marshal([3]int64{int64(t.Weight), int64(t.Groups), int64(t.Nodes)})
+}
+
+// UnmarshalJSON reads [weight, groups, nodes], or the object
+// {"weight":..,"groups":..,"nodes":..} of the earlier format.
+func (t *TierCounts) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '{' {
+		var o struct {
+			Weight int32 `json:"weight"`
+			Groups int   `json:"groups"`
+			Nodes  int   `json:"nodes"`
+		}
+		if err := json.Unmarshal(b, &o); err != nil {
+			return err
+		}
+		*t = TierCounts{Weight: o.Weight, Groups: o.Groups, Nodes: o.Nodes}
+		return nil
+	}
+	var a []int64
+	if err := json.Unmarshal(b, &a); err != nil {
+		return err
+	}
+	if len(a) != 3 {
+		return errors.New("a tier is [weight, groups, nodes]")
+	}
+	*t = TierCounts{Weight: int32(a[0]), Groups: int(a[1]), Nodes: int(a[2])}
+	return nil
+}
+
+// UnmarshalJSON reads the stored decision, and also the earlier
+// decision-counts form, whose required node count was "requiredNodes".
+func (c *DecisionCounts) UnmarshalJSON(b []byte) error {
+	type plain DecisionCounts
+	var v struct {
+		plain
+		Legacy *int `json:"requiredNodes"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*c = DecisionCounts(v.plain)
+	if v.Legacy != nil {
+		c.RequiredNodes = *v.Legacy
+	}
+	return nil
+}
+
+// ParseDecisionCounts decodes a decision as stored: the JSON of the
+// decision annotation (or of the earlier decision-counts annotation).
 func ParseDecisionCounts(s string) (DecisionCounts, error) {
 	var c DecisionCounts
 	err := json.Unmarshal([]byte(s), &c)
 	return c, err
 }
 
-func (c DecisionCounts) encode() string {
+// legacyWouldDeny began the readable line of a would-deny decision in the
+// earlier format.
+const legacyWouldDeny = "would deny (enforcement=warn), no affinity written: "
+
+// maxStoredDecision bounds what ParseDecision reads: the webhook writes a
+// few hundred bytes at most; anything longer is not its own.
+const maxStoredDecision = 8 << 10
+
+// ErrNoDecision is returned by ParseDecision for a pod isamatch has not
+// decided.
+var ErrNoDecision = errors.New("the pod has no isamatch decision")
+
+// ParseDecision reads the decision stored in a pod's annotations: the
+// JSON of isa.DecisionAnnotation or, for pods admitted before that format,
+// isa.DecisionCountsAnnotation (whose readable line in
+// isa.DecisionAnnotation becomes Reason when the pod would have been
+// denied). It returns ErrNoDecision when there is neither.
+func ParseDecision(annotations map[string]string) (DecisionCounts, error) {
+	raw, ok := annotations[isa.DecisionAnnotation]
+	legacy := ok && !strings.HasPrefix(raw, "{")
+	if legacy || !ok {
+		raw, ok = annotations[isa.DecisionCountsAnnotation]
+	}
+	if !ok {
+		return DecisionCounts{}, ErrNoDecision
+	}
+	if len(raw) > maxStoredDecision {
+		return DecisionCounts{}, errors.New("the decision annotation is over 8 KiB: not written by isamatch")
+	}
+	c, err := ParseDecisionCounts(raw)
+	if err != nil {
+		return DecisionCounts{}, err
+	}
+	if legacy && c.Reason == "" && (c.WouldDeny || c.Gate == ReleaseDenied) {
+		line := strings.TrimPrefix(annotations[isa.DecisionAnnotation], legacyWouldDeny)
+		c.Reason = registry.Sanitize(line, maxReason)
+	}
+	return c, nil
+}
+
+// Encode is the decision as the annotation stores it; Reason is cut to
+// maxReason bytes and cleaned of control characters.
+func (c DecisionCounts) Encode() string {
+	c.Reason = registry.Sanitize(c.Reason, maxReason)
 	b, err := json.Marshal(c)
 	if err != nil { // only plain numbers: cannot fail
 		return "{}"

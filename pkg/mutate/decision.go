@@ -40,6 +40,9 @@ type Input struct {
 	// platforms are unknown and the pod asks no ISA itself
 	// (Options.FallbackArchitecture).
 	Fallback isa.Arch
+	// own is the pod's own node constraints (own.go): the groups are
+	// ranked by the nodes they admit. nil ranks over every node.
+	own *ownNodes
 }
 
 // Warning is an admission warning and the metric reason it counts under.
@@ -248,7 +251,7 @@ func (m *Matcher) Decide(in Input, snap *inventory.Snapshot) Decision {
 	}
 
 	d.Required = requiredTerms(emu, native)
-	r := m.rank(snap, in.QEMU, emu, native)
+	r := m.rank(snap, in.QEMU, emu, native, in.own)
 	d.MatchingNodes, d.Preferred, d.SpreadGroup = r.matching, r.preferred, r.spread
 	d.Counts = DecisionCounts{RequiredNodes: r.matching, Tiers: r.counts, Unresolved: unresolved, Inferred: d.Counts.Inferred, Fallback: d.Counts.Fallback}
 	d.RequiredText = requiredString(emu, native)

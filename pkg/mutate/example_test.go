@@ -18,7 +18,9 @@ import (
 )
 
 // The paper's best-fit example: an RV64IMFD task on a cluster with an IMFD
-// and an IMFDV node prefers the IMFD node.
+// and an IMFDV node prefers the IMFD node. The pod stores the decision's
+// numbers (2 nodes admitted; a tier of weight 100 with 1 group of 1 node,
+// then one of weight 40); Explain gives its readable line.
 func ExampleNewPodMutator() {
 	node := func(s string) map[string]string {
 		i, err := isa.Parse(s)
@@ -52,7 +54,9 @@ func ExampleNewPodMutator() {
 			fmt.Println(p.Value)
 		}
 	}
+	fmt.Println(m.Explain(context.Background(), &pod))
 	// Output:
 	// allowed: true
+	// {"nodes":2,"tiers":[[100,1,1],[40,1,1]]}
 	// request="rv64imfd" (annotation isa.request); images: example.com/app:1 [linux/riscv64 linux/amd64]; required: rv64imfd (2 nodes now); tiers: w100 affinity 1.00: 1 group, 1 node (exact fit), w40 affinity 0.40: 1 group, 1 node (+v)
 }

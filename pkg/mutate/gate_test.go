@@ -18,9 +18,9 @@ import (
 
 func counts(t *testing.T, pod *corev1.Pod) DecisionCounts {
 	t.Helper()
-	c, err := ParseDecisionCounts(pod.Annotations[isa.DecisionCountsAnnotation])
+	c, err := ParseDecision(pod.Annotations)
 	if err != nil {
-		t.Fatalf("decision counts %q: %v", pod.Annotations[isa.DecisionCountsAnnotation], err)
+		t.Fatalf("decision %q: %v", pod.Annotations[isa.DecisionAnnotation], err)
 	}
 	return c
 }

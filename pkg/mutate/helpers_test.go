@@ -193,6 +193,41 @@ func rawRequest(ns string, raw []byte) admission.Request {
 	}}
 }
 
+// summaryOf is the readable line of the decision admission makes for req:
+// what the pod's IsamatchDecided Event carries (the pod stores only the
+// numbers). It decides again, as Handle does.
+func summaryOf(t testing.TB, m *PodMutator, req admission.Request) string {
+	t.Helper()
+	pod := &podFields{}
+	if err := decodePod(req.Object.Raw, pod); err != nil {
+		t.Fatal(err)
+	}
+	d, _ := m.decide(t.Context(), req.Namespace, pod)
+	return d.Summary
+}
+
+// stored is the decision stored on pod; the test fails when it is not
+// one line of JSON of at most maxStored bytes.
+func stored(t testing.TB, pod *corev1.Pod) DecisionCounts {
+	t.Helper()
+	raw := pod.Annotations[isa.DecisionAnnotation]
+	if len(raw) > maxStored || strings.ContainsAny(raw, "\n\r") || !strings.HasPrefix(raw, "{") {
+		t.Errorf("decision annotation %q: want one line of JSON of at most %d bytes", raw, maxStored)
+	}
+	if _, ok := pod.Annotations[isa.DecisionCountsAnnotation]; ok {
+		t.Errorf("the earlier decision-counts annotation is still written")
+	}
+	c, err := ParseDecision(pod.Annotations)
+	if err != nil {
+		t.Fatalf("decision annotation %q: %v", raw, err)
+	}
+	return c
+}
+
+// maxStored is what a test accepts as the size of a stored decision with
+// no unresolved image.
+const maxStored = 160
+
 // applyPatch returns the pod the API server would store.
 func applyPatch(t testing.TB, req admission.Request, resp admission.Response) *corev1.Pod {
 	t.Helper()

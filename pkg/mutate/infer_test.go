@@ -94,7 +94,7 @@ func TestInferredRequirements(t *testing.T) {
 		wantNodes   []string // nodes the required affinity admits
 		wantBest    []string // nodes of the highest preferred score
 		wantScans   []string
-		wantSummary string // in the decision annotation
+		wantSummary string // in the release's Event
 		wantCount   int    // DecisionCounts.Inferred
 	}{
 		{name: "rv64imfd binary", image: "imfd:1", wantNodes: []string{"node3", "node4", "node5", "node6"}, wantBest: []string{"node3"},
@@ -122,7 +122,7 @@ func TestInferredRequirements(t *testing.T) {
 			if tc.request != "" {
 				ps.annotations = map[string]string{isa.BareRequestAnnotation: tc.request}
 			}
-			_, got, _, ok := release(t, m, ps.pod())
+			_, got, rel, ok := release(t, m, ps.pod())
 			if !ok {
 				t.Fatal("denied at admission")
 			}
@@ -145,8 +145,8 @@ func TestInferredRequirements(t *testing.T) {
 					t.Errorf("best nodes (-want +got):\n%s", diff)
 				}
 			}
-			if s := got.Annotations[isa.DecisionAnnotation]; !strings.Contains(s, tc.wantSummary) {
-				t.Errorf("decision %q does not say %q", s, tc.wantSummary)
+			if !strings.Contains(rel.Message, tc.wantSummary) {
+				t.Errorf("release event %q does not say %q", rel.Message, tc.wantSummary)
 			}
 			if c := counts(t, got); c.Inferred != tc.wantCount {
 				t.Errorf("decision counts inferred = %d, want %d", c.Inferred, tc.wantCount)

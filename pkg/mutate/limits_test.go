@@ -348,7 +348,8 @@ func TestHandleHostileRegistry(t *testing.T) {
 			}
 			printableLine(t, maxWarning, resp.Warnings)
 			got := applyPatch(t, req, resp)
-			printableLine(t, maxAnnotation, []string{got.Annotations[isa.DecisionAnnotation]})
+			stored(t, got)
+			printableLine(t, maxAnnotation, []string{m.Explain(t.Context(), got)})
 			if tc.wantPlacement != nil {
 				if diff := cmp.Diff(tc.wantPlacement, placement(got, nodes)); diff != "" {
 					t.Errorf("placement (-want +got):\n%s", diff)

@@ -242,8 +242,7 @@ func (p *PodMutator) respondGated(ctx context.Context, pod *podFields, d Decisio
 		}
 	}
 	recordEmulator(pod, &d)
-	pod.Annotations[isa.DecisionAnnotation] = registry.Sanitize(d.Summary, maxAnnotation)
-	pod.Annotations[isa.DecisionCountsAnnotation] = d.Counts.encode()
+	storeDecision(pod.Annotations, d.Counts)
 
 	after, err := json.Marshal(patchedFields(pod))
 	if err != nil {
@@ -266,7 +265,7 @@ func (p *PodMutator) respondGated(ctx context.Context, pod *podFields, d Decisio
 		warnings = append(warnings, registry.Sanitize("isamatch: "+w.Text, maxWarning))
 	}
 	log.V(1).Info("decided", "requiredTerms", len(d.Required), "preferredTerms", len(d.Preferred),
-		"matchingNodes", d.MatchingNodes, "warnings", len(d.Warnings))
+		"matchingNodes", d.MatchingNodes, "warnings", len(d.Warnings), "decision", registry.Sanitize(d.Summary, maxAnnotation))
 	return resp.WithWarnings(warnings...), outcome
 }
 
@@ -291,8 +290,7 @@ func (p *PodMutator) deny(ctx context.Context, pod *podFields, msg string) (admi
 	if pod.Annotations == nil {
 		pod.Annotations = map[string]string{}
 	}
-	pod.Annotations[isa.DecisionAnnotation] = registry.Sanitize("would deny (enforcement=warn), no affinity written: "+msg, maxAnnotation)
-	pod.Annotations[isa.DecisionCountsAnnotation] = DecisionCounts{WouldDeny: true}.encode()
+	storeDecision(pod.Annotations, DecisionCounts{WouldDeny: true, Reason: msg})
 	after, err := json.Marshal(patchedFields(pod))
 	if err != nil {
 		return admission.Errored(http.StatusInternalServerError, fmt.Errorf("marshal pod: %w", err)), outcomeError
@@ -312,8 +310,17 @@ func (p *PodMutator) deny(ctx context.Context, pod *podFields, msg string) (admi
 // messages and request text in them are untrusted.
 const maxWarning = 250
 
-// maxAnnotation bounds the decision annotation.
+// maxAnnotation bounds the readable decision line (Decision.Summary) where
+// it is logged or recorded.
 const maxAnnotation = 4096
+
+// storeDecision writes c into the decision annotation of a pod's
+// annotations and drops the decision-counts annotation of the earlier
+// format, which c replaces.
+func storeDecision(annotations map[string]string, c DecisionCounts) {
+	annotations[isa.DecisionAnnotation] = c.Encode()
+	delete(annotations, isa.DecisionCountsAnnotation)
+}
 
 // excludesAll reports whether nodeSelector contradicts every term.
 func excludesAll(nodeSelector map[string]string, sel *corev1.NodeSelector) bool {

@@ -240,10 +240,9 @@ func TestHandle(t *testing.T) {
 				{MatchExpressions: append([]corev1.NodeSelectorRequirement{{Key: "disk", Operator: corev1.NodeSelectorOpIn, Values: []string{"ssd"}}}, exprs(t, "rv64imfd", false)...)},
 				{MatchFields: userAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[1].MatchFields, MatchExpressions: exprs(t, "rv64imfd", false)},
 			},
+			// The tiers rank only what the user's terms admit: node3's group.
 			wantPreferred: append([]corev1.PreferredSchedulingTerm{userAffinity.PreferredDuringSchedulingIgnoredDuringExecution[0]},
 				corev1.PreferredSchedulingTerm{Weight: 100, Preference: corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: isa.GroupLabel, Operator: "In", Values: []string{isa.GroupID(mustISA(t, "rv64imfd"))}}}}},
-				corev1.PreferredSchedulingTerm{Weight: 40, Preference: corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: isa.GroupLabel, Operator: "In", Values: []string{isa.GroupID(mustISA(t, "rv64imfdv"))}}}}},
-				corev1.PreferredSchedulingTerm{Weight: 16, Preference: corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: isa.GroupLabel, Operator: "In", Values: []string{isa.GroupID(mustISA(t, "rv64imafdcv"))}}}}},
 			),
 		},
 		{
@@ -317,9 +316,10 @@ func TestHandle(t *testing.T) {
 					t.Errorf("warning %d = %q, want it to contain %q", k, resp.Warnings[k], s)
 				}
 			}
-			decision := pod.Annotations[isa.DecisionAnnotation]
+			stored(t, pod)
+			decision := summaryOf(t, m, req)
 			if decision == "" || strings.Contains(decision, "\n") {
-				t.Errorf("decision annotation %q is not one line", decision)
+				t.Errorf("decision line %q is not one line", decision)
 			}
 			for _, s := range tc.wantDecision {
 				if !strings.Contains(decision, s) {

@@ -83,7 +83,7 @@ func (p *PodMutator) emulatorSetting(req *isa.Request) *EmulatorSetting {
 		s := &EmulatorSetting{Reason: EmulatorNoNode}
 		if len(req.Alternatives) > 0 {
 			if best, ok := p.opts.Emulators.Best(req.Alternatives[0].Arch); ok {
-				s.Best = best.Short()
+				s.Best = best.Compact()
 			}
 		}
 		return s
@@ -187,7 +187,7 @@ func recordEmulator(pod *podFields, d *Decision) {
 // the decision the gate controller writes at its release: the containers'
 // environment cannot change after admission, so neither does the setting.
 func keepEmulator(pod *corev1.Pod, d *Decision) {
-	prev, err := ParseDecisionCounts(pod.Annotations[isa.DecisionCountsAnnotation])
+	prev, err := ParseDecision(pod.Annotations)
 	if err != nil || prev.Emulator == nil {
 		return
 	}

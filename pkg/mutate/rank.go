@@ -125,9 +125,14 @@ func rankingSize(key string, r ranking) int64 {
 
 // rank scans the inventory for the alternatives, or reuses the result of an
 // earlier identical scan of the same snapshot.
-func (m *Matcher) rank(snap *inventory.Snapshot, qemu *isa.Request, emu []emuAlt, native []alt) ranking {
+func (m *Matcher) rank(snap *inventory.Snapshot, qemu *isa.Request, emu []emuAlt, native []alt, own *ownNodes) ranking {
 	compute := func() ranking {
-		matching, ranked := scanGroups(snap, emu, native)
+		matching, ranked := scanGroups(snap, emu, native, own)
+		if own != nil && len(ranked) == 0 {
+			// The pod's own constraints admit no ranked node now: rank
+			// over every node, for those that join.
+			matching, ranked = scanGroups(snap, emu, native, nil)
+		}
 		pref, runs := preferredTerms(qemu, emu, native, ranked)
 		return ranking{matching: matching, preferred: pref, tiers: tiersString(qemu != nil && len(emu) > 0, pref, runs, native), counts: tierCounts(runs),
 			spread: spreadGroup(qemu, runs)}
@@ -143,6 +148,9 @@ func (m *Matcher) rank(snap *inventory.Snapshot, qemu *isa.Request, emu []emuAlt
 	}
 	var buf [256]byte
 	key := rankKey(buf[:0], qemu != nil, emu, native)
+	if own != nil {
+		key = append(append(key, 'o'), own.key[:]...)
+	}
 	if r, ok := memo.get(key); ok {
 		return r
 	}
@@ -187,8 +195,9 @@ type scoredGroup struct {
 
 // scanGroups counts the inventory's nodes the required terms admit now and
 // returns the groups some native alternative admits, best first:
-// highest affinity, then most nodes, then id.
-func scanGroups(snap *inventory.Snapshot, emu []emuAlt, native []alt) (matching int, ranked []scoredGroup) {
+// highest affinity, then most nodes, then id. With own, a group counts the
+// nodes own admits, and one with none is left out (own.go).
+func scanGroups(snap *inventory.Snapshot, emu []emuAlt, native []alt, own *ownNodes) (matching int, ranked []scoredGroup) {
 	plain := plainArches(native)
 	for _, a := range plain {
 		matching += snap.ArchNodes[a]
@@ -211,16 +220,22 @@ func scanGroups(snap *inventory.Snapshot, emu []emuAlt, native []alt) (matching 
 		if !counted {
 			matching += g.Nodes
 		}
+		nodes := g.Nodes
+		if own != nil {
+			if nodes = own.admitted(g); nodes == 0 {
+				continue
+			}
+		}
 		// Groups sharing an ID (same native ISA, different emulation) are
 		// adjacent in the snapshot.
 		if l := len(ranked); l > 0 && ranked[l-1].g.ID == g.ID {
-			ranked[l-1].nodes += g.Nodes
+			ranked[l-1].nodes += nodes
 			continue
 		}
 		if ranked == nil {
 			ranked = make([]scoredGroup, 0, len(snap.Groups)-k)
 		}
-		ranked = append(ranked, scoredGroup{g: g, aff: best, nodes: g.Nodes})
+		ranked = append(ranked, scoredGroup{g: g, aff: best, nodes: nodes})
 	}
 	normalisePerArch(ranked)
 	slices.SortFunc(ranked, func(a, b scoredGroup) int {

@@ -130,20 +130,20 @@ func (p *PodMutator) releaseGated(ctx context.Context, pod *corev1.Pod, resolve 
 		pod.Spec.Affinity.NodeAffinity = na
 	}
 
-	r := GateRelease{Reason: ReleaseResolved, Message: "images resolved; node affinity written: " + d.RequiredText}
+	r := GateRelease{Reason: ReleaseResolved, Message: "images resolved"}
 	d.Counts.Gate = GateResolved
 	if timedOut {
-		r = GateRelease{Reason: ReleaseTimeout, Warning: true, Message: "released past the gate's time bound; images not resolved are left out of the node affinity: " + d.RequiredText}
+		r = GateRelease{Reason: ReleaseTimeout, Warning: true, Message: "released past the gate's time bound, images not resolved are left out of the node affinity"}
 		d.Counts.Gate = GateTimeout
 	}
 	if narrowed {
 		d.Counts.Narrowed = true
 		d.Summary += "; narrowed: the pod's own required terms can each hold one alternative only (a gated pod's terms may gain requirements, not be added): the first that fits each term was kept"
 		r.Warning = true
-		r.Message += "; narrowed to one alternative per required term of the pod"
 	}
 	keepEmulator(pod, &d)
-	setDecision(pod, "released by the gate controller ("+d.Counts.Gate+"): "+d.Summary, d.Counts)
+	r.Message = registry.Sanitize(r.Message+"; "+d.Summary, maxEventNote)
+	setDecision(pod, d.Counts)
 	logr.FromContextOrDiscard(ctx).V(1).Info("released", "reason", r.Reason, "requiredTerms", len(d.Required), "narrowed", narrowed)
 	return r
 }
@@ -151,7 +151,7 @@ func (p *PodMutator) releaseGated(ctx context.Context, pod *corev1.Pod, resolve 
 // releaseDenied releases a pod admission would have answered with msg.
 func (p *PodMutator) releaseDenied(pod *corev1.Pod, msg string) GateRelease {
 	if p.opts.Enforcement == EnforcementWarn {
-		setDecision(pod, "would deny (enforcement=warn), released with what admission wrote: "+msg, DecisionCounts{WouldDeny: true, Gate: ReleaseDenied})
+		setDecision(pod, DecisionCounts{WouldDeny: true, Gate: ReleaseDenied, Reason: msg})
 		return GateRelease{Reason: ReleaseDenied, Warning: true, Message: "isamatch would deny this pod: " + msg}
 	}
 	if pod.Spec.Affinity == nil {
@@ -168,17 +168,19 @@ func (p *PodMutator) releaseDenied(pod *corev1.Pod, msg string) GateRelease {
 			na.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[k] = andTerm(t, neverTerm)
 		}
 	}
-	setDecision(pod, "denied after admission, no node can match: "+msg, DecisionCounts{Gate: ReleaseDenied})
+	setDecision(pod, DecisionCounts{Gate: ReleaseDenied, Reason: msg})
 	return GateRelease{Reason: ReleaseDenied, Warning: true, Message: registry.Sanitize("isamatch denies this pod, no node will match it: "+msg+"; delete it and create it again with the fix", maxWarning)}
 }
 
-// setDecision writes the decision annotations on pod.
-func setDecision(pod *corev1.Pod, summary string, c DecisionCounts) {
+// maxEventNote is the most an Event's note may hold (events.k8s.io/v1: 1 kB).
+const maxEventNote = 1024
+
+// setDecision writes the decision annotation on pod.
+func setDecision(pod *corev1.Pod, c DecisionCounts) {
 	if pod.Annotations == nil {
 		pod.Annotations = map[string]string{}
 	}
-	pod.Annotations[isa.DecisionAnnotation] = registry.Sanitize(summary, maxAnnotation)
-	pod.Annotations[isa.DecisionCountsAnnotation] = c.encode()
+	storeDecision(pod.Annotations, c)
 }
 
 // fieldsOf is the projection of pod the decision reads.

@@ -45,6 +45,7 @@ func podInput(pod *podFields) (in Input, warnings []Warning, msg string) {
 		return in, warnings, msg
 	}
 	in.QEMU, in.QEMUFrom, in.QEMUText, w, msg = parseKeys(pod, qemuKeys)
+	in.own = ownConstraints(pod)
 	return in, append(warnings, w...), msg
 }
 

@@ -8,7 +8,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
-	"github.com/isamatch/isamatch/pkg/isa"
 	"github.com/isamatch/isamatch/pkg/mutate"
 	"github.com/isamatch/isamatch/pkg/registry"
 )
@@ -37,9 +36,6 @@ const ReportingController = "isamatch-webhook"
 const (
 	// maxNote is the most an Event's note may hold (events.k8s.io/v1: 1 kB).
 	maxNote = 1024
-	// maxCounts bounds the decision-counts annotation read: the webhook
-	// writes a few hundred bytes; anything longer is not its own.
-	maxCounts = 8 << 10
 	// DefaultMaxPods bounds the UIDs a Reporter remembers.
 	DefaultMaxPods = 65536
 )
@@ -49,6 +45,9 @@ const (
 type Reporter struct {
 	rec  EventRecorder
 	seen *uidSet
+	// explain, when set (Explain), gives the decided Event its readable
+	// line; without it the note carries the stored numbers only.
+	explain *explainer
 }
 
 // NewReporter returns a Reporter that records with rec and remembers at
@@ -65,11 +64,10 @@ func NewReporter(rec EventRecorder, maxPods int) *Reporter {
 // pod is not ready for them: no decision, a gate still pending, no UID, or
 // being deleted. It reports whether it recorded.
 func (r *Reporter) Observe(pod *corev1.Pod) bool {
-	raw, ok := pod.Annotations[isa.DecisionCountsAnnotation]
-	if !ok || len(raw) > maxCounts || pod.UID == "" || pod.DeletionTimestamp != nil {
+	if pod.UID == "" || pod.DeletionTimestamp != nil {
 		return false
 	}
-	c, err := mutate.ParseDecisionCounts(raw)
+	c, err := mutate.ParseDecision(pod.Annotations)
 	if err != nil || c.Gate == mutate.GatePending {
 		return false
 	}
@@ -80,11 +78,7 @@ func (r *Reporter) Observe(pod *corev1.Pod) bool {
 	// decision; a denied one, nothing more to add.
 	switch c.Gate {
 	case "":
-		kind := corev1.EventTypeNormal
-		if c.WouldDeny {
-			kind = corev1.EventTypeWarning
-		}
-		r.rec.Eventf(podRef(pod, ""), nil, kind, ReasonDecided, action, "%s", decidedNote(c, pod.Annotations[isa.DecisionAnnotation]))
+		r.decided(pod, c)
 	case mutate.ReleaseDenied:
 		return true
 	}
@@ -95,6 +89,24 @@ func (r *Reporter) Observe(pod *corev1.Pod) bool {
 		r.rec.Eventf(podRef(pod, ""), nil, corev1.EventTypeWarning, ReasonNoNode, action, "%s", noNodeNote())
 	}
 	return true
+}
+
+// decided records pod's IsamatchDecided Event: at once when it has no
+// readable line to wait for, else once the explainer has it.
+func (r *Reporter) decided(pod *corev1.Pod, c mutate.DecisionCounts) {
+	if c.WouldDeny || r.explain == nil || !r.explain.submit(pod, c) {
+		r.recordDecided(pod, c, "")
+	}
+}
+
+// recordDecided records the IsamatchDecided Event with the readable line
+// (would-deny pods: their reason).
+func (r *Reporter) recordDecided(pod *corev1.Pod, c mutate.DecisionCounts, line string) {
+	kind := corev1.EventTypeNormal
+	if c.WouldDeny {
+		kind, line = corev1.EventTypeWarning, "would deny (enforcement=warn), no affinity written: "+c.Reason
+	}
+	r.rec.Eventf(podRef(pod, ""), nil, kind, ReasonDecided, action, "%s", decidedNote(c, line))
 }
 
 // Forget drops uid from the pods reported: its pod left the watch.
@@ -166,7 +178,7 @@ func unresolvedNote(u mutate.UnresolvedImage) string {
 }
 
 func noNodeNote() string {
-	return "no node satisfies isamatch's required node affinity now; the pod stays Pending until such a node joins, or until it is created again with another request or images; what is required is in its annotation " + isa.DecisionAnnotation
+	return "no node satisfies isamatch's required node affinity now; the pod stays Pending until such a node joins, or until it is created again with another request or images; what is required is in its node affinity (kubectl isa explain tells it)"
 }
 
 func nodes(n int) string {

@@ -1,11 +1,13 @@
 package podevents
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -49,8 +51,11 @@ func (f *fakeRecorder) take() []event {
 
 // podOpts builds a decided pod.
 type podOpts struct {
-	counts   *mutate.DecisionCounts
-	raw      string // the counts annotation as is, when counts is nil
+	counts *mutate.DecisionCounts
+	raw    string // the decision annotation as is, when counts is nil
+	// legacy writes counts and line in the earlier format: the numbers in
+	// the decision-counts annotation, line in the decision annotation.
+	legacy   bool
 	line     string
 	nodeName string
 	uid      types.UID
@@ -68,17 +73,18 @@ func makePod(t *testing.T, o podOpts) *corev1.Pod {
 	if o.uid == "-" {
 		pod.UID = ""
 	}
-	if o.counts != nil {
+	switch {
+	case o.counts != nil && o.legacy:
 		b, err := json.Marshal(o.counts)
 		if err != nil {
 			t.Fatal(err)
 		}
 		pod.Annotations[isa.DecisionCountsAnnotation] = string(b)
-	} else if o.raw != "" {
-		pod.Annotations[isa.DecisionCountsAnnotation] = o.raw
-	}
-	if o.line != "" {
 		pod.Annotations[isa.DecisionAnnotation] = o.line
+	case o.counts != nil:
+		pod.Annotations[isa.DecisionAnnotation] = o.counts.Encode()
+	case o.raw != "":
+		pod.Annotations[isa.DecisionAnnotation] = o.raw
 	}
 	if o.deleting {
 		now := metav1.Now()
@@ -96,7 +102,7 @@ func makePod(t *testing.T, o podOpts) *corev1.Pod {
 
 const line = `request="rv64gcv" (annotation isa.request); images: reg/app:v1 [linux/riscv64]; required: rv64gcv (2 nodes now); tiers: w100 affinity 1.00: 1 group, 2 nodes (exact fit)`
 
-const noNodeText = "no node satisfies isamatch's required node affinity now; the pod stays Pending until such a node joins, or until it is created again with another request or images; what is required is in its annotation " + isa.DecisionAnnotation
+const noNodeText = "no node satisfies isamatch's required node affinity now; the pod stays Pending until such a node joins, or until it is created again with another request or images; what is required is in its node affinity (kubectl isa explain tells it)"
 
 func TestObserve(t *testing.T) {
 	twoTiers := []mutate.TierCounts{{Weight: 100, Groups: 1, Nodes: 2}, {Weight: 40, Groups: 2, Nodes: 1}}
@@ -108,9 +114,15 @@ func TestObserve(t *testing.T) {
 		recorded bool
 	}{
 		{
-			name:     "decided: numbers first, then the line",
-			pod:      podOpts{counts: &mutate.DecisionCounts{RequiredNodes: 3, Tiers: twoTiers}, line: line},
-			want:     []event{{"Normal", ReasonDecided, "", "required affinity: 3 nodes now; tiers: w100 2 nodes (1 group), w40 1 node (2 groups); decision: " + line}},
+			name:     "decided, no explainer: the numbers",
+			pod:      podOpts{counts: &mutate.DecisionCounts{RequiredNodes: 3, Tiers: twoTiers}},
+			want:     []event{{"Normal", ReasonDecided, "", "required affinity: 3 nodes now; tiers: w100 2 nodes (1 group), w40 1 node (2 groups)"}},
+			recorded: true,
+		},
+		{
+			name:     "decided in the earlier format: the same numbers",
+			pod:      podOpts{counts: &mutate.DecisionCounts{RequiredNodes: 3, Tiers: twoTiers}, legacy: true, line: line},
+			want:     []event{{"Normal", ReasonDecided, "", "required affinity: 3 nodes now; tiers: w100 2 nodes (1 group), w40 1 node (2 groups)"}},
 			recorded: true,
 		},
 		{
@@ -143,8 +155,14 @@ func TestObserve(t *testing.T) {
 			recorded: true,
 		},
 		{
-			name:     "would deny: a Warning with the line",
-			pod:      podOpts{counts: &mutate.DecisionCounts{WouldDeny: true}, line: "would deny (enforcement=warn), no affinity written: bad request"},
+			name:     "would deny: a Warning with the reason",
+			pod:      podOpts{counts: &mutate.DecisionCounts{WouldDeny: true, Reason: "bad request"}},
+			want:     []event{{"Warning", ReasonDecided, "", "would deny (enforcement=warn), no affinity written: bad request"}},
+			recorded: true,
+		},
+		{
+			name:     "would deny in the earlier format: the same",
+			pod:      podOpts{counts: &mutate.DecisionCounts{WouldDeny: true}, legacy: true, line: "would deny (enforcement=warn), no affinity written: bad request"},
 			want:     []event{{"Warning", ReasonDecided, "", "would deny (enforcement=warn), no affinity written: bad request"}},
 			recorded: true,
 		},
@@ -174,9 +192,9 @@ func TestObserve(t *testing.T) {
 			},
 			recorded: true,
 		},
-		{name: "not decided", pod: podOpts{line: line}},
-		{name: "counts unparsable", pod: podOpts{raw: "{nope"}},
-		{name: "counts too long", pod: podOpts{raw: `{"requiredNodes":1}` + strings.Repeat(" ", maxCounts)}},
+		{name: "not decided", pod: podOpts{}},
+		{name: "decision unparsable", pod: podOpts{raw: "{nope"}},
+		{name: "decision too long", pod: podOpts{raw: `{"nodes":1}` + strings.Repeat(" ", 8<<10)}},
 		{name: "being deleted", pod: podOpts{counts: &mutate.DecisionCounts{}, deleting: true}},
 		{name: "no UID", pod: podOpts{counts: &mutate.DecisionCounts{}, uid: "-"}},
 	}
@@ -237,5 +255,40 @@ func TestObserveOnce(t *testing.T) {
 	want := []string{"gated " + ReasonNoNode, "plain " + ReasonDecided, "again " + ReasonDecided}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("events (-want +got):\n%s", diff)
+	}
+}
+
+// TestObserveExplained checks that with an explainer the decided Event
+// carries its line after the numbers, cleaned and bounded, and is recorded
+// off the caller's goroutine; and that the other Events do not wait for it.
+func TestObserveExplained(t *testing.T) {
+	rec := &fakeRecorder{}
+	r := NewReporter(rec, 0)
+	release := make(chan struct{})
+	r.Explain(t.Context(), func(ctx context.Context, pod *corev1.Pod) string {
+		<-release
+		return line + "\n\x1b[31m" + strings.Repeat("x", 2000)
+	})
+	pod := makePod(t, podOpts{counts: &mutate.DecisionCounts{RequiredNodes: 2, Tiers: []mutate.TierCounts{{Weight: 100, Groups: 1, Nodes: 2}}, NoNode: false,
+		Unresolved: []mutate.UnresolvedImage{{Image: "reg/private:v1", Kind: "unauthorized"}}}})
+	if !r.Observe(pod) {
+		t.Fatal("Observe = false, want true")
+	}
+	if got := rec.take(); len(got) != 1 || got[0].Reason != ReasonImageUnresolved {
+		t.Fatalf("events before the explanation = %+v, want the unresolved image's alone", got)
+	}
+	close(release)
+	deadline := time.Now().Add(30 * time.Second)
+	var got []event
+	for len(got) == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+		got = rec.take()
+	}
+	if len(got) != 1 || got[0].Reason != ReasonDecided {
+		t.Fatalf("events = %+v, want the decided one", got)
+	}
+	want := "required affinity: 2 nodes now; tiers: w100 2 nodes (1 group); 1 image unresolved; decision: " + line
+	if n := got[0].Note; !strings.HasPrefix(n, want) || len(n) > maxNote || strings.ContainsAny(n, "\n\x1b") {
+		t.Errorf("note = %q (%d bytes), want it to begin with %q, one printable line of at most %d bytes", n, len(n), want, maxNote)
 	}
 }

@@ -18,6 +18,12 @@ import (
 type Options struct {
 	// MaxPods bounds the pod UIDs remembered (DefaultMaxPods when 0).
 	MaxPods int
+	// Explain, when set, gives the readable decision line of a decided
+	// pod for its IsamatchDecided Event (the pod stores only the numbers;
+	// see mutate.DecisionCounts). The webhook passes
+	// mutate.PodMutator.Explain. It runs on ExplainWorkers goroutines,
+	// off the informer's, with ExplainBudget each.
+	Explain Explainer
 }
 
 // Setup adds to mgr, on the elected leader only, the handler of the pod
@@ -26,7 +32,7 @@ type Options struct {
 // controller's does: decided pods are reported when they appear in it.
 func Setup(mgr manager.Manager, o Options) error {
 	r := NewReporter(mgr.GetEventRecorder(ReportingController), o.MaxPods)
-	if err := mgr.Add(&runner{informers: mgr.GetCache(), reporter: r, log: mgr.GetLogger().WithName("podevents")}); err != nil {
+	if err := mgr.Add(&runner{informers: mgr.GetCache(), reporter: r, explain: o.Explain, log: mgr.GetLogger().WithName("podevents")}); err != nil {
 		return fmt.Errorf("set up pod events: %w", err)
 	}
 	return nil
@@ -36,6 +42,7 @@ func Setup(mgr manager.Manager, o Options) error {
 type runner struct {
 	informers cache.Informers
 	reporter  *Reporter
+	explain   Explainer
 	log       logr.Logger
 }
 
@@ -52,6 +59,9 @@ func (r *runner) Start(ctx context.Context) error {
 	inf, err := r.informers.GetInformer(ctx, &corev1.Pod{})
 	if err != nil {
 		return fmt.Errorf("pod informer: %w", err)
+	}
+	if r.explain != nil {
+		r.reporter.Explain(ctx, r.explain)
 	}
 	reg, err := inf.AddEventHandler(Handler(r.reporter, r.log))
 	if err != nil {
@@ -98,6 +108,9 @@ func decided(obj any) bool {
 	if !ok {
 		return false
 	}
-	_, ok = pod.Annotations[isa.DecisionCountsAnnotation]
+	if _, ok := pod.Annotations[isa.DecisionAnnotation]; ok {
+		return true
+	}
+	_, ok = pod.Annotations[isa.DecisionCountsAnnotation] // the earlier format
 	return ok
 }

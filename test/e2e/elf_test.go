@@ -30,7 +30,6 @@ import (
 	"github.com/isamatch/isamatch/internal/democluster"
 	"github.com/isamatch/isamatch/internal/experiment"
 	"github.com/isamatch/isamatch/internal/testbed"
-	"github.com/isamatch/isamatch/pkg/isa"
 	"github.com/isamatch/isamatch/pkg/mutate"
 	"github.com/isamatch/isamatch/test/framework"
 )
@@ -96,9 +95,12 @@ var _ = Describe("ISA inferred from the entrypoint's ELF attributes", Ordered, C
 	It("says in the decision that the requirement came from the binary", func(ctx SpecContext) {
 		pod := runGated(ctx, c, "elf/ext:rv64imfdv")
 		Expect(pod.Spec.NodeName).To(BeElementOf("node4", "node5"))
-		Expect(pod.Annotations[isa.DecisionAnnotation]).To(ContainSubstring("needs rv64imfdv"))
-		Expect(pod.Annotations[isa.DecisionAnnotation]).To(ContainSubstring("(ELF of /usr/bin/app)"))
-		counts, err := mutate.ParseDecisionCounts(pod.Annotations[isa.DecisionCountsAnnotation])
+		Eventually(func(g Gomega) {
+			note, err := testbed.DecisionNote(ctx, c.Client, pod)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(note).To(And(ContainSubstring("needs rv64imfdv"), ContainSubstring("(ELF of /usr/bin/app)")), "the gate controller's release Event")
+		}).WithContext(ctx).WithTimeout(30 * time.Second).Should(Succeed())
+		counts, err := mutate.ParseDecision(pod.Annotations)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(counts.Inferred).To(Equal(1))
 		Expect(counts.Gate).To(Equal(mutate.GateResolved))

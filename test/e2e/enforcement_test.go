@@ -109,7 +109,10 @@ var _ = Describe("The webhook in warn mode, on the paper's cluster", Ordered, fu
 			Expect(err).NotTo(HaveOccurred(), "warn mode must not deny")
 			got := seen.take()
 			Expect(got).To(ContainElement(And(HavePrefix("isamatch would deny this pod: "), ContainSubstring(tc.message))), "warnings %q", got)
-			Expect(pod.Annotations[isa.DecisionAnnotation]).To(And(HavePrefix("would deny"), ContainSubstring(tc.message)))
+			decision, err := mutate.ParseDecision(pod.Annotations)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(decision.WouldDeny).To(BeTrue(), "decision %q", pod.Annotations[isa.DecisionAnnotation])
+			Expect(decision.Reason).To(ContainSubstring(tc.message))
 			if a := pod.Spec.Affinity; a != nil {
 				Expect(a.NodeAffinity).To(BeNil(), "no node affinity for a pod that would be denied")
 			}

@@ -117,13 +117,17 @@ var _ = Describe("QEMU emulation on a real node", Ordered, func() {
 		request := "rv64gcv_" + ext
 		pod := vectorPod("vector-zext", request, vectorImage)
 		createWhenWebhookAnswers(ctx, pod)
-		counts, err := mutate.ParseDecisionCounts(pod.Annotations[isa.DecisionCountsAnnotation])
+		counts, err := mutate.ParseDecision(pod.Annotations)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(counts.NoNode).To(BeTrue(), "no node satisfies %s: %s", request, pod.Annotations[isa.DecisionAnnotation])
 		Expect(counts.Emulator).NotTo(BeNil())
 		Expect(counts.Emulator.Reason).To(Equal(mutate.EmulatorNoNode))
 		Expect(counts.Emulator.Best).NotTo(BeEmpty(), "the decision says what emulation runs at most")
-		Expect(pod.Annotations[isa.DecisionAnnotation]).To(ContainSubstring("no node emulates the request"))
+		Eventually(func(g Gomega) {
+			note, err := testbed.DecisionNote(ctx, cl.Client, pod)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(note).To(ContainSubstring("no node emulates the request"), "the pod's IsamatchDecided Event")
+		}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(time.Second).Should(Succeed())
 		Eventually(func(g Gomega) {
 			g.Expect(cl.Client.Get(ctx, client.ObjectKeyFromObject(pod), pod)).To(Succeed())
 			g.Expect(pod.Status.Conditions).To(ContainElement(And(
@@ -242,7 +246,7 @@ func containerEnv(pod *corev1.Pod, name string) string {
 
 // emulatorOf is the emulator setting of pod's decision.
 func emulatorOf(pod *corev1.Pod) *mutate.EmulatorSetting {
-	counts, err := mutate.ParseDecisionCounts(pod.Annotations[isa.DecisionCountsAnnotation])
+	counts, err := mutate.ParseDecision(pod.Annotations)
 	if err != nil {
 		return nil
 	}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/isamatch/isamatch/internal/testbed"
 	"github.com/isamatch/isamatch/pkg/isa"
+	"github.com/isamatch/isamatch/pkg/mutate"
 )
 
 const (
@@ -90,7 +91,9 @@ var _ = Describe("kubectl apply -k config on a real node", Ordered, func() {
 	It("keeps a pod that requests an ISA this node lacks Pending, and the decision says why", func(ctx SpecContext) {
 		pod := testbed.MakePod("lacks-isa", podNamespace).Image(pauseImage).Annotation(isa.RequestAnnotation, "rv64gcv").Obj()
 		createWhenWebhookAnswers(ctx, pod)
-		Expect(pod.Annotations[isa.DecisionAnnotation]).To(ContainSubstring("rv64gcv"))
+		decision, err := mutate.ParseDecision(pod.Annotations)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(decision.NoNode).To(BeTrue(), "the decision %q says no node has rv64gcv", pod.Annotations[isa.DecisionAnnotation])
 		Expect(pod.Spec.Affinity).NotTo(BeNil())
 		Expect(pod.Spec.Affinity.NodeAffinity).NotTo(BeNil())
 		Eventually(func(g Gomega) {
@@ -103,7 +106,12 @@ var _ = Describe("kubectl apply -k config on a real node", Ordered, func() {
 			g.Expect(cl.Client.Get(ctx, client.ObjectKeyFromObject(pod), pod)).To(Succeed())
 			g.Expect(pod.Spec.NodeName).To(BeEmpty())
 		}).WithContext(ctx).WithTimeout(10 * time.Second).WithPolling(time.Second).Should(Succeed())
-		GinkgoWriter.Printf("decision: %s\n", pod.Annotations[isa.DecisionAnnotation])
+		Eventually(func(g Gomega) {
+			note, err := testbed.DecisionNote(ctx, cl.Client, pod)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(note).To(ContainSubstring(`request="rv64gcv"`), "the pod's IsamatchDecided Event")
+			GinkgoWriter.Printf("decision: %s\n", note)
+		}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(time.Second).Should(Succeed())
 	})
 
 	It("runs a pod of a multi-arch image without a request on this node", func(ctx SpecContext) {

@@ -73,7 +73,9 @@ var _ = Describe("Events on decided pods", func() {
 			case podevents.ReasonNoNode:
 				Expect(e.Note).To(ContainSubstring("no node satisfies"))
 			case podevents.ReasonDecided:
-				Expect(e.Note).To(ContainSubstring("tiers:"))
+				// The numbers the pod stores, then the readable line the
+				// webhook's explainer made again from the pod.
+				Expect(e.Note).To(And(ContainSubstring("tiers:"), ContainSubstring("; decision: request="), ContainSubstring(reg.Ref(amdImage, "v1")+" [linux/amd64]")))
 			}
 			GinkgoWriter.Printf("%s\t%s\t%s\t%s\n", e.Regarding.Name, e.Type, e.Reason, e.Note)
 		}

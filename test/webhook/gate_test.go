@@ -67,12 +67,12 @@ func (b *bindWatch) see(pod *corev1.Pod) {
 		return
 	}
 	b.bound[pod.Name] = pod.Spec.NodeName
-	c, err := mutate.ParseDecisionCounts(pod.Annotations[isa.DecisionCountsAnnotation])
+	c, err := mutate.ParseDecision(pod.Annotations)
 	switch {
 	case mutate.HasGate(pod.Spec.SchedulingGates):
 		b.violation = append(b.violation, pod.Name+" bound while gated")
 	case err != nil || (c.Gate != mutate.GateResolved && c.Gate != mutate.GateTimeout && pod.Labels["released-by"] != "test" && pod.Labels["released-by"] != "admission"):
-		b.violation = append(b.violation, fmt.Sprintf("%s bound to %s before the gate controller's decision (counts %q)", pod.Name, pod.Spec.NodeName, pod.Annotations[isa.DecisionCountsAnnotation]))
+		b.violation = append(b.violation, fmt.Sprintf("%s bound to %s before the gate controller's decision (%q)", pod.Name, pod.Spec.NodeName, pod.Annotations[isa.DecisionAnnotation]))
 	}
 }
 
@@ -152,7 +152,7 @@ var _ = Describe("The scheduling gate", Ordered, func() {
 		return pod
 	}
 	gateState := func(pod *corev1.Pod) string {
-		c, err := mutate.ParseDecisionCounts(pod.Annotations[isa.DecisionCountsAnnotation])
+		c, err := mutate.ParseDecision(pod.Annotations)
 		if err != nil {
 			return "unparsable: " + err.Error()
 		}
@@ -385,10 +385,10 @@ var _ = Describe("The scheduling gate", Ordered, func() {
 		Eventually(func(g Gomega) {
 			pod := get(ctx, "fallback")
 			g.Expect(pod.Spec.NodeName).To(Equal("x86-v3"), describe(pod))
-			counts, err := mutate.ParseDecisionCounts(pod.Annotations[isa.DecisionCountsAnnotation])
+			counts, err := mutate.ParseDecision(pod.Annotations)
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(counts.Fallback).To(Equal("amd64"), describe(pod))
-			g.Expect(pod.Annotations[isa.DecisionAnnotation]).To(ContainSubstring("fallback architecture amd64 applied"), describe(pod))
+			g.Expect(events(ctx, "fallback", "IsamatchReleased")).To(ContainElement(HaveField("Note", ContainSubstring("fallback architecture amd64 applied"))), describe(pod))
 		}).WithContext(ctx).WithTimeout(registryDelay + 30*time.Second).WithPolling(250 * time.Millisecond).Should(Succeed())
 		stopWebhook()
 	})

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -23,6 +24,7 @@ import (
 	"github.com/isamatch/isamatch/internal/manifests"
 	"github.com/isamatch/isamatch/internal/testbed"
 	"github.com/isamatch/isamatch/pkg/isa"
+	"github.com/isamatch/isamatch/pkg/mutate"
 	"github.com/isamatch/isamatch/test/framework"
 )
 
@@ -156,7 +158,15 @@ var _ = Describe("Pods created through the API server", func() {
 				Expect(t.keys).To(HaveKeyWithValue(levelKey, "Gt 2"), describe(created))
 			}
 		}
-		Expect(created.Annotations).To(HaveKeyWithValue(decisionKey, ContainSubstring("riscv64")))
+		decision, err := mutate.ParseDecision(created.Annotations)
+		Expect(err).NotTo(HaveOccurred(), describe(created))
+		Expect(decision.RequiredNodes).To(BeNumerically(">", 0), describe(created))
+		By("the pod's IsamatchDecided Event carries the readable decision, with the index's platforms")
+		Eventually(func(g Gomega) {
+			note, err := testbed.DecisionNote(ctx, cp.Client, created)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(note).To(And(ContainSubstring(reg.Ref(multiImage, "v1")+" ["), ContainSubstring("linux/amd64/v3"), ContainSubstring("linux/riscv64/rva23u64")), "the decision of %s", created.Name)
+		}).WithContext(ctx).WithTimeout(30 * time.Second).Should(Succeed())
 	})
 
 	It("are constrained to the architecture of a single-architecture image", func(ctx SpecContext) {

@@ -1,0 +1,165 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/isamatch/isamatch/pkg/isa"
+)
+
+// ScaleOptions configures RunScale (make bench-scale).
+type ScaleOptions struct {
+	// Nodes Ready simulated nodes, in the mix of scaleMix.
+	Nodes int
+	// Pods created through isamatch's webhook, and as many again through
+	// no webhook, in Batches interleaved batches each.
+	Pods, Batches int
+	// Clients create pods concurrently.
+	Clients int
+	// JoinNodes nodes of a new ISA group join at JoinRate per second while
+	// their ranking is timed.
+	JoinNodes int
+	JoinRate  float64
+	// Sample pods of each variant are read back as protobuf for the bytes
+	// row.
+	Sample   int
+	Progress io.Writer
+}
+
+func (o ScaleOptions) withDefaults() ScaleOptions {
+	if o.Nodes <= 0 {
+		o.Nodes = 5000
+	}
+	if o.Pods <= 0 {
+		o.Pods = 50000
+	}
+	if o.Batches <= 0 {
+		o.Batches = 10
+	}
+	if o.Clients <= 0 {
+		o.Clients = 32
+	}
+	if o.JoinNodes <= 0 {
+		o.JoinNodes = 500
+	}
+	if o.JoinRate <= 0 {
+		o.JoinRate = 100
+	}
+	if o.Sample <= 0 {
+		o.Sample = 500
+	}
+	if o.Progress == nil {
+		o.Progress = io.Discard
+	}
+	return o
+}
+
+// scaleMix is a realistic cluster's machines: mostly x86-64 of three
+// generations, a quarter arm64, and RISC-V boards of several kinds, with
+// each machine's share of the nodes.
+var scaleMix = []struct {
+	isa   string
+	share float64
+}{
+	{"x86-64-v2", 0.10}, {"x86-64-v3", 0.35}, {"x86-64-v4", 0.15},
+	{"arm64", 0.05}, {"arm64+crc32+atomics+asimdrdm+dcpop", 0.12}, {"arm64+crc32+atomics+asimdrdm+dcpop+sve", 0.08},
+	{"rv64gc", 0.04}, {"rv64gc_zba_zbb_zbs", 0.04}, {"rv64gcv", 0.03}, {"rva23u64", 0.04},
+}
+
+// scaleNodes returns n nodes in the shares of scaleMix (name -> labels as
+// the labeler writes them) and each node's native ISA.
+func scaleNodes(n int) (map[string]map[string]string, map[string]isa.ISA, error) {
+	nodes := make(map[string]map[string]string, n)
+	native := make(map[string]isa.ISA, n)
+	k := 0
+	for m, g := range scaleMix {
+		i, err := isa.Parse(g.isa)
+		if err != nil {
+			return nil, nil, fmt.Errorf("parse %q: %w", g.isa, err)
+		}
+		count := int(g.share * float64(n))
+		if m == len(scaleMix)-1 {
+			count = n - k
+		}
+		for range count {
+			name := fmt.Sprintf("node-%05d", k)
+			labels := isa.WithGroupDomain(isa.NodeLabels(i, nil), name)
+			labels[isa.KubeArchLabel] = string(i.Arch)
+			nodes[name], native[name] = labels, i
+			k++
+		}
+	}
+	return nodes, native, nil
+}
+
+// RunScale is make bench-scale: a real control plane with Nodes nodes,
+// Pods pods through isamatch's webhook and the stock scheduler, the same
+// pods through no webhook in batches interleaved with them, and a group of
+// nodes joining; it returns the table.
+func RunScale(ctx context.Context, o ScaleOptions) (*Table, error) {
+	o = o.withDefaults()
+	start := time.Now()
+	t := &Table{Header: []string{
+		"isamatch scale benchmark (make bench-scale), " + start.UTC().Format("2006-01-02 15:04 MST"),
+		ReadMachine().String(),
+	}}
+	nodes, native, err := scaleNodes(o.Nodes)
+	if err != nil {
+		return t, err
+	}
+	e, err := StartEnv(ctx, Options{Nodes: o.Nodes, Progress: o.Progress, Runs: 3}, nodes)
+	if err != nil {
+		return t, err
+	}
+	defer func() {
+		if err := e.Stop(); err != nil {
+			fmt.Fprintf(o.Progress, "bench: stop cluster: %v\n", err)
+		}
+	}()
+	t.Header = append(t.Header, fmt.Sprintf("cluster: kube-apiserver + etcd + kube-scheduler %s with its default configuration, %d Ready simulated nodes (%s), the webhook binary behind config/webhook's configuration; %d pods through it and %d through no webhook, in %d interleaved batches each, %d clients",
+		filepath.Base(e.CP.AssetsDir), o.Nodes, mixText(), o.Pods, o.Pods, o.Batches, o.Clients))
+
+	var errs []error
+	load, err := scaleLoad(ctx, e, o, native)
+	if err != nil {
+		errs = append(errs, err)
+	} else {
+		load.rows(t, o)
+	}
+	if err := scaleMemoryRow(e, o, t); err != nil {
+		errs = append(errs, err)
+	}
+	if err := scaleJoinRows(ctx, e, o, t); err != nil {
+		errs = append(errs, err)
+	}
+	t.Notes = append(t.Notes, fmt.Sprintf("wall time %s", time.Since(start).Round(time.Second)))
+	return t, errors.Join(errs...)
+}
+
+func mixText() string {
+	var b strings.Builder
+	for k, g := range scaleMix {
+		if k > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%.0f%% %s", 100*g.share, g.isa)
+	}
+	return b.String()
+}
+
+// scaleMemoryRow is the webhook's resident memory after the load, and its
+// peak.
+func scaleMemoryRow(e *Env, o ScaleOptions, t *Table) error {
+	m, err := ReadMemStatus(e.Webhook.Pid())
+	if err != nil {
+		return err
+	}
+	t.Add(Row{Section: "4 scale", Name: fmt.Sprintf("webhook VmRSS after %d pods, %d nodes (peak VmHWM)", o.Pods, o.Nodes),
+		Figure: fmt.Sprintf("%.1f MiB (peak %.1f)", MiB(m.VmRSS), MiB(m.VmHWM)), Goal: "<= 150 MiB", Verdict: verdict(MiB(m.VmHWM) <= 150)})
+	return nil
+}
