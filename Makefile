@@ -34,11 +34,15 @@ test:
 	$(GO) run ./hack/images --repo isamatch.invalid/prebuild --tag node-test --oci-layout .cache/images --only labeler,webhook --platforms "linux/$$($(GO) env GOARCH)"
 	$(GO) vet $(PKGS)
 	$(GO) -C rebalance vet ./...
+	$(GO) -C charts vet ./...
 	mkdir -p .cache
 	status=0
 	KUBEBUILDER_ASSETS="$$assets" ISAMATCH_NODE_ASSETS="$$node_assets" ISAMATCH_KUEUE_ASSETS="$$kueue_assets" $(GO) test -timeout $(GOTEST_TIMEOUT) $(GOTEST_FLAGS) $(PKGS) 2>&1 | tee .cache/test.log || status=$$?
 	# rebalance/ is a module of its own (descheduler's libraries): its unit tests.
 	$(GO) -C rebalance test $(GOTEST_FLAGS) ./... 2>&1 | tee -a .cache/test.log || status=$$?
+	# charts/ is a module of its own (Helm's libraries): the chart rendered
+	# beside config/, helm lint, the schema.
+	$(GO) -C charts test $(GOTEST_FLAGS) ./... 2>&1 | tee -a .cache/test.log || status=$$?
 	if [[ $$status -ne 0 ]]; then hack/failures.sh .cache/test.log; fi
 	exit $$status
 
