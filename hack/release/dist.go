@@ -48,7 +48,7 @@ var pinned = map[string][]string{
 
 // writeDist empties o.Dist and writes the release files into it; it returns
 // their paths relative to o.Dist.
-func writeDist(ctx context.Context, o options, images []published) ([]string, error) {
+func writeDist(ctx context.Context, o options, reg *registry, images []published) ([]string, error) {
 	if err := os.RemoveAll(o.Dist); err != nil {
 		return nil, fmt.Errorf("empty %s: %w", o.Dist, err)
 	}
@@ -68,14 +68,23 @@ func writeDist(ctx context.Context, o options, images []published) ([]string, er
 			return nil, err
 		}
 	}
-	if err := os.WriteFile(filepath.Join(o.Dist, imagesFile), []byte(list.String()), 0o644); err != nil {
-		return nil, err
-	}
 	if err := copyConfig(o, byApp); err != nil {
 		return nil, err
 	}
 	ch, err := packageChart(o, byApp)
 	if err != nil {
+		return nil, err
+	}
+	tgz, err := os.ReadFile(filepath.Join(o.Dist, ch.Metadata.Name+"-"+ch.Metadata.Version+".tgz"))
+	if err != nil {
+		return nil, err
+	}
+	chartRef, err := pushChart(reg, o, tgz, ch.Metadata.Version)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(&list, "oci://%s\n", chartRef)
+	if err := os.WriteFile(filepath.Join(o.Dist, imagesFile), []byte(list.String()), 0o644); err != nil {
 		return nil, err
 	}
 	manifest, err := renderChart(ctx, ch)

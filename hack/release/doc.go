@@ -9,12 +9,14 @@
 // build information of the binary in every platform's image and writes an
 // SPDX 2.3 SBOM of it (spdx/tools-golang), pushes the SBOM as an OCI
 // artifact whose subject is the index (a referrer: the Referrers API, or
-// its tag fallback on registries without it), and writes dist/:
+// its tag fallback on registries without it), pushes the chart with the
+// images pinned to REPO/charts/isamatch:<version> (Helm's registry client),
+// and writes dist/:
 //
 //	dist/install.yaml                    what `kubectl apply -k config` installs, images by digest
 //	dist/config/                         config/ with every image pinned by digest (components included)
 //	dist/isamatch-<version>.tgz          the Helm chart, images pinned by digest
-//	dist/images.txt                      each image: reference, index digest, platform digests
+//	dist/images.txt                      each image: reference, index digest, platform digests; the chart's oci:// reference
 //	dist/sbom/<image>.spdx.json          the SBOMs pushed as referrers
 //	dist/SHA256SUMS                      sha256sum -c of every file above
 //

@@ -132,7 +132,7 @@ func release(ctx context.Context, o options, stdout io.Writer) error {
 		published = append(published, p)
 		fmt.Fprintf(stdout, "pushed %s@%s (%d platforms), SBOM %s\n", p.Tag, p.Digest, len(p.Platforms), p.SBOMDigest)
 	}
-	files, err := writeDist(ctx, o, published)
+	files, err := writeDist(ctx, o, reg, published)
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/static"
 	"github.com/google/go-containerregistry/pkg/v1/types"
+	helmregistry "helm.sh/helm/v4/pkg/registry"
 )
 
 // Media types of the SBOM referrer (OCI image spec 1.1, artifacts).
@@ -47,8 +48,9 @@ type platformDigest struct {
 
 // registry holds the remote options every push uses.
 type registry struct {
-	opts     []remote.Option
-	insecure bool
+	opts      []remote.Option
+	insecure  bool
+	transport http.RoundTripper
 }
 
 func newRegistry(ctx context.Context, o options) (*registry, error) {
@@ -77,7 +79,7 @@ func newRegistry(ctx context.Context, o options) (*registry, error) {
 		tc.InsecureSkipVerify = o.Insecure //nolint:gosec
 		t.TLSClientConfig = tc
 	}
-	return &registry{insecure: o.Insecure, opts: []remote.Option{
+	return &registry{insecure: o.Insecure, transport: t, opts: []remote.Option{
 		remote.WithContext(ctx),
 		remote.WithAuthFromKeychain(authn.DefaultKeychain),
 		remote.WithTransport(t),
@@ -210,3 +212,24 @@ type rawManifest struct {
 
 func (m rawManifest) RawManifest() ([]byte, error)        { return m.raw, nil }
 func (m rawManifest) MediaType() (types.MediaType, error) { return m.mediaType, nil }
+
+// pushChart pushes the packaged chart as an OCI artifact to
+// REPO/charts/isamatch:<chart version> (`helm install oci://...`), with
+// Helm's own registry client and the Docker config's credentials, and
+// returns the reference by digest.
+func pushChart(r *registry, o options, tgz []byte, chartVersion string) (string, error) {
+	opts := []helmregistry.ClientOption{helmregistry.ClientOptHTTPClient(&http.Client{Transport: r.transport})}
+	if r.insecure {
+		opts = append(opts, helmregistry.ClientOptPlainHTTP())
+	}
+	c, err := helmregistry.NewClient(opts...)
+	if err != nil {
+		return "", fmt.Errorf("helm registry client: %w", err)
+	}
+	ref := o.Repo + "/charts/isamatch:" + chartVersion
+	res, err := c.Push(tgz, ref, helmregistry.PushOptCreationTime(o.Epoch.Format("2006-01-02T15:04:05Z")))
+	if err != nil {
+		return "", fmt.Errorf("push the chart to %s: %w", ref, err)
+	}
+	return ref + "@" + res.Manifest.Digest, nil
+}

@@ -232,6 +232,23 @@ func TestReleaseToARegistry(t *testing.T) {
 		}
 	}
 
+	// The chart is in the registry too, where images.txt says.
+	images, err := os.ReadFile(filepath.Join(dist, imagesFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	chartRef := regexp.MustCompile(`(?m)^oci://(\S+):(\S+)@(sha256:[0-9a-f]{64})$`).FindStringSubmatch(string(images))
+	if chartRef == nil {
+		t.Fatalf("%s names no chart:\n%s", imagesFile, images)
+	}
+	chartTag, err := name.NewTag(chartRef[1] + ":" + chartRef[2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if desc, err := remote.Head(chartTag, opts...); err != nil || desc.Digest.String() != chartRef[3] {
+		t.Errorf("the chart %s in the registry: %v, %v; want digest %s", chartTag, desc, err, chartRef[3])
+	}
+
 	// The same layout released again gives the same files, byte for byte.
 	dist2 := filepath.Join(t.TempDir(), "dist")
 	args[7] = dist2
