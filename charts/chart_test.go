@@ -32,7 +32,7 @@ var components = []component{
 // exactly what `kubectl apply -k config` does, object for object and field
 // for field.
 func TestDefaultsRenderConfig(t *testing.T) {
-	manifest, _ := render(t, nil)
+	manifest, _ := renderChart(t, nil)
 	sameObjects(t, "the chart", manifest, "config/", kustomize(t))
 }
 
@@ -41,7 +41,7 @@ func TestDefaultsRenderConfig(t *testing.T) {
 func TestComponentsRenderConfig(t *testing.T) {
 	for _, c := range components {
 		t.Run(c.name, func(t *testing.T) {
-			manifest, _ := render(t, c.values)
+			manifest, _ := renderChart(t, c.values)
 			sameObjects(t, "the chart", manifest, "config/ with "+c.components[0], kustomize(t, c.components...))
 		})
 	}

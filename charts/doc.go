@@ -9,6 +9,6 @@
 //	go -C charts test ./...
 //	go -C charts build -o bin/helm helm.sh/helm/v4/cmd/helm
 //
-// The entry point of the tests is render (chart) beside manifests.Render
-// (config/).
+// The entry point of the tests is renderChart (render.Chart, which
+// hack/release shares) beside manifests.RenderYAML (config/).
 package charts

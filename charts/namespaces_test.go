@@ -43,7 +43,7 @@ func TestNamespacesRenamed(t *testing.T) {
 	write("labeler", "namespace: "+labelerNS+"\nresources:\n  - "+rel("labeler", filepath.Join(configDir, "daemonset"))+"\n")
 	write("cluster", "resources:\n  - ../webhook\n  - ../labeler\n")
 	kust := kustomizeDir(t, filepath.Join(root, "cluster"))
-	manifest, hooks := render(t, map[string]any{"namespaces": map[string]any{"webhook": webhookNS, "labeler": labelerNS}})
+	manifest, hooks := renderChart(t, map[string]any{"namespaces": map[string]any{"webhook": webhookNS, "labeler": labelerNS}})
 
 	sameObjects(t, "the chart with namespaces set", manifest, "config/ overlaid with namespace:", kust)
 

@@ -104,7 +104,7 @@ func TestOpenShiftSCCFitsTheLabeler(t *testing.T) {
 // release's namespace, with the labeler image of the release; without it,
 // nothing.
 func TestUninstallHook(t *testing.T) {
-	_, hooks := render(t, map[string]any{"images": map[string]any{"labeler": map[string]any{
+	_, hooks := renderChart(t, map[string]any{"images": map[string]any{"labeler": map[string]any{
 		"digest": "sha256:" + strings.Repeat("ab", 32)}}})
 	kinds := map[string]bool{}
 	for _, h := range hooks {
@@ -126,7 +126,7 @@ func TestUninstallHook(t *testing.T) {
 			t.Errorf("no %s among the hooks", k)
 		}
 	}
-	if _, hooks := render(t, map[string]any{"uninstall": map[string]any{"prune": false}}); len(hooks) != 0 {
+	if _, hooks := renderChart(t, map[string]any{"uninstall": map[string]any{"prune": false}}); len(hooks) != 0 {
 		t.Errorf("uninstall.prune false renders %d hooks, want none", len(hooks))
 	}
 }

@@ -14,17 +14,14 @@ import (
 	"strings"
 	"testing"
 
-	"helm.sh/helm/v4/pkg/action"
 	"helm.sh/helm/v4/pkg/chart/common"
 	chart "helm.sh/helm/v4/pkg/chart/v2"
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
-	kubefake "helm.sh/helm/v4/pkg/kube/fake"
 	release "helm.sh/helm/v4/pkg/release/v1"
-	"helm.sh/helm/v4/pkg/storage"
-	"helm.sh/helm/v4/pkg/storage/driver"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 
+	"github.com/isamatch/isamatch/charts/render"
 	"github.com/isamatch/isamatch/internal/manifests"
 )
 
@@ -50,7 +47,7 @@ func loadChart(t *testing.T) *chart.Chart {
 
 // render is `helm install --dry-run=client` of the chart with vals: the
 // release's manifest (hooks apart) and its hooks.
-func render(t *testing.T, vals map[string]any) (manifest string, hooks []*release.Hook) {
+func renderChart(t *testing.T, vals map[string]any) (manifest string, hooks []*release.Hook) {
 	t.Helper()
 	rel, err := renderRelease(t, vals)
 	if err != nil {
@@ -61,23 +58,7 @@ func render(t *testing.T, vals map[string]any) (manifest string, hooks []*releas
 
 func renderRelease(t *testing.T, vals map[string]any) (*release.Release, error) {
 	t.Helper()
-	cfg := action.NewConfiguration()
-	cfg.Releases = storage.Init(driver.NewMemory())
-	cfg.KubeClient = &kubefake.PrintingKubeClient{Out: io.Discard}
-	inst := action.NewInstall(cfg)
-	inst.DryRunStrategy = action.DryRunClient
-	inst.ReleaseName = "isamatch"
-	inst.Namespace = "default"
-	inst.KubeVersion = &kubeVersion
-	r, err := inst.RunWithContext(t.Context(), loadChart(t), vals)
-	if err != nil {
-		return nil, err
-	}
-	rel, ok := r.(*release.Release)
-	if !ok {
-		return nil, fmt.Errorf("install returned a %T, want a *release.Release", r)
-	}
-	return rel, nil
+	return render.Chart(t.Context(), loadChart(t), vals, kubeVersion)
 }
 
 // kustomize renders config/ with the named components of config/components

@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -14,15 +13,12 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
-	"helm.sh/helm/v4/pkg/action"
 	"helm.sh/helm/v4/pkg/chart/common"
 	chart "helm.sh/helm/v4/pkg/chart/v2"
 	"helm.sh/helm/v4/pkg/chart/v2/loader"
 	chartutil "helm.sh/helm/v4/pkg/chart/v2/util"
-	kubefake "helm.sh/helm/v4/pkg/kube/fake"
-	helmrelease "helm.sh/helm/v4/pkg/release/v1"
-	"helm.sh/helm/v4/pkg/storage"
-	"helm.sh/helm/v4/pkg/storage/driver"
+
+	"github.com/isamatch/isamatch/charts/render"
 )
 
 // placeholderRepo is the image prefix config/ and the chart ship with.
@@ -164,10 +160,15 @@ func pinKustomization(data []byte, apps []string, byApp map[string]published) ([
 			{Kind: yaml.ScalarNode, Value: "digest"}, {Kind: yaml.ScalarNode, Value: p.Digest.String()},
 		}})
 	}
+	return encodeYAML(&doc)
+}
+
+// encodeYAML writes doc back, comments kept, indented by two.
+func encodeYAML(doc *yaml.Node) ([]byte, error) {
 	var out bytes.Buffer
 	enc := yaml.NewEncoder(&out)
 	enc.SetIndent(2)
-	if err := enc.Encode(&doc); err != nil {
+	if err := enc.Encode(doc); err != nil {
 		return nil, err
 	}
 	return out.Bytes(), nil
@@ -248,35 +249,17 @@ func pinValues(data []byte, version string, byApp map[string]published) ([]byte,
 			n.Value, n.Style = v, 0
 		}
 	}
-	var out bytes.Buffer
-	enc := yaml.NewEncoder(&out)
-	enc.SetIndent(2)
-	if err := enc.Encode(&doc); err != nil {
-		return nil, err
-	}
-	return out.Bytes(), nil
+	return encodeYAML(&doc)
 }
 
 // renderChart is the chart's manifest with its (pinned) default values, as
 // `helm template` prints it, without the uninstall hooks.
 func renderChart(ctx context.Context, ch *chart.Chart) (string, error) {
-	cfg := action.NewConfiguration()
-	cfg.Releases = storage.Init(driver.NewMemory())
-	cfg.KubeClient = &kubefake.PrintingKubeClient{Out: io.Discard}
-	inst := action.NewInstall(cfg)
-	inst.DryRunStrategy = action.DryRunClient
-	inst.ReleaseName = "isamatch"
-	inst.Namespace = "default"
 	// The oldest release the chart supports (Chart.yaml kubeVersion):
 	// nothing it renders depends on the version.
-	inst.KubeVersion = &common.KubeVersion{Version: "v1.30.0", Major: "1", Minor: "30"}
-	r, err := inst.RunWithContext(ctx, ch, nil)
+	rel, err := render.Chart(ctx, ch, nil, common.KubeVersion{Version: "v1.30.0", Major: "1", Minor: "30"})
 	if err != nil {
 		return "", fmt.Errorf("render the chart: %w", err)
-	}
-	rel, ok := r.(*helmrelease.Release)
-	if !ok {
-		return "", fmt.Errorf("render the chart: got a %T", r)
 	}
 	return rel.Manifest, nil
 }

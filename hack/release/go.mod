@@ -11,7 +11,8 @@ go 1.26.8
 require (
 	github.com/google/go-cmp v0.7.0
 	github.com/google/go-containerregistry v0.22.1
-	github.com/isamatch/isamatch v0.0.0-00010101000000-000000000000
+	github.com/isamatch/isamatch v0.0.0
+	github.com/isamatch/isamatch/charts v0.0.0
 	github.com/spdx/tools-golang v0.5.7
 	go.yaml.in/yaml/v3 v3.0.5
 	golang.org/x/mod v0.41.0
@@ -147,3 +148,5 @@ require (
 )
 
 replace github.com/isamatch/isamatch => ../../
+
+replace github.com/isamatch/isamatch/charts => ../../charts
