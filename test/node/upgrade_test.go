@@ -119,23 +119,17 @@ var _ = Describe("upgrade, rollback and uninstall between releases on a real nod
 		})
 
 		It("rolls the labeler first: the new labeler keeps the node's labels, beside the previous webhook every decision is the same", func(ctx SpecContext) {
-			probe := startProbe(ctx, "helm-roll-labeler")
-			GinkgoWriter.Print(helm(ctx, helmBin, "upgrade", "isamatch", chart(), "--namespace", "default",
-				"-f", values(cur["labeler"], prev["webhook"]), "--wait=watcher", "--timeout", "10m"))
-			waitRollout(ctx, cur["labeler"], prev["webhook"])
-			probe.stop(ctx)
-			sameDecisions(before, admitPods(ctx, "helm-b"))
-			stillRunning(ctx, before)
+			roll(ctx, "helm-b", before, cur["labeler"], prev["webhook"], func() {
+				GinkgoWriter.Print(helm(ctx, helmBin, "upgrade", "isamatch", chart(), "--namespace", "default",
+					"-f", values(cur["labeler"], prev["webhook"]), "--wait=watcher", "--timeout", "10m"))
+			})
 		})
 
 		It("rolls the webhook with no admission failing and no label lost, and decides as the previous one did", func(ctx SpecContext) {
-			probe := startProbe(ctx, "helm-roll-webhook")
-			GinkgoWriter.Print(helm(ctx, helmBin, "upgrade", "isamatch", chart(), "--namespace", "default",
-				"-f", values(cur["labeler"], cur["webhook"]), "--wait=watcher", "--timeout", "10m"))
-			waitRollout(ctx, cur["labeler"], cur["webhook"])
-			probe.stop(ctx)
-			sameDecisions(before, admitPods(ctx, "helm-c"))
-			stillRunning(ctx, before)
+			roll(ctx, "helm-c", before, cur["labeler"], cur["webhook"], func() {
+				GinkgoWriter.Print(helm(ctx, helmBin, "upgrade", "isamatch", chart(), "--namespace", "default",
+					"-f", values(cur["labeler"], cur["webhook"]), "--wait=watcher", "--timeout", "10m"))
+			})
 		})
 
 		It("releases every gated pod by its deadline when the gate controller's leader dies mid-way", func(ctx SpecContext) {
@@ -143,12 +137,9 @@ var _ = Describe("upgrade, rollback and uninstall between releases on a real nod
 		})
 
 		It("rolls back to the previous release", func(ctx SpecContext) {
-			probe := startProbe(ctx, "helm-rollback")
-			GinkgoWriter.Print(helm(ctx, helmBin, "rollback", "isamatch", "1", "--namespace", "default", "--wait=watcher", "--timeout", "10m"))
-			waitRollout(ctx, prev["labeler"], prev["webhook"])
-			probe.stop(ctx)
-			sameDecisions(before, admitPods(ctx, "helm-d"))
-			stillRunning(ctx, before)
+			roll(ctx, "helm-d", before, prev["labeler"], prev["webhook"], func() {
+				GinkgoWriter.Print(helm(ctx, helmBin, "rollback", "isamatch", "1", "--namespace", "default", "--wait=watcher", "--timeout", "10m"))
+			})
 		})
 
 		It("uninstalls: the node's isamatch labels pruned, no pod left gated", func(ctx SpecContext) {
@@ -174,30 +165,21 @@ var _ = Describe("upgrade, rollback and uninstall between releases on a real nod
 		})
 
 		It("rolls the webhook first: this tree's config/ and webhook beside the previous labeler, no admission failing", func(ctx SpecContext) {
-			probe := startProbe(ctx, "kust-roll-webhook")
-			GinkgoWriter.Print(kubectlRun(ctx, "apply", "-k", overlay("kustomize-webhook", filepath.Join(repoRoot, "config"), prev["labeler"], cur["webhook"])))
-			waitRollout(ctx, prev["labeler"], cur["webhook"])
-			probe.stop(ctx)
-			sameDecisions(before, admitPods(ctx, "kust-b"))
-			stillRunning(ctx, before)
+			roll(ctx, "kust-b", before, prev["labeler"], cur["webhook"], func() {
+				GinkgoWriter.Print(kubectlRun(ctx, "apply", "-k", overlay("kustomize-webhook", filepath.Join(repoRoot, "config"), prev["labeler"], cur["webhook"])))
+			})
 		})
 
 		It("rolls the labeler: the node keeps its labels", func(ctx SpecContext) {
-			probe := startProbe(ctx, "kust-roll-labeler")
-			GinkgoWriter.Print(kubectlRun(ctx, "apply", "-k", overlay("kustomize-current", filepath.Join(repoRoot, "config"), cur["labeler"], cur["webhook"])))
-			waitRollout(ctx, cur["labeler"], cur["webhook"])
-			probe.stop(ctx)
-			sameDecisions(before, admitPods(ctx, "kust-c"))
-			stillRunning(ctx, before)
+			roll(ctx, "kust-c", before, cur["labeler"], cur["webhook"], func() {
+				GinkgoWriter.Print(kubectlRun(ctx, "apply", "-k", overlay("kustomize-current", filepath.Join(repoRoot, "config"), cur["labeler"], cur["webhook"])))
+			})
 		})
 
 		It("rolls back to the previous release's config/", func(ctx SpecContext) {
-			probe := startProbe(ctx, "kust-rollback")
-			GinkgoWriter.Print(kubectlRun(ctx, "apply", "-k", prevOverlay))
-			waitRollout(ctx, prev["labeler"], prev["webhook"])
-			probe.stop(ctx)
-			sameDecisions(before, admitPods(ctx, "kust-d"))
-			stillRunning(ctx, before)
+			roll(ctx, "kust-d", before, prev["labeler"], prev["webhook"], func() {
+				GinkgoWriter.Print(kubectlRun(ctx, "apply", "-k", prevOverlay))
+			})
 		})
 
 		It("uninstalls with kubectl delete -k and the uninstall Job: labels pruned, no pod left gated", func(ctx SpecContext) {
@@ -211,6 +193,21 @@ var _ = Describe("upgrade, rollback and uninstall between releases on a real nod
 		})
 	})
 })
+
+// roll runs apply, an upgrade or a rollback to the labeler and webhook
+// images given, while a probe admits a pod every second and watches the
+// node's labels; then it checks the probe, that the pods admitted before
+// are untouched, and that three new pods (named prefix-...) get their
+// decisions.
+func roll(ctx SpecContext, prefix string, before map[string]*corev1.Pod, labeler, webhook string, apply func()) {
+	GinkgoHelper()
+	probe := startProbe(ctx, prefix+"-roll")
+	apply()
+	waitRollout(ctx, labeler, webhook)
+	probe.stop(ctx)
+	sameDecisions(before, admitPods(ctx, prefix))
+	stillRunning(ctx, before)
+}
 
 // pinnedImages are the labeler and webhook images of repo:tag by digest.
 func pinnedImages(ctx context.Context, repo, tag string) map[string]string {
