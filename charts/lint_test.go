@@ -87,3 +87,26 @@ func TestSchemaRefuses(t *testing.T) {
 		})
 	}
 }
+
+// TestPullSecretsAndPolicy: images.pullSecrets and images.pullPolicy reach
+// every pod the chart runs, the uninstall Job's included.
+func TestPullSecretsAndPolicy(t *testing.T) {
+	vals := merge(everything(), map[string]any{"images": map[string]any{"pullPolicy": "Always", "pullSecrets": []any{"regcred"}}})
+	manifest, hooks := renderChart(t, vals)
+	texts := []string{manifest}
+	for _, h := range hooks {
+		texts = append(texts, h.Manifest)
+	}
+	all := strings.Join(texts, "\n---\n")
+	for key, obj := range objects(t, all) {
+		if !strings.Contains(key, " Deployment ") && !strings.Contains(key, " DaemonSet ") && !strings.Contains(key, " Job ") {
+			continue
+		}
+		if !strings.Contains(obj, `"imagePullSecrets":[{"name":"regcred"}]`) {
+			t.Errorf("%s has no imagePullSecrets regcred", key)
+		}
+		if strings.Contains(obj, `"image":"ghcr.io/isamatch/`) && !strings.Contains(obj, `"imagePullPolicy":"Always"`) {
+			t.Errorf("%s runs isamatch's image without imagePullPolicy Always", key)
+		}
+	}
+}

@@ -35,25 +35,18 @@ namespace).
 {{- end -}}
 
 {{/*
-isamatch.pullSecrets: imagePullSecrets of a pod spec, from
-.Values.images.pullSecrets.
+isamatch.setPullSecrets: sets imagePullSecrets of a pod spec (a dict from
+fromYaml) from .Values.images.pullSecrets.
+  {{- include "isamatch.setPullSecrets" (list . $podSpec) }}
 */}}
-{{- define "isamatch.pullSecrets" -}}
-{{- with .Values.images.pullSecrets }}
-imagePullSecrets:
-{{- range . }}
-  - name: {{ . }}
-{{- end }}
-{{- end }}
+{{- define "isamatch.setPullSecrets" -}}
+{{- $root := index . 0 -}}
+{{- $pod := index . 1 -}}
+{{- with $root.Values.images.pullSecrets -}}
+{{- $secrets := list -}}
+{{- range . }}{{ $secrets = append $secrets (dict "name" .) }}{{ end -}}
+{{- $_ := set $pod "imagePullSecrets" $secrets -}}
 {{- end -}}
-
-{{/*
-isamatch.pullPolicy: the imagePullPolicy line of a container, if any.
-*/}}
-{{- define "isamatch.pullPolicy" -}}
-{{- with .Values.images.pullPolicy }}
-imagePullPolicy: {{ . }}
-{{- end }}
 {{- end -}}
 
 {{/*
