@@ -317,15 +317,16 @@ func sameDecisions(before, after map[string]*corev1.Pod) {
 		// cache) spreads over no group: its group is not known when it is
 		// created, and a gated pod's constraints cannot change
 		// (pkg/mutate/spread.go). Which replica had the image cached is
-		// not the release's doing, so a gated pod and an ungated one are
-		// compared on everything but that key.
-		bs, as := spreadOf(b), spreadOf(a)
-		if gatedSpread(bs) != gatedSpread(as) {
-			for _, c := range [][]corev1.TopologySpreadConstraint{bs, as} {
-				for i := range c {
-					c[i].TopologyKey = neutralSpreadKey
+		// not the release's doing: a gated pod is compared with an ungated
+		// one on its affinity alone, and must carry the neutral constraint.
+		bs, as := b.Spec.TopologySpreadConstraints, a.Spec.TopologySpreadConstraints
+		if gated(b) != gated(a) {
+			for _, p := range []*corev1.Pod{b, a} {
+				if gated(p) {
+					Expect(p.Spec.TopologySpreadConstraints).To(ConsistOf(HaveField("TopologyKey", neutralSpreadKey)), "gated pod %s", p.Name)
 				}
 			}
+			continue
 		}
 		Expect(cmp.Diff(bs, as)).To(BeEmpty(), "%s: topology spread constraints of %s (-before +after)", kind, a.Name)
 	}
@@ -335,12 +336,10 @@ func sameDecisions(before, after map[string]*corev1.Pod) {
 // one no node carries.
 const neutralSpreadKey = isa.GroupDomainPrefix + "none"
 
-func spreadOf(p *corev1.Pod) []corev1.TopologySpreadConstraint {
-	return append([]corev1.TopologySpreadConstraint(nil), p.Spec.TopologySpreadConstraints...)
-}
-
-func gatedSpread(c []corev1.TopologySpreadConstraint) bool {
-	return len(c) == 1 && c[0].TopologyKey == neutralSpreadKey
+// gated reports whether admission gated p (its decision counts name the
+// gate's outcome).
+func gated(p *corev1.Pod) bool {
+	return strings.Contains(p.Annotations[isa.DecisionCountsAnnotation], `"gate":`)
 }
 
 // stillRunning: the pods admitted before the roll are the same pods, in the
