@@ -142,6 +142,15 @@ var _ = Describe("upgrade, rollback and uninstall between releases on a real nod
 			})
 		})
 
+		// Uninstalled from this release: the previous release's uninstall
+		// Job removes the labels but releases no gated pod.
+		It("rolls forward to this release again", func(ctx SpecContext) {
+			roll(ctx, "helm-e", before, cur["labeler"], cur["webhook"], func() {
+				GinkgoWriter.Print(helm(ctx, helmBin, "upgrade", "isamatch", chart(), "--namespace", "default",
+					"-f", values(cur["labeler"], cur["webhook"]), "--wait=watcher", "--timeout", "10m"))
+			})
+		})
+
 		It("uninstalls: the node's isamatch labels pruned, no pod left gated", func(ctx SpecContext) {
 			gated := gatedWithoutWebhook(ctx, "helm-gated")
 			GinkgoWriter.Print(helm(ctx, helmBin, "uninstall", "isamatch", "--namespace", "default", "--wait=watcher", "--timeout", "10m"))
