@@ -11,7 +11,7 @@ GOTEST_TIMEOUT ?= 40m
 GOTEST_FLAGS ?=
 PKGS ?= ./...
 
-.PHONY: test test-node test-compat controlplane kueue vet build lint bench bench-scale bench-go fuzz demo images
+.PHONY: test test-node test-compat controlplane kueue vet build lint bench bench-scale bench-go fuzz demo images release
 
 ## controlplane: build (once) the pinned kube-apiserver, kube-scheduler and etcd; prints their directory
 controlplane:
@@ -34,11 +34,19 @@ test:
 	$(GO) run ./hack/images --repo isamatch.invalid/prebuild --tag node-test --oci-layout .cache/images --only labeler,webhook --platforms "linux/$$($(GO) env GOARCH)"
 	$(GO) vet $(PKGS)
 	$(GO) -C rebalance vet ./...
+	$(GO) -C charts vet ./...
+	$(GO) -C hack/release vet ./...
 	mkdir -p .cache
 	status=0
 	KUBEBUILDER_ASSETS="$$assets" ISAMATCH_NODE_ASSETS="$$node_assets" ISAMATCH_KUEUE_ASSETS="$$kueue_assets" $(GO) test -timeout $(GOTEST_TIMEOUT) $(GOTEST_FLAGS) $(PKGS) 2>&1 | tee .cache/test.log || status=$$?
 	# rebalance/ is a module of its own (descheduler's libraries): its unit tests.
 	$(GO) -C rebalance test $(GOTEST_FLAGS) ./... 2>&1 | tee -a .cache/test.log || status=$$?
+	# charts/ is a module of its own (Helm's libraries): the chart rendered
+	# beside config/, helm lint, the schema.
+	$(GO) -C charts test $(GOTEST_FLAGS) ./... 2>&1 | tee -a .cache/test.log || status=$$?
+	# hack/release is a module of its own (Helm, SPDX): make release into a
+	# real registry.
+	$(GO) -C hack/release test $(GOTEST_FLAGS) ./... 2>&1 | tee -a .cache/test.log || status=$$?
 	if [[ $$status -ne 0 ]]; then hack/failures.sh .cache/test.log; fi
 	exit $$status
 
@@ -130,3 +138,21 @@ PLATFORMS ?= linux/amd64,linux/arm64,linux/riscv64
 IMAGES_FLAGS ?= --push
 images:
 	$(GO) run ./hack/images --repo "$(REPO)" --tag "$(TAG)" --platforms "$(PLATFORMS)" $(IMAGES_FLAGS)
+
+## release: a release into REPO (docs/install.md, "Releases"): the three images for PLATFORMS pushed by digest and tagged VERSION, an SPDX SBOM attached to each as an OCI referrer, and dist/ (install.yaml, config/ and the Helm chart with every image pinned by digest, the SBOMs, SHA256SUMS)
+##   make release VERSION=v0.1.0 REPO=registry.example.com/isamatch
+##   make release VERSION=v0.1.0 REPO=127.0.0.1:5000/isamatch RELEASE_FLAGS=--insecure
+VERSION ?=
+RELEASE_FLAGS ?=
+# Every time in the images, the SBOMs and the chart is the commit's, so the
+# same commit releases the same bytes.
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+release:
+	if [[ -z "$(VERSION)" || -z "$(REPO)" ]]; then echo "make release: VERSION=vX.Y.Z and REPO=REGISTRY/PREFIX are required, e.g. make release VERSION=v0.1.0 REPO=registry.example.com/isamatch" >&2; exit 2; fi
+	export SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH)
+	rm -rf _output/release
+	# hack/images builds into an OCI layout (no registry yet); hack/release
+	# pushes it.
+	$(GO) run ./hack/images --repo "$(REPO)" --tag "$(VERSION)" --platforms "$(PLATFORMS)" --oci-layout _output/release/oci
+	$(GO) -C hack/release run . --repo "$(REPO)" --version "$(VERSION)" --oci-layout "$(CURDIR)/_output/release/oci" --dist "$(CURDIR)/dist" --root "$(CURDIR)" $(RELEASE_FLAGS)
+	echo "dist/: verify with (cd dist && sha256sum -c SHA256SUMS); docs/install.md says how to check the images and their SBOMs"

@@ -91,7 +91,7 @@ func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
 	fs.IntVar(&o.verbosity, "v", 0, "log verbosity (0 or 1)")
 	fs.StringVar(&o.logFormat, "log-format", logging.FormatText, logging.FlagUsage)
 	fs.BoolVar(&o.version, "version", false, "print the version, VCS revision and Go version, and exit")
-	fs.BoolVar(&o.prune, "prune", false, "remove every isa.isamatch.io/ and qemu.isamatch.io/ label and annotation from every node, then exit (uninstall; needs list and patch on nodes, and the isamatch-node-labels policy gone or cluster-admin rights)")
+	fs.BoolVar(&o.prune, "prune", false, "remove every isa.isamatch.io/ and qemu.isamatch.io/ label and annotation from every node and release every pod held by the scheduling gate isa.isamatch.io/resolve, then exit (uninstall; needs list and patch on nodes and pods, and the isamatch-node-labels policy gone or cluster-admin rights)")
 	if err := fs.Parse(args); err != nil {
 		return options{}, err
 	}

@@ -10,6 +10,8 @@ import (
 
 	"github.com/isamatch/isamatch/internal/buildinfo"
 	"github.com/isamatch/isamatch/internal/metrics"
+	"github.com/isamatch/isamatch/pkg/gate"
+	"github.com/isamatch/isamatch/pkg/isa"
 	"github.com/isamatch/isamatch/pkg/labeler"
 )
 
@@ -23,20 +25,28 @@ func registerMetrics(reg prometheus.Registerer, m *labeler.Metrics) error {
 	return metrics.Register(reg, "labeler metrics", m.Collectors()...)
 }
 
-// runPrune removes isamatch's keys from every node and prints one line per
-// node it changed.
+// runPrune removes isamatch's keys from every node and releases every pod
+// still held by isamatch's scheduling gate (no gate controller will once
+// isamatch is gone), and prints one line per node and pod it changed.
 func runPrune(ctx context.Context, o options, stdout io.Writer) error {
 	c, err := newClient(o.kubeconfig)
 	if err != nil {
 		return err
 	}
-	pruned, err := labeler.Prune(ctx, c)
+	pruned, pruneErr := labeler.Prune(ctx, c)
 	for _, p := range pruned {
 		fmt.Fprintf(stdout, "node %s: removed %d labels, %d annotations\n", p.Node, p.Labels, p.Annotations)
 	}
-	logr.FromContextOrDiscard(ctx).Info("nodes pruned", "nodes", len(pruned))
-	if err != nil {
-		return fmt.Errorf("prune: %w", err)
+	released, releaseErr := gate.ReleaseAllUnresolved(ctx, c, "isamatch was uninstalled (labeler --prune)")
+	for _, p := range released {
+		fmt.Fprintf(stdout, "pod %s: released from the scheduling gate %s\n", p, isa.ResolveGate)
+	}
+	logr.FromContextOrDiscard(ctx).Info("nodes pruned, gated pods released", "nodes", len(pruned), "pods", len(released))
+	if pruneErr != nil {
+		return fmt.Errorf("prune: %w", pruneErr)
+	}
+	if releaseErr != nil {
+		return fmt.Errorf("release gated pods: %w", releaseErr)
 	}
 	return nil
 }

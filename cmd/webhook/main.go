@@ -53,6 +53,10 @@ const (
 	ServiceName       = "isamatch-webhook"
 	CertSecretName    = "isamatch-webhook-cert"
 	DefaultNamespace  = "isamatch-system"
+	// NamespaceEnv names the variable the Deployment sets to the pod's
+	// namespace (downward API, metadata.namespace): the default of
+	// --namespace, so an install under another namespace needs no flag.
+	NamespaceEnv = "POD_NAMESPACE"
 )
 
 // Values of --qemu-cpu.
@@ -147,7 +151,11 @@ func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
 	fs.DurationVar(&o.cacheTTL, "cache-ttl", registry.DefaultTTL, "how long image platforms of a tag stay cached (digests: 24h)")
 	fs.DurationVar(&o.budget, "budget", mutate.DefaultBudget, "time budget for all registry work of one admission")
 	fs.BoolVar(&o.certRotation, "cert-rotation", inCluster, "generate and rotate the serving certificate in-cluster and inject the CA into the MutatingWebhookConfiguration (default true in a cluster)")
-	fs.StringVar(&o.namespace, "namespace", DefaultNamespace, "namespace of the webhook's Service and certificate Secret")
+	defaultNS := DefaultNamespace
+	if ns := os.Getenv(NamespaceEnv); ns != "" {
+		defaultNS = ns
+	}
+	fs.StringVar(&o.namespace, "namespace", defaultNS, "namespace of the webhook's Service, certificate Secret and Lease (default: $"+NamespaceEnv+", which the Deployment sets from the downward API, else "+DefaultNamespace+")")
 	fs.IntVar(&o.verbosity, "v", 0, "log verbosity (0 or 1)")
 	fs.BoolVar(&o.enableHTTP2, "enable-http2", false, "serve the webhook over HTTP/2 too (off: HTTP/1.1 only, as kubebuilder scaffolds, for the HTTP/2 rapid-reset and stream-cancellation CVEs; the API server keeps a pool of keep-alive connections)")
 	fs.StringVar(&o.logFormat, "log-format", logging.FormatText, logging.FlagUsage)

@@ -53,10 +53,14 @@ func TestParseArgs(t *testing.T) {
 		name      string
 		args      []string
 		inCluster bool
-		want      func(o *options)
-		wantErr   string
+		// podNamespace is $POD_NAMESPACE (the downward API).
+		podNamespace string
+		want         func(o *options)
+		wantErr      string
 	}{
 		{name: "defaults out of cluster", want: func(o *options) {}},
+		{name: "namespace from the downward API", podNamespace: "platform-isa", want: func(o *options) { o.namespace = "platform-isa" }},
+		{name: "flag over the downward API", podNamespace: "platform-isa", args: []string{"--namespace=other"}, want: func(o *options) { o.namespace = "other" }},
 		{name: "defaults in cluster rotate certificates", inCluster: true, want: func(o *options) { o.certRotation = true }},
 		{name: "rotation can be turned off in cluster", inCluster: true, args: []string{"--cert-rotation=false"}, want: func(o *options) {}},
 		{name: "everything", args: []string{
@@ -160,6 +164,7 @@ func TestParseArgs(t *testing.T) {
 			} else {
 				t.Setenv("KUBERNETES_SERVICE_HOST", "")
 			}
+			t.Setenv(NamespaceEnv, tc.podNamespace)
 			fs := flag.NewFlagSet("webhook", flag.ContinueOnError)
 			fs.SetOutput(io.Discard)
 			got, err := parseArgs(fs, tc.args)

@@ -88,9 +88,11 @@ func TestConfigRenders(t *testing.T) {
 		{"reinvocationPolicy IfNeeded", wh.ReinvocationPolicy != nil && *wh.ReinvocationPolicy == admissionregistrationv1.IfNeededReinvocationPolicy},
 		{"pods CREATE only", len(wh.Rules) == 1 && slices.Equal(wh.Rules[0].Operations, []admissionregistrationv1.OperationType{admissionregistrationv1.Create}) &&
 			slices.Equal(wh.Rules[0].Resources, []string{"pods"}) && slices.Equal(wh.Rules[0].APIGroups, []string{""})},
-		{"namespaceSelector excludes kube-system and isamatch-system", wh.NamespaceSelector != nil && slices.ContainsFunc(wh.NamespaceSelector.MatchExpressions, func(r metav1.LabelSelectorRequirement) bool {
-			return r.Key == "kubernetes.io/metadata.name" && r.Operator == "NotIn" && slices.Contains(r.Values, "kube-system") && slices.Contains(r.Values, DefaultNamespace)
+		{"namespaceSelector excludes kube-system", wh.NamespaceSelector != nil && slices.ContainsFunc(wh.NamespaceSelector.MatchExpressions, func(r metav1.LabelSelectorRequirement) bool {
+			return r.Key == "kubernetes.io/metadata.name" && r.Operator == "NotIn" && slices.Contains(r.Values, "kube-system")
 		})},
+		{"the webhook's namespace is skipped by its ignore label, not its name", ns.Labels[isa.IgnoreLabel] == "true" &&
+			!strings.Contains(fmt.Sprint(wh.NamespaceSelector), DefaultNamespace)},
 		{"namespaceSelector honours the ignore label", wh.NamespaceSelector != nil && slices.ContainsFunc(wh.NamespaceSelector.MatchExpressions, func(r metav1.LabelSelectorRequirement) bool {
 			return r.Key == "isa.isamatch.io/ignore" && r.Operator == "NotIn" && slices.Equal(r.Values, []string{"true"})
 		})},
@@ -102,6 +104,14 @@ func TestConfigRenders(t *testing.T) {
 		t.Fatalf("Deployment has %d containers, want 1", len(pod.Containers))
 	}
 	c := pod.Containers[0]
+	// The downward API: the container's $POD_NAMESPACE is the pod's.
+	namespaceFromPod := slices.ContainsFunc(c.Env, func(e corev1.EnvVar) bool {
+		return e.Name == NamespaceEnv && e.ValueFrom != nil && e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "metadata.namespace"
+	})
+	if !namespaceFromPod {
+		t.Errorf("the webhook container's env sets no %s from the downward API (fieldRef metadata.namespace)", NamespaceEnv)
+	}
+	t.Setenv(NamespaceEnv, dep.Namespace)
 	fs := flag.NewFlagSet("webhook", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	args, err := parseArgs(fs, c.Args)
@@ -123,7 +133,9 @@ func TestConfigRenders(t *testing.T) {
 	for _, v := range podVAP.Spec.Variables {
 		podVAPText += v.Expression + "\n"
 	}
-	webhookUser := "system:serviceaccount:" + args.namespace + ":" + pod.ServiceAccountName
+	// The policies name the ServiceAccount without its namespace, so that
+	// an overlay may rename it.
+	webhookUser := "endsWith(':" + pod.ServiceAccountName + "')"
 	sc := c.SecurityContext
 	psc := pod.SecurityContext
 	webhookPort := int32(0)
@@ -179,7 +191,7 @@ func TestConfigRenders(t *testing.T) {
 		{"Role reads and updates only the certificate secret", manifests.OnlyNamed(role.Rules, "", "secrets", "get", CertSecretName) && manifests.OnlyNamed(role.Rules, "", "secrets", "update", CertSecretName)},
 		{"Role creates no secrets", !manifests.Allows(role.Rules, "", "secrets", "create")},
 		{"metrics served securely", args.metricsSecure},
-		{"policy matches the webhook's ServiceAccount", len(vap.Spec.MatchConditions) == 1 && strings.Contains(vap.Spec.MatchConditions[0].Expression, "'"+webhookUser+"'")},
+		{"policy matches the webhook's ServiceAccount", len(vap.Spec.MatchConditions) == 1 && strings.Contains(vap.Spec.MatchConditions[0].Expression, webhookUser)},
 		{"policy fails closed", vap.Spec.FailurePolicy != nil && *vap.Spec.FailurePolicy == admissionregistrationv1.Fail},
 		{"policy bound with Deny", vapb.Spec.PolicyName == vap.Name && slices.Equal(vapb.Spec.ValidationActions, []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny})},
 		{"gate controller on, leader-elected", args.gateController && args.leaderElect && args.resolve != "sync"},
@@ -188,7 +200,7 @@ func TestConfigRenders(t *testing.T) {
 		{"ClusterRole records events", manifests.Allows(cr.Rules, "events.k8s.io", "events", "create")},
 		{"Role creates the Lease", manifests.Allows(role.Rules, "coordination.k8s.io", "leases", "create")},
 		{"Role reads and renews only the Lease " + leaseName, manifests.OnlyNamed(role.Rules, "coordination.k8s.io", "leases", "get", leaseName) && manifests.OnlyNamed(role.Rules, "coordination.k8s.io", "leases", "update", leaseName)},
-		{"pod policy matches the webhook's ServiceAccount", len(podVAP.Spec.MatchConditions) == 1 && strings.Contains(podVAP.Spec.MatchConditions[0].Expression, "'"+webhookUser+"'")},
+		{"pod policy matches the webhook's ServiceAccount", len(podVAP.Spec.MatchConditions) == 1 && strings.Contains(podVAP.Spec.MatchConditions[0].Expression, webhookUser)},
 		{"pod policy names the gate and the decision annotations", strings.Contains(podVAPText, "'"+isa.ResolveGate+"'") &&
 			strings.Contains(podVAPText, "'"+isa.DecisionAnnotation+"'") && strings.Contains(podVAPText, "'"+isa.DecisionCountsAnnotation+"'")},
 		{"pod policy matches pod updates", len(podVAP.Spec.MatchConstraints.ResourceRules) == 1 &&
@@ -328,11 +340,11 @@ func TestOptInComponent(t *testing.T) {
 		want       []metav1.LabelSelectorRequirement
 	}{
 		{nil, []metav1.LabelSelectorRequirement{
-			{Key: corev1.LabelMetadataName, Operator: metav1.LabelSelectorOpNotIn, Values: []string{"kube-system", DefaultNamespace}},
+			{Key: corev1.LabelMetadataName, Operator: metav1.LabelSelectorOpNotIn, Values: []string{"kube-system"}},
 			{Key: isa.IgnoreLabel, Operator: metav1.LabelSelectorOpNotIn, Values: []string{"true"}},
 		}},
 		{[]string{"opt-in"}, []metav1.LabelSelectorRequirement{
-			{Key: corev1.LabelMetadataName, Operator: metav1.LabelSelectorOpNotIn, Values: []string{"kube-system", DefaultNamespace}},
+			{Key: corev1.LabelMetadataName, Operator: metav1.LabelSelectorOpNotIn, Values: []string{"kube-system"}},
 			{Key: isa.IgnoreLabel, Operator: metav1.LabelSelectorOpNotIn, Values: []string{"true"}},
 			{Key: isa.EnabledLabel, Operator: metav1.LabelSelectorOpIn, Values: []string{"true"}},
 		}},

@@ -26,6 +26,16 @@ var ErrNoKubectl = errors.New("kubectl not found on PATH: the manifest tests ren
 // workDir that adds them to configDir (kustomize takes relative paths only),
 // and decodes every rendered object with client-go's scheme.
 func Render(ctx context.Context, workDir, configDir string, components ...string) ([]runtime.Object, error) {
+	out, err := RenderYAML(ctx, workDir, configDir, components...)
+	if err != nil {
+		return nil, err
+	}
+	return decode(out)
+}
+
+// RenderYAML is Render without the decoding: the multi-document YAML
+// stream `kubectl kustomize` prints, custom resources included.
+func RenderYAML(ctx context.Context, workDir, configDir string, components ...string) ([]byte, error) {
 	kubectl, err := exec.LookPath("kubectl")
 	if err != nil {
 		return nil, ErrNoKubectl
@@ -47,7 +57,7 @@ func Render(ctx context.Context, workDir, configDir string, components ...string
 	if err != nil {
 		return nil, fmt.Errorf("kubectl kustomize %s: %w\n%s", dir, err, stderr.String())
 	}
-	return decode(out)
+	return out, nil
 }
 
 // overlay writes a kustomization in workDir with configDir as its resource

@@ -229,7 +229,7 @@ var _ = Describe("ValidatingAdmissionPolicy isamatch-node-labels", func() {
 		},
 		Entry("may still set its own other labels", `{"metadata":{"labels":{"team":"kl"}}}`, ""),
 		Entry("may not add an isa label", `{"metadata":{"labels":{"`+isa.NativePrefix+`rv.v":"true"}}}`,
-			"only the isamatch labeler (ServiceAccount isamatch-labeler/isamatch-labeler) may set node labels under "+n+" and "+q+"; system:node:kl-a may not change "+isa.NativePrefix+"rv.v on node kl-a"),
+			"only the isamatch labeler (ServiceAccount isamatch-labeler) may set node labels under "+n+" and "+q+"; system:node:kl-a may not change "+isa.NativePrefix+"rv.v on node kl-a"),
 		Entry("may not add a qemu label", `{"metadata":{"labels":{"`+isa.EmuPrefix+`arch.riscv64":"true"}}}`, "may not change "+isa.EmuPrefix+"arch.riscv64"),
 		Entry("may not change an isa label", `{"metadata":{"labels":{"`+isa.NativePrefix+`rv.c":"false"}}}`, "may not change "+isa.NativePrefix+"rv.c"),
 		Entry("may not remove an isa label", `{"metadata":{"labels":{"`+isa.NativePrefix+`rv.c":null}}}`, "may not change "+isa.NativePrefix+"rv.c"),

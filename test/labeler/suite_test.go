@@ -80,20 +80,16 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	waitForPolicy(ctx)
 }, NodeTimeout(5*time.Minute))
 
-// kustomizeObjects reads the resources a kustomization.yaml lists, setting
-// its namespace on objects that are namespaced (the ones the files give a
-// namespace or that are of a namespaced kind here).
+// kustomizeObjects reads the resources a kustomization.yaml lists (each
+// namespaced object names its namespace itself, as kustomize leaves it).
 func kustomizeObjects(dir string) []*unstructured.Unstructured {
 	GinkgoHelper()
 	raw, err := os.ReadFile(filepath.Join(dir, "kustomization.yaml"))
 	Expect(err).NotTo(HaveOccurred())
 	var k struct {
-		Namespace string   `json:"namespace"`
 		Resources []string `json:"resources"`
 	}
 	Expect(yaml.Unmarshal(raw, &k)).To(Succeed())
-	Expect(k.Namespace).To(Equal(namespace))
-	namespaced := map[string]bool{"ServiceAccount": true, "DaemonSet": true, "Service": true}
 	var objs []*unstructured.Unstructured
 	for _, res := range k.Resources {
 		data, err := os.ReadFile(filepath.Join(dir, res))
@@ -109,9 +105,6 @@ func kustomizeObjects(dir string) []*unstructured.Unstructured {
 			}
 			if len(obj.Object) == 0 {
 				continue
-			}
-			if namespaced[obj.GetKind()] {
-				obj.SetNamespace(k.Namespace)
 			}
 			objs = append(objs, obj)
 		}

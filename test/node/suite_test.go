@@ -13,8 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
@@ -174,10 +172,6 @@ func writeUninstallOverlay(ctx context.Context) string {
 	rel, err := filepath.Rel(ov, filepath.Join(repoRoot, "config", "components", "uninstall"))
 	Expect(err).NotTo(HaveOccurred())
 	ref := reg.Host + "/isamatch/labeler"
-	tag, err := name.ParseReference(ref+":"+imageTag, name.Insecure)
-	Expect(err).NotTo(HaveOccurred())
-	desc, err := remote.Head(tag, remote.WithContext(ctx))
-	Expect(err).NotTo(HaveOccurred(), "resolve %s", tag)
 	kustomization := fmt.Sprintf(`apiVersion: kustomize.config.k8s.io/v1beta1
 kind: Kustomization
 resources:
@@ -186,7 +180,7 @@ images:
   - name: ghcr.io/isamatch/labeler
     newName: %s
     digest: %s
-`, rel, ref, desc.Digest)
+`, rel, ref, headDigest(ctx, ref+":"+imageTag))
 	Expect(os.WriteFile(filepath.Join(ov, "kustomization.yaml"), []byte(kustomization), 0o644)).To(Succeed())
 	return ov
 }
@@ -216,34 +210,6 @@ func hostLabels(ctx context.Context, dir, node string) map[string]string {
 // webhook told that registry speaks plain HTTP.
 func writeOverlay(ctx context.Context, dir string) string {
 	GinkgoHelper()
-	ov := filepath.Join(dir, "overlay")
-	Expect(os.MkdirAll(ov, 0o755)).To(Succeed())
-	rel, err := filepath.Rel(ov, filepath.Join(repoRoot, "config"))
-	Expect(err).NotTo(HaveOccurred())
-	images := ""
-	for _, app := range []string{"labeler", "webhook"} {
-		ref := reg.Host + "/isamatch/" + app
-		tag, err := name.ParseReference(ref+":"+imageTag, name.Insecure)
-		Expect(err).NotTo(HaveOccurred())
-		desc, err := remote.Head(tag, remote.WithContext(ctx))
-		Expect(err).NotTo(HaveOccurred(), "resolve %s", tag)
-		images += fmt.Sprintf("  - name: ghcr.io/isamatch/%s\n    newName: %s\n    digest: %s\n", app, ref, desc.Digest)
-	}
-	kustomization := fmt.Sprintf(`apiVersion: kustomize.config.k8s.io/v1beta1
-kind: Kustomization
-resources:
-  - %s
-images:
-%spatches:
-  - target:
-      kind: Deployment
-      name: isamatch-webhook
-    patch: |-
-      - op: add
-        path: /spec/template/spec/containers/0/args/-
-        value: --insecure-registry=%s
-`, rel, images, reg.Host)
-	Expect(os.WriteFile(filepath.Join(ov, "kustomization.yaml"), []byte(kustomization), 0o644)).To(Succeed())
-	GinkgoWriter.Printf("overlay %s:\n%s", ov, kustomization)
-	return ov
+	images := pinnedImages(ctx, reg.Host+"/isamatch", imageTag)
+	return writeKustomization(filepath.Join(dir, "overlay"), filepath.Join(repoRoot, "config"), images["labeler"], images["webhook"], reg.Host)
 }
