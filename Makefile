@@ -13,7 +13,7 @@ PKGS ?= ./...
 
 .PHONY: test test-node test-compat controlplane kueue vet build lint bench bench-go fuzz demo images
 
-## controlplane: build (once) the pinned kube-apiserver, kube-scheduler and etcd; prints their directory
+## controlplane: build (once) the pinned kube-apiserver, kube-scheduler and etcd; prints their directory (hack/controlplane.sh node [BINARY...]: the node set, or some of it)
 controlplane:
 	hack/controlplane.sh
 
@@ -103,9 +103,10 @@ demo:
 	hack/deps.sh
 	assets="$$(hack/controlplane.sh)"
 	export KUBEBUILDER_ASSETS="$$assets"
-	# The rebalancing scene needs kube-controller-manager, the leaf-group
+	# The rebalancing scene needs kube-controller-manager (of the node set,
+	# alone: no kubelet, containerd, kube-proxy or kubectl), the leaf-group
 	# scene Kueue; without them the demo skips the scene and says why.
-	if node_assets="$$(hack/controlplane.sh node)"; then export ISAMATCH_NODE_ASSETS="$$node_assets"; fi
+	if node_assets="$$(hack/controlplane.sh node kube-controller-manager)"; then export ISAMATCH_NODE_ASSETS="$$node_assets"; fi
 	if kueue_assets="$$(hack/kueue.sh)"; then export ISAMATCH_KUEUE_ASSETS="$$kueue_assets"; fi
 	mkdir -p bin
 	$(GO) build -o bin/demo ./cmd/demo
