@@ -3,7 +3,7 @@ package mutate
 import (
 	"encoding/json"
 
-	"github.com/isamatch/isamatch/pkg/registry"
+	"github.com/isamatch/isamatch/pkg/sanitize"
 )
 
 // DecisionCounts is the decision's numbers in a machine-readable form: the
@@ -63,7 +63,7 @@ const MaxUnresolvedListed = 8
 const maxUnresolvedRef = 256
 
 func unresolvedImage(img ImageInfo) UnresolvedImage {
-	return UnresolvedImage{Image: registry.Sanitize(img.Ref, maxUnresolvedRef), Kind: errorKind(img.Err)}
+	return UnresolvedImage{Image: sanitize.Line(img.Ref, maxUnresolvedRef), Kind: errorKind(img.Err)}
 }
 
 // Gate states in DecisionCounts.Gate.

@@ -9,7 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/isamatch/isamatch/pkg/isa"
-	"github.com/isamatch/isamatch/pkg/registry"
+	"github.com/isamatch/isamatch/pkg/sanitize"
 )
 
 // Reasons a gated pod is released (GateRelease.Reason).
@@ -168,7 +168,7 @@ func (p *PodMutator) releaseDenied(pod *corev1.Pod, msg string) GateRelease {
 		}
 	}
 	setDecision(pod, "denied after admission, no node can match: "+msg, DecisionCounts{Gate: ReleaseDenied})
-	return GateRelease{Reason: ReleaseDenied, Warning: true, Message: registry.Sanitize("isamatch denies this pod, no node will match it: "+msg+"; delete it and create it again with the fix", maxWarning)}
+	return GateRelease{Reason: ReleaseDenied, Warning: true, Message: sanitize.Line("isamatch denies this pod, no node will match it: "+msg+"; delete it and create it again with the fix", maxWarning)}
 }
 
 // setDecision writes the decision annotations on pod.
@@ -176,7 +176,7 @@ func setDecision(pod *corev1.Pod, summary string, c DecisionCounts) {
 	if pod.Annotations == nil {
 		pod.Annotations = map[string]string{}
 	}
-	pod.Annotations[isa.DecisionAnnotation] = registry.Sanitize(summary, maxAnnotation)
+	pod.Annotations[isa.DecisionAnnotation] = sanitize.Line(summary, maxAnnotation)
 	pod.Annotations[isa.DecisionCountsAnnotation] = c.encode()
 }
 

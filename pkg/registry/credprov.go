@@ -13,6 +13,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/authn"
 	"golang.org/x/sync/singleflight"
 	credentialproviderv1 "k8s.io/kubelet/pkg/apis/credentialprovider/v1"
+
+	"github.com/isamatch/isamatch/pkg/sanitize"
 )
 
 // Bounds of the credentials cached from plugins; one namespace may fill a
@@ -267,7 +269,7 @@ func (k *CredentialProviders) run(ctx context.Context, i int, image, namespace s
 	if err != nil {
 		// The plugin's stderr goes to the webhook's log (as the kubelet
 		// logs it), never into the error users see.
-		log.Error(err, "Credential provider failed", "stderr", Sanitize(string(stderr), maxPluginStderr))
+		log.Error(err, "Credential provider failed", "stderr", sanitize.Line(string(stderr), maxPluginStderr))
 		if k.failureTTL > 0 {
 			k.cache.add(namespace, failureKey(i, registryOfImage(image)), nil, err, k.now().Add(k.failureTTL))
 		}

@@ -25,7 +25,7 @@
 // [WithMaxManifestBytes] and, per image, [WithResolutionBudget]. The
 // default dialler refuses non-public addresses after DNS resolution unless
 // [WithAllowedRegistries] allows them. Errors keep a kind and a short
-// message made printable by [Sanitize], never a response body. Credentials come from a [KeychainFactory], usually
+// message made printable by sanitize.Line, never a response body. Credentials come from a [KeychainFactory], usually
 // [KubernetesKeychain] (the pod's imagePullSecrets and its ServiceAccount's,
 // then anonymous), followed by the credentials every pod shares
 // ([WithNodeKeychain]): [CredentialProviders] runs the kubelet's image

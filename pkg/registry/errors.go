@@ -14,6 +14,8 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
+
+	"github.com/isamatch/isamatch/pkg/sanitize"
 )
 
 // The kinds of [Error].
@@ -85,10 +87,10 @@ func messageOf(err error) string {
 	// applies: keep that text rather than the URLs wrapped around it.
 	for _, sentinel := range []error{errTooLarge, errRefused, errSlotWait, errMalformed} {
 		if own := wrapperOf(err, sentinel); own != nil {
-			return Sanitize(own.Error(), MaxMessageBytes)
+			return sanitize.Line(own.Error(), MaxMessageBytes)
 		}
 	}
-	return Sanitize(err.Error(), MaxMessageBytes)
+	return sanitize.Line(err.Error(), MaxMessageBytes)
 }
 
 // wrapperOf returns the outermost error in err's tree that wraps sentinel
@@ -206,3 +208,6 @@ func kindOfStatus(te *transport.Error) string {
 func malformed(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", errMalformed, fmt.Sprintf(format, args...))
 }
+
+// MaxMessageBytes bounds the message an [*Error] keeps from a failure.
+const MaxMessageBytes = 160

@@ -8,6 +8,8 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
+
+	"github.com/isamatch/isamatch/pkg/sanitize"
 )
 
 // MaxMirrors bounds the registries [WithMirrors] may map to a mirror.
@@ -19,14 +21,14 @@ const MaxMirrors = 16
 func ParseMirror(s string) (from, to string, err error) {
 	from, to, ok := strings.Cut(s, "=")
 	if !ok || from == "" || to == "" || strings.Contains(to, "=") {
-		return "", "", fmt.Errorf("mirror %q: want REGISTRY=MIRROR, e.g. docker.io=mirror.local:5000", Sanitize(s, maxRefBytes))
+		return "", "", fmt.Errorf("mirror %q: want REGISTRY=MIRROR, e.g. docker.io=mirror.local:5000", sanitize.Line(s, maxRefBytes))
 	}
 	for _, h := range []string{from, to} {
 		if strings.Contains(h, "/") {
-			return "", "", fmt.Errorf("mirror %q: %q: want a host or host:port without scheme or path", Sanitize(s, maxRefBytes), Sanitize(h, maxRefBytes))
+			return "", "", fmt.Errorf("mirror %q: %q: want a host or host:port without scheme or path", sanitize.Line(s, maxRefBytes), sanitize.Line(h, maxRefBytes))
 		}
 		if _, err := name.NewRegistry(h, name.StrictValidation); err != nil {
-			return "", "", fmt.Errorf("mirror %q: %q is not a registry host: %w", Sanitize(s, maxRefBytes), Sanitize(h, maxRefBytes), err)
+			return "", "", fmt.Errorf("mirror %q: %q is not a registry host: %w", sanitize.Line(s, maxRefBytes), sanitize.Line(h, maxRefBytes), err)
 		}
 	}
 	// name.Registry spells Docker Hub "index.docker.io" whatever was written.
@@ -49,7 +51,7 @@ func parseMirrors(specs []string) (map[string]string, error) {
 			return nil, err
 		}
 		if prev, ok := out[from]; ok && prev != to {
-			return nil, fmt.Errorf("mirror %q: registry %s already mirrored by %s; give one mirror per registry", Sanitize(s, maxRefBytes), from, prev)
+			return nil, fmt.Errorf("mirror %q: registry %s already mirrored by %s; give one mirror per registry", sanitize.Line(s, maxRefBytes), from, prev)
 		}
 		out[from] = to
 	}
@@ -123,7 +125,7 @@ func (r *Resolver) fetchMirrored(ctx context.Context, ref name.Reference, kc aut
 		// The origin's kind; the message names the mirror's failure too.
 		e := classify(ref.String(), err)
 		msg := fmt.Sprintf("mirror %s failed (%s), then the origin: %v", m.Context().RegistryStr(), kindOf(merr), e.Err)
-		return nil, &Error{Kind: e.Kind, Ref: e.Ref, Err: errors.New(Sanitize(msg, MaxMessageBytes))}
+		return nil, &Error{Kind: e.Kind, Ref: e.Ref, Err: errors.New(sanitize.Line(msg, MaxMessageBytes))}
 	}
 	return platforms, nil
 }

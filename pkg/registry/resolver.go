@@ -13,6 +13,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"golang.org/x/sync/singleflight"
+
+	"github.com/isamatch/isamatch/pkg/sanitize"
 )
 
 // Resolver resolves image references to their platforms, with a cache per
@@ -145,7 +147,7 @@ func (r *Resolver) resolve(ctx context.Context, ref string, auth PullAuth) ([]Pl
 	}
 	parsed, err := r.parse(ref)
 	if err != nil {
-		return nil, &Error{Kind: KindOther, Ref: ref, Err: errors.New(Sanitize("invalid image reference: "+err.Error(), MaxMessageBytes))}
+		return nil, &Error{Kind: KindOther, Ref: ref, Err: errors.New(sanitize.Line("invalid image reference: "+err.Error(), MaxMessageBytes))}
 	}
 	key := parsed.Name() + "\x00" + id
 	if e, ok := r.lookup(key); ok {

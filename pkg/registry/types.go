@@ -1,6 +1,10 @@
 package registry
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/isamatch/isamatch/pkg/sanitize"
+)
 
 // Platform is one platform an image reference can run on.
 type Platform struct {
@@ -42,7 +46,7 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	return fmt.Sprintf("resolve %s: %s: %v", Sanitize(e.Ref, maxRefBytes), e.Kind, e.Err)
+	return fmt.Sprintf("resolve %s: %s: %v", sanitize.Line(e.Ref, maxRefBytes), e.Kind, e.Err)
 }
 
 // maxRefBytes bounds the image reference in an error text.
