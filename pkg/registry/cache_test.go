@@ -34,7 +34,7 @@ func TestCacheBoundedInBytes(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := NewResolver(WithInsecureRegistries(tr.host), WithMaxCacheBytes(tc.maxBytes))
+			r := newResolver(t, Options{InsecureRegistries: []string{tr.host}, MaxCacheBytes: tc.maxBytes})
 			for i := range images {
 				if i == 16 && tc.touch >= 0 {
 					r.Resolve(t.Context(), tr.ref(fmt.Sprintf("app/x:%d", tc.touch)), teamA)
@@ -66,7 +66,7 @@ func TestCacheReplaceKeepsCount(t *testing.T) {
 	tr := newTestRegistry(t)
 	tr.pushImage(t, "app/x:1", image(t, "linux", "amd64", "", nil))
 	clock := &fakeClock{now: time.Unix(1e9, 0)}
-	r := NewResolver(WithInsecureRegistries(tr.host), WithClock(clock.Now))
+	r := newResolver(t, Options{InsecureRegistries: []string{tr.host}, now: clock.Now})
 	tr.reset() // the push's own HEAD
 	r.Resolve(t.Context(), tr.ref("app/x:1"), teamA)
 	n0, b0 := r.cache.stats()

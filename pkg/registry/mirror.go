@@ -12,8 +12,8 @@ import (
 	"github.com/isamatch/isamatch/pkg/sanitize"
 )
 
-// MaxMirrors bounds the registries [WithMirrors] may map to a mirror.
-const MaxMirrors = 16
+// maxMirrors bounds the registries Options.Mirrors may map to a mirror.
+const maxMirrors = 16
 
 // ParseMirror parses a mirror mapping "REGISTRY=MIRROR", both host or
 // host:port as written in image references ("docker.io=mirror.local:5000").
@@ -36,14 +36,10 @@ func ParseMirror(s string) (from, to string, err error) {
 	return r.RegistryStr(), to, nil
 }
 
-// CheckMirrors reports the first malformed mapping of specs, or too many
-// of them, as [WithMirrors] would.
-func CheckMirrors(specs ...string) error {
-	_, err := parseMirrors(specs)
-	return err
-}
-
-func parseMirrors(specs []string) (map[string]string, error) {
+// ParseMirrors parses the mappings of Options.Mirrors (see [ParseMirror])
+// into a map from origin registry to mirror host, refusing a registry
+// mapped to two mirrors and more than 16 registries.
+func ParseMirrors(specs []string) (map[string]string, error) {
 	out := map[string]string{}
 	for _, s := range specs {
 		from, to, err := ParseMirror(s)
@@ -55,30 +51,10 @@ func parseMirrors(specs []string) (map[string]string, error) {
 		}
 		out[from] = to
 	}
-	if len(out) > MaxMirrors {
-		return nil, fmt.Errorf("%d mirrored registries: the limit is %d", len(out), MaxMirrors)
+	if len(out) > maxMirrors {
+		return nil, fmt.Errorf("%d mirrored registries: the limit is %d", len(out), maxMirrors)
 	}
 	return out, nil
-}
-
-// WithMirrors resolves the images of a registry through a mirror, as
-// containerd's hosts.toml does for the nodes' pulls: each spec is
-// "REGISTRY=MIRROR" (see [ParseMirror]), at most [MaxMirrors]. A mirror is
-// asked first; when it fails for any reason (unreachable, not found,
-// unauthorized...) the origin registry is asked within what is left of the
-// fetch timeout, as containerd falls back to the upstream server. A mirror
-// may live at a non-public address, and is spoken to over plain HTTP when
-// it is also given to [WithInsecureRegistries]. Results are cached under
-// the origin reference.
-func WithMirrors(specs ...string) Option {
-	return func(c *config) {
-		m, err := parseMirrors(specs)
-		if err != nil {
-			c.configErr = err
-			return
-		}
-		c.mirrors = m
-	}
 }
 
 // mirrorOf returns ref moved to its registry's mirror, if it has one.
@@ -125,7 +101,7 @@ func (r *Resolver) fetchMirrored(ctx context.Context, ref name.Reference, kc aut
 		// The origin's kind; the message names the mirror's failure too.
 		e := classify(ref.String(), err)
 		msg := fmt.Sprintf("mirror %s failed (%s), then the origin: %v", m.Context().RegistryStr(), kindOf(merr), e.Err)
-		return nil, &Error{Kind: e.Kind, Ref: e.Ref, Err: errors.New(sanitize.Line(msg, MaxMessageBytes))}
+		return nil, &Error{Kind: e.Kind, Ref: e.Ref, Err: errors.New(sanitize.Line(msg, maxMessageBytes))}
 	}
 	return platforms, nil
 }

@@ -37,7 +37,7 @@ type PullAuth struct {
 // "forbidden", "notFound", "timeout", "unreachable", "malformed",
 // "tooLarge", "refused" or "other"; it is the metric label and part of the
 // warning text. Err holds only a short sanitised message (at most
-// MaxMessageBytes of printable UTF-8, no registry response body), so the
+// maxMessageBytes of printable UTF-8, no registry response body), so the
 // error can be cached, logged and shown to users as it is.
 type Error struct {
 	Kind string

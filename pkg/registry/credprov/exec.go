@@ -1,4 +1,4 @@
-package registry
+package credprov
 
 import (
 	"bytes"
@@ -18,11 +18,6 @@ import (
 
 // Bounds of one credential provider plugin run.
 const (
-	// DefaultCredentialProviderTimeout bounds one plugin run; the process
-	// group is killed past it. (The kubelet allows a minute; an admission
-	// waits at most 10s, and a slower plugin holds its resolution's
-	// singleflight slot, never an admission.)
-	DefaultCredentialProviderTimeout = 10 * time.Second
 	// maxPluginStdout bounds the response a plugin prints.
 	maxPluginStdout = 1 << 20
 	// maxPluginStderr is what is kept of a plugin's stderr, for the log.
