@@ -15,10 +15,10 @@ import (
 // maxMirrors bounds the registries Options.Mirrors may map to a mirror.
 const maxMirrors = 16
 
-// ParseMirror parses a mirror mapping "REGISTRY=MIRROR", both host or
+// parseMirror parses a mirror mapping "REGISTRY=MIRROR", both host or
 // host:port as written in image references ("docker.io=mirror.local:5000").
 // The registry "docker.io" stands for Docker Hub under any of its names.
-func ParseMirror(s string) (from, to string, err error) {
+func parseMirror(s string) (from, to string, err error) {
 	from, to, ok := strings.Cut(s, "=")
 	if !ok || from == "" || to == "" || strings.Contains(to, "=") {
 		return "", "", fmt.Errorf("mirror %q: want REGISTRY=MIRROR, e.g. docker.io=mirror.local:5000", sanitize.Line(s, maxRefBytes))
@@ -36,13 +36,14 @@ func ParseMirror(s string) (from, to string, err error) {
 	return r.RegistryStr(), to, nil
 }
 
-// ParseMirrors parses the mappings of Options.Mirrors (see [ParseMirror])
+// ParseMirrors parses the mappings of Options.Mirrors ("REGISTRY=MIRROR", both host or host:port as written in image
+// references)
 // into a map from origin registry to mirror host, refusing a registry
 // mapped to two mirrors and more than 16 registries.
 func ParseMirrors(specs []string) (map[string]string, error) {
 	out := map[string]string{}
 	for _, s := range specs {
-		from, to, err := ParseMirror(s)
+		from, to, err := parseMirror(s)
 		if err != nil {
 			return nil, err
 		}

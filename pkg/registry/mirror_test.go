@@ -10,7 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-func TestParseMirror(t *testing.T) {
+func TestParseMirrorSpec(t *testing.T) {
 	for _, tc := range []struct {
 		name, in, from, to, err string
 	}{
@@ -25,18 +25,18 @@ func TestParseMirror(t *testing.T) {
 		{name: "not a host", in: "docker io=mirror.local", err: `"docker io" is not a registry host`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			from, to, err := ParseMirror(tc.in)
+			from, to, err := parseMirror(tc.in)
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
-					t.Fatalf("ParseMirror(%q) error = %v, want one containing %q", tc.in, err, tc.err)
+					t.Fatalf("parseMirror(%q) error = %v, want one containing %q", tc.in, err, tc.err)
 				}
 				return
 			}
 			if err != nil {
-				t.Fatalf("ParseMirror(%q): %v", tc.in, err)
+				t.Fatalf("parseMirror(%q): %v", tc.in, err)
 			}
 			if diff := cmp.Diff([2]string{tc.from, tc.to}, [2]string{from, to}); diff != "" {
-				t.Errorf("ParseMirror(%q) (-want +got):\n%s", tc.in, diff)
+				t.Errorf("parseMirror(%q) (-want +got):\n%s", tc.in, diff)
 			}
 		})
 	}

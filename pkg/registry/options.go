@@ -40,7 +40,7 @@ type Options struct {
 	ClusterNetworks []string
 	// Mirrors resolve the images of a registry through a mirror, as
 	// containerd's hosts.toml does for the nodes' pulls: each is
-	// "REGISTRY=MIRROR" (see [ParseMirror]), at most 16. A mirror is asked
+	// "REGISTRY=MIRROR" (see [ParseMirrors]), at most 16. A mirror is asked
 	// first; when it fails for any reason (unreachable, not found,
 	// unauthorized...) the origin registry is asked within what is left of
 	// the fetch timeout, as containerd falls back to the upstream server.
@@ -152,9 +152,9 @@ const MaxConfigBytes = 64 << 10
 // its images with. It is called once per resolution that misses the cache.
 type KeychainFactory func(ctx context.Context, auth PullAuth) (authn.Keychain, error)
 
-// AnonymousKeychain is the KeychainFactory used when no other is configured:
+// anonymousKeychains is the KeychainFactory used when no other is configured:
 // every registry is accessed anonymously.
-func AnonymousKeychain(context.Context, PullAuth) (authn.Keychain, error) {
+func anonymousKeychains(context.Context, PullAuth) (authn.Keychain, error) {
 	return anonymousKeychain{}, nil
 }
 
@@ -301,7 +301,7 @@ func LoadCA(path string) ([]byte, error) {
 func combinedKeychains(pod KeychainFactory, node authn.Keychain) KeychainFactory {
 	switch {
 	case pod == nil && node == nil:
-		return AnonymousKeychain
+		return anonymousKeychains
 	case node == nil:
 		return pod
 	case pod == nil:
