@@ -36,10 +36,10 @@ func parseMirror(s string) (from, to string, err error) {
 	return r.RegistryStr(), to, nil
 }
 
-// ParseMirrors parses the mappings of Options.Mirrors ("REGISTRY=MIRROR", both host or host:port as written in image
-// references)
-// into a map from origin registry to mirror host, refusing a registry
-// mapped to two mirrors and more than 16 registries.
+// ParseMirrors parses the mappings of Options.Mirrors ("REGISTRY=MIRROR",
+// both host or host:port as written in image references) into a map from
+// origin registry to mirror host, refusing a registry mapped to two
+// mirrors and more than 16 registries.
 func ParseMirrors(specs []string) (map[string]string, error) {
 	out := map[string]string{}
 	for _, s := range specs {
