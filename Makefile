@@ -6,6 +6,9 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := test
 
 GO ?= go
+# Every build, vet and test runs in its own module (go.work, for editors and
+# linters, would give the root module rebalance/'s replacements).
+export GOWORK := off
 # Per test binary; the e2e suites are the slow ones.
 GOTEST_TIMEOUT ?= 40m
 GOTEST_FLAGS ?=
