@@ -34,6 +34,8 @@ MOD_DIR="$ROOT/hack/controlplane"
 
 log() { printf 'controlplane: %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
+# shellcheck source=hack/lib/gobuild.sh
+. "$ROOT/hack/lib/gobuild.sh"
 
 SET=controlplane
 if [[ $# -gt 0 && ( "$1" == controlplane || "$1" == node ) ]]; then
@@ -185,21 +187,6 @@ merge() {
 	rm -rf "$dst" && mv -T "$tmp" "$dst"
 }
 
-# heartbeat LABEL START LOG TOTAL logs every 30s while a build runs: the
-# packages compiled so far (go build -v names each one it compiles into
-# LOG; cached ones are not compiled, so the count may end below TOTAL). On
-# TERM it ends at once (a plain "while sleep" loop would wait for its sleep).
-heartbeat() {
-	local s
-	trap 'kill "$s" 2>/dev/null; exit 0' TERM
-	while :; do
-		sleep 30 &
-		s=$!
-		wait "$s"
-		log "[$1] $(wc -l <"$3" 2>/dev/null || echo 0) of at most $4 packages compiled ($((SECONDS - $2))s)"
-	done
-}
-
 # pkgof BIN prints BIN's main package, modof BIN the module directory it is
 # built from, tagsof BIN its build tags and ldflagsof BIN its linker flags.
 pkgof() {
@@ -229,33 +216,16 @@ ldflagsof() {
 # same tags, into $TMP with one `go build` (each main package with its own
 # -ldflags), then renames each to BIN and logs its version.
 build_group() {
-	local dir="$1" b pkg start total blog label
+	local dir="$1" b pkg pkgs=()
 	shift
-	local pkgs=() flags=()
+	local flags=()
 	for b in "$@"; do
 		pkg="$(pkgof "$b")"
 		pkgs+=("$pkg")
 		flags+=(-ldflags "$pkg=$(ldflagsof "$b")")
 	done
-	label="$*"
-	start=$SECONDS
-	log "[$label] resolving packages in ${dir#"$ROOT"/} (the first run downloads the modules)"
-	total="$(cd "$dir" && go list -mod=mod -tags "$(tagsof "$1")" -deps "${pkgs[@]}" | wc -l)" ||
-		die "go list ${pkgs[*]} failed (GOPROXY=$(go env GOPROXY))"
-	log "[$label] go build: $total packages, $((SECONDS - start))s so far"
-	blog="$TMP/.build.log"
-	: >"$blog"
-	heartbeat "$label" "$start" "$blog" "$total" &
-	HEARTBEAT=$!
 	mkdir -p "$TMP/.out"
-	if ! (cd "$dir" && go build -v -mod=mod -trimpath -tags "$(tagsof "$1")" "${flags[@]}" -o "$TMP/.out/" "${pkgs[@]}") 2>"$blog"; then
-		grep -v '^[-a-zA-Z0-9._~/]*$' "$blog" | tail -n 40 >&2 || true
-		die "go build ${pkgs[*]} failed (GOPROXY=$(go env GOPROXY))"
-	fi
-	kill "$HEARTBEAT" 2>/dev/null || true
-	wait "$HEARTBEAT" 2>/dev/null || true
-	HEARTBEAT=""
-	log "[$label] built in $((SECONDS - start))s ($(wc -l <"$blog") packages compiled)"
+	progress_build "$*" "$dir" "$(tagsof "$1")" "$TMP/.build.log" "${pkgs[*]}" "${flags[@]}" -o "$TMP/.out/"
 	for b in "$@"; do
 		pkg="$(pkgof "$b")"
 		# go build names a binary after its package's last element, the
@@ -291,9 +261,8 @@ if ((${#MISSING[@]} == 0)); then
 else
 	TMP="$(mktemp -d "$CACHE/$SET/.tmp.XXXXXX")"
 	chmod 0755 "$TMP"
-	HEARTBEAT=""
 	cleanup() {
-		[[ -n "$HEARTBEAT" ]] && kill "$HEARTBEAT" 2>/dev/null || true
+		stop_heartbeat
 		rm -rf "$TMP"
 	}
 	trap cleanup EXIT
