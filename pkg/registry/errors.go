@@ -95,14 +95,14 @@ func messageOf(err error) string {
 // directly.
 func wrapperOf(err, sentinel error) error {
 	var inner []error
-	switch u := err.(type) {
+	switch u := err.(type) { //nolint:errorlint // walks the tree itself, one level at a time
 	case interface{ Unwrap() error }:
 		inner = []error{u.Unwrap()}
 	case interface{ Unwrap() []error }:
 		inner = u.Unwrap()
 	}
 	for _, e := range inner {
-		if e == sentinel {
+		if e == sentinel { //nolint:errorlint // a direct wrap is what is looked for
 			return err
 		}
 	}

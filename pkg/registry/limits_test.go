@@ -204,7 +204,7 @@ func TestNoisyNeighbour(t *testing.T) {
 			for i := range 64 {
 				ref := fmt.Sprintf("%s/noisy/app:%d", slow[i%len(slow)], i)
 				auth := PullAuth{Namespace: fmt.Sprintf("team-a%d", i%tc.namespaces)}
-				noisy.Go(func() { r.Resolve(noisyCtx, ref, auth) })
+				noisy.Go(func() { _, _ = r.Resolve(noisyCtx, ref, auth) })
 			}
 			// Wait until the slow registries hold all they will get.
 			held := func() int64 {

@@ -372,10 +372,10 @@ func TestCacheTTL(t *testing.T) {
 			clock := &fakeClock{now: time.Unix(1e9, 0)}
 			r := newResolver(t, Options{InsecureRegistries: []string{tr.host}, now: clock.Now})
 			tr.reset()
-			r.Resolve(t.Context(), tc.ref, teamA)
+			_, _ = r.Resolve(t.Context(), tc.ref, teamA)
 			for _, d := range tc.advance {
 				clock.Advance(d)
-				r.Resolve(t.Context(), tc.ref, teamA)
+				_, _ = r.Resolve(t.Context(), tc.ref, teamA)
 			}
 			got := [2]int{tr.count(http.MethodHead, "/manifests/"), tr.count(http.MethodGet, "/manifests/")}
 			if diff := cmp.Diff([2]int{tc.heads, tc.gets}, got); diff != "" {
@@ -582,7 +582,7 @@ func TestErrorsAreCountedByKind(t *testing.T) {
 	m := NewMetrics()
 	r := newResolver(t, Options{InsecureRegistries: []string{tr.host}, Metrics: m})
 	for range 3 {
-		r.Resolve(t.Context(), tr.ref("app/none:1"), teamA)
+		_, _ = r.Resolve(t.Context(), tr.ref("app/none:1"), teamA)
 	}
 	if got := value(t, m.Errors.WithLabelValues(KindNotFound)); got != 3 {
 		t.Errorf("errors{kind=notFound} = %v, want 3", got)

@@ -79,11 +79,11 @@ func runPlugin(ctx context.Context, p *credentialProvider, image string, timeout
 	case ctx.Err() != nil:
 		return nil, stderr.bytes(), fmt.Errorf("credential provider %s: %w", p.name, ctx.Err())
 	case err != nil:
-		return nil, stderr.bytes(), fmt.Errorf("credential provider %s failed: %v", p.name, err)
+		return nil, stderr.bytes(), fmt.Errorf("credential provider %s failed: %v", p.name, err) //nolint:errorlint // the plugin's failure, not a registry's: kept out of the resolver's classification
 	}
 	resp, err := decodePluginResponse(stdout.bytes(), p.apiVersion)
 	if err != nil {
-		return nil, stderr.bytes(), fmt.Errorf("credential provider %s: %v", p.name, err)
+		return nil, stderr.bytes(), fmt.Errorf("credential provider %s: %v", p.name, err) //nolint:errorlint // a plugin's garbage is not a malformed image: kept out of the resolver's classification
 	}
 	return resp, stderr.bytes(), nil
 }
