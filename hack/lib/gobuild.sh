@@ -12,7 +12,9 @@ heartbeat() {
 	local s
 	trap 'kill "$s" 2>/dev/null; exit 0' TERM
 	while :; do
-		sleep 30 &
+		# Without the script's pipes: a sleep left over by a TERM that came
+		# before $! was read must not hold a caller's $(...) open.
+		sleep 30 </dev/null >/dev/null 2>&1 &
 		s=$!
 		wait "$s"
 		kill -0 $$ 2>/dev/null || exit 0
@@ -48,7 +50,7 @@ progress_build() {
 		die "go list ${pkgs[*]} failed (GOPROXY=$(go env GOPROXY))"
 	log "[$label] go build: $total packages, $((SECONDS - start))s so far"
 	: >"$blog"
-	heartbeat "$label" "$start" "$blog" "$total" &
+	heartbeat "$label" "$start" "$blog" "$total" >&2 &
 	GOBUILD_HEARTBEAT=$!
 	(cd "$dir" && go build -v -mod=mod -trimpath -tags "$tags" "$@" "${pkgs[@]}") 2>"$blog" || rc=$?
 	stop_heartbeat
