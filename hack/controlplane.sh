@@ -1,41 +1,62 @@
 #!/usr/bin/env bash
-# Builds the pinned Kubernetes binaries the test suites run from the Go module
-# proxy, reusing what is already built.
+# Builds the pinned Kubernetes binaries the test suites and the demo run from
+# the Go module proxy, reusing what is already built.
+#
+#   hack/controlplane.sh [SET] [BINARY...]
 #
 #   hack/controlplane.sh            kube-apiserver, kube-scheduler, etcd; print the directory
 #   export KUBEBUILDER_ASSETS="$(hack/controlplane.sh)"
 #   hack/controlplane.sh node       the node suite's (test/node) kube-controller-manager,
 #                                   kube-proxy, kubelet, kubectl, containerd and
 #                                   containerd-shim-runc-v2; print their directory
+#   hack/controlplane.sh node kube-controller-manager
+#                                   only the named binaries of the set (what
+#                                   `make demo` needs); the directory is the set's
 #
 # The versions come from hack/controlplane/go.mod, hack/node/go.mod (the same
 # k8s.io/kubernetes, checked) and hack/containerd/go.mod: modules of their own,
 # so the project's go.mod never depends on k8s.io/kubernetes or containerd.
 # Binaries land in ${ISAMATCH_CACHE:-$ROOT/.cache}/<set>/<version>/ (set
-# controlplane or node); a complete copy in $HOME/.cache/isamatch/<set>/<version>/
-# is reused by fresh clones, and every build is also copied there. A directory
-# counts as complete only when its stamp file matches the current inputs
-# (versions, go.mod/go.sum, Go toolchain, platform, build flags).
+# controlplane or node); binaries of a matching $HOME/.cache/isamatch/<set>/<version>/
+# are reused by fresh clones, and every build is also copied there. A directory's
+# binaries count only when its stamp file matches the current inputs
+# (versions, go.mod/go.sum, Go toolchain, platform, build flags); a build of
+# some binaries adds them to a directory whose stamp matches.
+#
+# The binaries of one module are built by one `go build`, so the packages
+# they share compile once and both cores stay busy while one binary links.
 #
 # Progress goes to stderr; the last line on stdout is the absolute directory.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 MOD_DIR="$ROOT/hack/controlplane"
-SET="${1:-controlplane}"
-case "$SET" in
-controlplane) BINARIES=(etcd kube-apiserver kube-scheduler) ;;
-node) BINARIES=(containerd containerd-shim-runc-v2 kubelet kube-proxy kube-controller-manager kubectl) ;;
-*)
-	printf 'usage: %s [controlplane|node]\n' "$0" >&2
-	exit 2
-	;;
-esac
-NODE_MOD_DIR="$ROOT/hack/node"
-CONTAINERD_MOD_DIR="$ROOT/hack/containerd"
 
 log() { printf 'controlplane: %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
+# shellcheck source=hack/lib/gobuild.sh
+. "$ROOT/hack/lib/gobuild.sh"
+
+SET=controlplane
+if [[ $# -gt 0 && ( "$1" == controlplane || "$1" == node ) ]]; then
+	SET="$1"
+	shift
+fi
+case "$SET" in
+controlplane) ALL=(etcd kube-apiserver kube-scheduler) ;;
+node) ALL=(containerd containerd-shim-runc-v2 kubelet kube-proxy kube-controller-manager kubectl) ;;
+esac
+# BINARIES are the ones asked for, in the set's order.
+BINARIES=()
+for want in "$@"; do
+	[[ " ${ALL[*]} " == *" $want "* ]] ||
+		die "$want: not a binary of the $SET set; usage: $0 [controlplane|node] [BINARY...] (controlplane: etcd kube-apiserver kube-scheduler; node: containerd containerd-shim-runc-v2 kubelet kube-proxy kube-controller-manager kubectl)"
+done
+for b in "${ALL[@]}"; do
+	if [[ $# -eq 0 || " $* " == *" $b "* ]]; then BINARIES+=("$b"); fi
+done
+NODE_MOD_DIR="$ROOT/hack/node"
+CONTAINERD_MOD_DIR="$ROOT/hack/containerd"
 
 command -v go >/dev/null || die "go not found in PATH; install Go $(sed -n 's/^go //p' "$MOD_DIR/go.mod") or newer"
 
@@ -139,34 +160,84 @@ else
 	)"
 fi
 
-# complete DIR succeeds when DIR holds every binary and a matching stamp.
-complete() {
-	local b
-	[[ -f "$1/.stamp" ]] && [[ "$(cat "$1/.stamp")" == "$STAMP" ]] || return 1
-	for b in "${BINARIES[@]}"; do [[ -x "$1/$b" ]] || return 1; done
-}
+# stamped DIR succeeds when DIR's stamp matches the current inputs.
+stamped() { [[ -f "$1/.stamp" ]] && [[ "$(cat "$1/.stamp")" == "$STAMP" ]]; }
 
-# install_copy SRC DST copies a complete directory atomically: to a temporary
-# sibling first, then renamed into place.
-install_copy() {
-	local tmp
-	mkdir -p "$(dirname "$2")"
-	tmp="$(mktemp -d "$(dirname "$2")/.tmp.XXXXXX")" || return 1
+# has DIR BIN succeeds when DIR is stamped and holds BIN.
+has() { stamped "$1" && [[ -x "$1/$2" ]]; }
+
+# merge SRC DST BIN... puts the binaries BIN of SRC into DST: beside the ones
+# DST already holds when DST's stamp matches (each file renamed into place,
+# so a running binary is never overwritten), else as a fresh directory that
+# replaces DST whole (built in a temporary sibling, then renamed).
+merge() {
+	local src="$1" dst="$2" b tmp
+	shift 2
+	mkdir -p "$(dirname "$dst")"
+	if stamped "$dst"; then
+		for b in "$@"; do
+			cp -p "$src/$b" "$dst/.$b.tmp" && mv -f "$dst/.$b.tmp" "$dst/$b" || return 1
+		done
+		return 0
+	fi
+	tmp="$(mktemp -d "$(dirname "$dst")/.tmp.XXXXXX")" || return 1
 	chmod 0755 "$tmp"
-	cp -p "$1"/* "$1/.stamp" "$tmp"/ || { rm -rf "$tmp"; return 1; }
-	rm -rf "$2" && mv -T "$tmp" "$2"
+	for b in "$@"; do cp -p "$src/$b" "$tmp/" || { rm -rf "$tmp"; return 1; }; done
+	printf '%s\n' "$STAMP" >"$tmp/.stamp"
+	rm -rf "$dst" && mv -T "$tmp" "$dst"
 }
 
-# heartbeat BIN START logs every 30s while BIN compiles; on TERM it ends at
-# once (a plain "while sleep" loop would wait for its sleep to finish).
-heartbeat() {
-	local s
-	trap 'kill "$s" 2>/dev/null; exit 0' TERM
-	while :; do
-		sleep 30 &
-		s=$!
-		wait "$s"
-		log "[$1] still compiling ($((SECONDS - $2))s)"
+# pkgof BIN prints BIN's main package, modof BIN the module directory it is
+# built from, tagsof BIN its build tags and ldflagsof BIN its linker flags.
+pkgof() {
+	case "$1" in
+	etcd) echo go.etcd.io/etcd/server/v3 ;;
+	containerd*) echo "github.com/containerd/containerd/v2/cmd/$1" ;;
+	*) echo "k8s.io/kubernetes/cmd/$1" ;;
+	esac
+}
+modof() {
+	case "$1" in
+	etcd) echo "$MOD_DIR" ;;
+	containerd*) echo "$CONTAINERD_MOD_DIR" ;;
+	*) if [[ "$SET" == node ]]; then echo "$NODE_MOD_DIR"; else echo "$KUBE_MOD_DIR"; fi ;;
+	esac
+}
+tagsof() { case "$1" in containerd*) echo "$CONTAINERD_TAGS" ;; esac; }
+ldflagsof() {
+	case "$1" in
+	etcd) echo "$ETCD_LDFLAGS" ;;
+	containerd*) echo "$CONTAINERD_LDFLAGS" ;;
+	*) echo "$KUBE_LDFLAGS" ;;
+	esac
+}
+
+# build_group DIR BIN... builds the binaries BIN, all of module DIR with the
+# same tags, into $TMP with one `go build` (each main package with its own
+# -ldflags), then renames each to BIN and logs its version.
+build_group() {
+	local dir="$1" b pkg pkgs=()
+	shift
+	local flags=()
+	for b in "$@"; do
+		pkg="$(pkgof "$b")"
+		pkgs+=("$pkg")
+		flags+=(-ldflags "$pkg=$(ldflagsof "$b")")
+	done
+	mkdir -p "$TMP/.out"
+	progress_build "$*" "$dir" "$(tagsof "$1")" "$TMP/.build.log" "${pkgs[*]}" "${flags[@]}" -o "$TMP/.out/"
+	for b in "$@"; do
+		pkg="$(pkgof "$b")"
+		# go build names a binary after its package's last element, the
+		# one before a major version suffix (go.etcd.io/etcd/server/v3: server).
+		[[ "$pkg" =~ /v[0-9]+$ ]] && pkg="${pkg%/*}"
+		mv "$TMP/.out/${pkg##*/}" "$TMP/$b"
+		case "$b" in
+		kubectl) version=(version --client) ;;
+		containerd-shim-runc-v2) version=(-v) ;;
+		*) version=(--version) ;;
+		esac
+		log "[$b] $("$TMP/$b" "${version[@]}" 2>&1 | head -n3 | tr -s '\n\t ' ' ')"
 	done
 }
 
@@ -183,61 +254,57 @@ if [[ "$SET" == node ]]; then
 else
 	WHAT="kubernetes $KUBE_VERSION, etcd $ETCD_VERSION"
 fi
-if complete "$OUT"; then
-	log "$WHAT: up to date in $OUT"
-elif [[ "$HOME_OUT" != "$OUT" ]] && complete "$HOME_OUT"; then
-	log "$WHAT: reusing $HOME_OUT"
-	install_copy "$HOME_OUT" "$OUT"
+MISSING=()
+for b in "${BINARIES[@]}"; do has "$OUT" "$b" || MISSING+=("$b"); done
+if ((${#MISSING[@]} == 0)); then
+	log "$WHAT: ${BINARIES[*]} up to date in $OUT"
 else
-	log "building $WHAT (${BINARIES[*]}) into $OUT"
-	if [[ "$SET" == node ]]; then
-		log "a cold build takes 15-30 minutes on 2 cores after the control plane's; later runs reuse it"
-	else
-		log "a cold build takes about 6-10 minutes on 2 cores; later runs reuse it"
-	fi
 	TMP="$(mktemp -d "$CACHE/$SET/.tmp.XXXXXX")"
 	chmod 0755 "$TMP"
-	HEARTBEAT=""
 	cleanup() {
-		[[ -n "$HEARTBEAT" ]] && kill "$HEARTBEAT" 2>/dev/null || true
+		stop_heartbeat
 		rm -rf "$TMP"
 	}
 	trap cleanup EXIT
 	trap 'exit 130' INT TERM
-	start_all=$SECONDS
-	for bin in "${BINARIES[@]}"; do
-		dir="$MOD_DIR" tags=""
-		case "$bin" in
-		etcd) pkg=go.etcd.io/etcd/server/v3 ldflags="$ETCD_LDFLAGS" ;;
-		containerd*) pkg="github.com/containerd/containerd/v2/cmd/$bin" ldflags="$CONTAINERD_LDFLAGS" dir="$CONTAINERD_MOD_DIR" tags="$CONTAINERD_TAGS" ;;
-		*) pkg="k8s.io/kubernetes/cmd/$bin" ldflags="$KUBE_LDFLAGS" dir="$KUBE_MOD_DIR" ;;
-		esac
-		[[ "$SET" == node && "$dir" == "$MOD_DIR" ]] && dir="$NODE_MOD_DIR"
-		start=$SECONDS
-		log "[$bin] go build $pkg"
-		heartbeat "$bin" "$start" &
-		HEARTBEAT=$!
-		(cd "$dir" && go build -mod=mod -trimpath -tags "$tags" -ldflags "$ldflags" -o "$TMP/$bin" "$pkg") ||
-			die "go build $pkg failed (GOPROXY=$(go env GOPROXY))"
-		kill "$HEARTBEAT" 2>/dev/null || true
-		wait "$HEARTBEAT" 2>/dev/null || true
-		HEARTBEAT=""
-		case "$bin" in
-		kubectl) version=(version --client) ;;
-		containerd-shim-runc-v2) version=(-v) ;;
-		*) version=(--version) ;;
-		esac
-		log "[$bin] built in $((SECONDS - start))s: $("$TMP/$bin" "${version[@]}" 2>&1 | head -n3 | tr -s '\n\t ' ' ')"
+	REUSED=() BUILD=()
+	for b in "${MISSING[@]}"; do
+		if [[ "$HOME_OUT" != "$OUT" ]] && has "$HOME_OUT" "$b"; then
+			cp -p "$HOME_OUT/$b" "$TMP/"
+			REUSED+=("$b")
+		else
+			BUILD+=("$b")
+		fi
 	done
-	printf '%s\n' "$STAMP" >"$TMP/.stamp"
-	rm -rf "$OUT"
-	mv -T "$TMP" "$OUT"
-	trap - EXIT INT TERM
-	log "all built in $((SECONDS - start_all))s"
-	if [[ "$HOME_OUT" != "$OUT" ]]; then
-		install_copy "$OUT" "$HOME_OUT" && log "copied to $HOME_OUT for later clones" ||
+	((${#REUSED[@]} == 0)) || log "$WHAT: reusing ${REUSED[*]} from $HOME_OUT"
+	if ((${#BUILD[@]} > 0)); then
+		log "building $WHAT (${BUILD[*]}) into $OUT"
+		if [[ "$SET" == node ]]; then
+			log "a cold build of the whole set takes about 3 minutes on 2 idle cores after the control plane's; later runs reuse it"
+		else
+			log "a cold build takes about 7 minutes on 2 idle cores; later runs reuse it"
+		fi
+		start_all=$SECONDS
+		# One `go build` per module and tag set, in the set's order.
+		groups=()
+		for b in "${BUILD[@]}"; do
+			g="$(modof "$b")|$(tagsof "$b")"
+			[[ " ${groups[*]-} " == *" $g "* ]] || groups+=("$g")
+		done
+		for g in "${groups[@]}"; do
+			members=()
+			for b in "${BUILD[@]}"; do [[ "$(modof "$b")|$(tagsof "$b")" == "$g" ]] && members+=("$b"); done
+			build_group "${g%%|*}" "${members[@]}"
+		done
+		log "all built in $((SECONDS - start_all))s"
+	fi
+	merge "$TMP" "$OUT" "${MISSING[@]}" || die "could not install into $OUT"
+	if ((${#BUILD[@]} > 0)) && [[ "$HOME_OUT" != "$OUT" ]]; then
+		merge "$TMP" "$HOME_OUT" "${BUILD[@]}" && log "copied ${BUILD[*]} to $HOME_OUT for later clones" ||
 			log "warning: could not copy to $HOME_OUT"
 	fi
+	cleanup
+	trap - EXIT INT TERM
 fi
 
 echo "$OUT"

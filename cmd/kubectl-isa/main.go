@@ -97,7 +97,7 @@ func runCluster(args []string, stdout io.Writer) error {
 		if errors.Is(err, flag.ErrHelp) || errors.Is(err, kubectlisa.ErrUsage) {
 			return err
 		}
-		return fmt.Errorf("%w: %v", kubectlisa.ErrUsage, err)
+		return fmt.Errorf("%w: %w", kubectlisa.ErrUsage, err)
 	}
 	cs, ns, err := kubectlisa.NewClient(o)
 	if err != nil {

@@ -265,7 +265,7 @@ func printLabels(w io.Writer, labels map[string]string) {
 	for _, k := range keys {
 		b.WriteString(k + "=" + labels[k] + "\n")
 	}
-	io.WriteString(w, b.String())
+	_, _ = io.WriteString(w, b.String())
 }
 
 func restConfig(kubeconfig string) (*rest.Config, error) {

@@ -60,7 +60,7 @@ func newAdmissionRig(tb testing.TB) *admissionRig {
 		}
 		nodes[fmt.Sprintf("node-%d", i)] = isa.NodeLabels(n, nil)
 	}
-	res := registry.NewResolver(registry.WithInsecureRegistries(rig.host))
+	res := registry.MustNewResolver(registry.Options{InsecureRegistries: []string{rig.host}})
 	rig.handler = pmutate.NewPodMutator(res, inventory.NewStatic(nodes), pmutate.Options{})
 	return rig
 }

@@ -12,7 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/isamatch/isamatch/pkg/registry"
+	"github.com/isamatch/isamatch/pkg/registry/credprov"
 )
 
 // TestCredentialProvidersComponent renders config with the
@@ -95,7 +95,7 @@ func TestCredentialProvidersComponent(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := registry.NewCredentialProviders(cfgFile, dir); err != nil {
+	if _, err := credprov.New(credprov.Options{ConfigPath: cfgFile, BinDir: dir}); err != nil {
 		t.Errorf("shipped credential provider config: %v", err)
 	}
 }

@@ -23,6 +23,8 @@ import (
 	"github.com/isamatch/isamatch/pkg/isa"
 	"github.com/isamatch/isamatch/pkg/mutate"
 	"github.com/isamatch/isamatch/pkg/registry"
+	"github.com/isamatch/isamatch/pkg/registry/credprov"
+	"github.com/isamatch/isamatch/pkg/registry/netguard"
 )
 
 // Exit codes.
@@ -37,14 +39,6 @@ const (
 	keychainQPS   = 100
 	keychainBurst = 200
 )
-
-// maxCredProviderTimeout bounds --image-credential-provider-timeout: the
-// kubelet's own bound of a plugin run.
-const maxCredProviderTimeout = time.Minute
-
-// maxPluginRuns bounds --image-credential-provider-max-runs: more plugin
-// processes at once would only call the cloud's API faster.
-const maxPluginRuns = 64
 
 // Names shared with config/webhook.
 const (
@@ -175,9 +169,9 @@ func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
 	fs.BoolVar(&o.pullSecrets, "pull-secrets", false, "resolve images with the pod's imagePullSecrets and its ServiceAccount's, as the kubelet pulls them (needs get on secrets and serviceaccounts in every namespace: the kustomize component config/components/pull-secrets); off: registries are read anonymously")
 	fs.StringVar(&o.credProviderConfig, "image-credential-provider-config", "", "the kubelet's CredentialProviderConfig (a file, or a directory of *.yaml/*.yml/*.json files): registry credentials for every pod from the image credential provider plugins it names (ecr-credential-provider, gcp-credential-provider, acr-credential-provider), asked after the pod's pull secrets; needs --image-credential-provider-bin-dir (the kustomize component config/components/credential-providers)")
 	fs.StringVar(&o.credProviderBinDir, "image-credential-provider-bin-dir", "", "directory of the credential provider plugin executables that --image-credential-provider-config names (a plugin is only ever run from there)")
-	fs.DurationVar(&o.pluginTimeout, "image-credential-provider-timeout", registry.DefaultCredentialProviderTimeout, "longest run of one credential provider plugin, in (0, 1m]: past it its process group is killed and the resolution fails with kind timeout (the kubelet allows 1m; an admission waits at most --budget, a gated pod --gate-timeout)")
-	fs.IntVar(&o.pluginRuns, "image-credential-provider-max-runs", registry.DefaultMaxPluginRuns, "credential provider plugin processes running at once, in 1..64 (each calls its cloud's API; images on many hosts one provider matches wait their turn)")
-	fs.IntVar(&o.pluginRunsPerNS, "image-credential-provider-max-runs-per-namespace", registry.DefaultMaxPluginRunsPerNamespace, "of those, how many the resolutions of one namespace may start, in 1..--image-credential-provider-max-runs")
+	fs.DurationVar(&o.pluginTimeout, "image-credential-provider-timeout", credprov.DefaultTimeout, "longest run of one credential provider plugin, in (0, 1m]: past it its process group is killed and the resolution fails with kind timeout (the kubelet allows 1m; an admission waits at most --budget, a gated pod --gate-timeout)")
+	fs.IntVar(&o.pluginRuns, "image-credential-provider-max-runs", credprov.DefaultMaxRuns, "credential provider plugin processes running at once, in 1..64 (each calls its cloud's API; images on many hosts one provider matches wait their turn)")
+	fs.IntVar(&o.pluginRunsPerNS, "image-credential-provider-max-runs-per-namespace", credprov.DefaultMaxRunsPerNamespace, "of those, how many the resolutions of one namespace may start, in 1..--image-credential-provider-max-runs")
 	fs.Var(&o.mirrors, "registry-mirror", "REGISTRY=MIRROR: resolve the images of REGISTRY through MIRROR first (host or host:port, e.g. docker.io=mirror.local:5000), then REGISTRY itself if the mirror fails, as containerd's hosts.toml does (repeatable, one mirror per registry, at most 16; a mirror may be at a non-public address)")
 	fs.BoolVar(&o.inferELF, "infer-elf", true, "with --resolve=gate or auto, read what an image platform with no variant and no isa.request label needs from its entrypoint binary's ELF records (RISC-V .riscv.attributes, x86-64 ISA_1_NEEDED) in the gate controller, for pods that request nothing; results are cached by image digest (off: such platforms need their architecture only)")
 	fs.Int64Var(&o.inferMaxBytes, "infer-elf-max-bytes", imageisa.DefaultLimits.MaxBytes, "uncompressed layer bytes read per image to find its entrypoint binary; an image needing more is treated as without inference")
@@ -235,13 +229,13 @@ func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
 	if o.namespace == "" {
 		return o, errors.New("--namespace is empty: name the namespace of the webhook's Service")
 	}
-	if err := registry.CheckAllowed(o.allowRegistries...); err != nil {
+	if _, _, err := netguard.ParseAllowed(o.allowRegistries); err != nil {
 		return o, fmt.Errorf("--allow-registry: %w", err)
 	}
 	if err := metricsauth.CheckAudience(o.metricsAudience); err != nil {
 		return o, fmt.Errorf("--metrics-token-audience: %w", err)
 	}
-	if err := registry.CheckClusterNetworks(o.clusterNetworks...); err != nil {
+	if _, err := netguard.ParseClusterNetworks(o.clusterNetworks); err != nil {
 		return o, fmt.Errorf("--cluster-network: %w", err)
 	}
 	for _, f := range []struct {
@@ -258,22 +252,26 @@ func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
 	if (o.credProviderConfig == "") != (o.credProviderBinDir == "") {
 		return o, errors.New("--image-credential-provider-config and --image-credential-provider-bin-dir go together: give both or neither")
 	}
-	if o.pluginTimeout <= 0 || o.pluginTimeout > maxCredProviderTimeout {
+	if o.pluginTimeout <= 0 || o.pluginTimeout > credprov.MaxTimeout {
 		return o, fmt.Errorf("--image-credential-provider-timeout %v: want a duration in (0, 1m], as the kubelet allows a plugin", o.pluginTimeout)
 	}
-	if o.pluginRuns < 1 || o.pluginRuns > maxPluginRuns {
-		return o, fmt.Errorf("--image-credential-provider-max-runs %d: want 1..%d", o.pluginRuns, maxPluginRuns)
+	if o.pluginRuns < 1 || o.pluginRuns > credprov.MaxRunsLimit {
+		return o, fmt.Errorf("--image-credential-provider-max-runs %d: want 1..%d", o.pluginRuns, credprov.MaxRunsLimit)
 	}
 	if o.pluginRunsPerNS < 1 || o.pluginRunsPerNS > o.pluginRuns {
 		return o, fmt.Errorf("--image-credential-provider-max-runs-per-namespace %d: want 1..%d (--image-credential-provider-max-runs)", o.pluginRunsPerNS, o.pluginRuns)
 	}
-	if err := registry.CheckMirrors(o.mirrors...); err != nil {
+	if _, err := registry.ParseMirrors(o.mirrors); err != nil {
 		return o, fmt.Errorf("--registry-mirror: %w", err)
 	}
 	for _, h := range o.insecureRegistries {
 		if strings.Contains(h, "/") {
 			return o, fmt.Errorf("--insecure-registry %q: want HOST:PORT without scheme or path", h)
 		}
+	}
+	// What the checks above let through, the resolver accepts.
+	if err := o.registryOptions(nil, nil).Validate(); err != nil {
+		return o, err
 	}
 	return o, nil
 }

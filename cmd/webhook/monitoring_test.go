@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"os"
 	"os/exec"
@@ -46,7 +47,7 @@ func kustomize(t *testing.T, dir string) []*unstructured.Unstructured {
 	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(out)))
 	for {
 		doc, err := r.Read()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
@@ -204,7 +205,7 @@ func TestMonitoringComponent(t *testing.T) {
 	// labeler's collectors, as their mains register them, and
 	// controller-runtime's own (controller_runtime_webhook_*).
 	reg := prometheus.NewRegistry()
-	if _, _, _, err := registerMetrics(reg); err != nil {
+	if _, err := registerMetrics(reg); err != nil {
 		t.Fatal(err)
 	}
 	if err := isametrics.Register(reg, "labeler metrics", labeler.NewMetrics().Collectors()...); err != nil {

@@ -11,29 +11,42 @@ import (
 	"github.com/isamatch/isamatch/pkg/imageisa"
 	"github.com/isamatch/isamatch/pkg/mutate"
 	"github.com/isamatch/isamatch/pkg/registry"
+	"github.com/isamatch/isamatch/pkg/registry/credprov"
 )
+
+// webhookMetrics are the collectors of the webhook's parts.
+type webhookMetrics struct {
+	registry *registry.Metrics
+	credprov *credprov.Metrics
+	mutate   *mutate.Metrics
+	gate     *gate.Metrics
+}
 
 // registerMetrics registers what the webhook exports beside
 // controller-runtime's own metrics (controller_runtime_webhook_*, ...):
-// isamatch_build_info, isamatch_registry_* and isamatch_webhook_* (the gate
-// controller's isamatch_webhook_gate_* among them).
-func registerMetrics(reg prometheus.Registerer) (*registry.Metrics, *mutate.Metrics, *gate.Metrics, error) {
+// isamatch_build_info, isamatch_registry_* (the credential providers'
+// isamatch_registry_credential_provider_* among them) and
+// isamatch_webhook_* (the gate controller's isamatch_webhook_gate_* among
+// them).
+func registerMetrics(reg prometheus.Registerer) (webhookMetrics, error) {
 	if err := reg.Register(buildinfo.Read().Collector()); err != nil {
-		return nil, nil, nil, fmt.Errorf("register build info: %w", err)
+		return webhookMetrics{}, fmt.Errorf("register build info: %w", err)
 	}
-	regMetrics := registry.NewMetrics()
-	if err := metrics.Register(reg, "registry metrics", regMetrics.Collectors()...); err != nil {
-		return nil, nil, nil, err
+	m := webhookMetrics{registry: registry.NewMetrics(), credprov: credprov.NewMetrics(), mutate: mutate.NewMetrics(), gate: gate.NewMetrics()}
+	for _, part := range []struct {
+		what       string
+		collectors []prometheus.Collector
+	}{
+		{"registry metrics", m.registry.Collectors()},
+		{"credential provider metrics", m.credprov.Collectors()},
+		{"webhook metrics", m.mutate.Collectors()},
+		{"gate controller metrics", m.gate.Collectors()},
+	} {
+		if err := metrics.Register(reg, part.what, part.collectors...); err != nil {
+			return webhookMetrics{}, err
+		}
 	}
-	mutMetrics := mutate.NewMetrics()
-	if err := metrics.Register(reg, "webhook metrics", mutMetrics.Collectors()...); err != nil {
-		return nil, nil, nil, err
-	}
-	gateMetrics := gate.NewMetrics()
-	if err := metrics.Register(reg, "gate controller metrics", gateMetrics.Collectors()...); err != nil {
-		return nil, nil, nil, err
-	}
-	return regMetrics, mutMetrics, gateMetrics, nil
+	return m, nil
 }
 
 // inferCacheBytes bounds the ELF inference cache: an outcome is a few

@@ -30,6 +30,7 @@ import (
 	"github.com/isamatch/isamatch/pkg/mutate"
 	"github.com/isamatch/isamatch/pkg/podevents"
 	"github.com/isamatch/isamatch/pkg/registry"
+	"github.com/isamatch/isamatch/pkg/registry/credprov"
 )
 
 // setup builds the manager with everything registered, in this order:
@@ -232,41 +233,31 @@ func newHandler(mgr manager.Manager, inv *inventory.Inventory, emulators mutate.
 	if err != nil {
 		return nil, nil, err
 	}
-	regMetrics, mutMetrics, gateMetrics, err := registerMetrics(metrics.Registry)
+	m, err := registerMetrics(metrics.Registry)
 	if err != nil {
 		return nil, nil, err
 	}
-	ropts := []registry.Option{
-		registry.WithKeychainFactory(keychains),
-		registry.WithInsecureRegistries(o.insecureRegistries...),
-		registry.WithAllowedRegistries(o.allowRegistries...),
-		registry.WithClusterNetworks(o.clusterNetworks...),
-		registry.WithMirrors(o.mirrors...),
-		registry.WithMaxPerHost(o.perHost),
-		registry.WithMaxPerNamespace(o.perNamespace),
-		registry.WithResolutionBudget(o.maxResolution, o.maxIndexEntries),
-		registry.WithMaxCacheBytes(o.cacheBytes),
-		registry.WithMaxDigestCacheBytes(o.digestCacheBytes),
-		registry.WithTTL(o.cacheTTL),
-		registry.WithMetrics(regMetrics),
-	}
+	ro := o.registryOptions(keychains, m.registry)
 	if o.credProviderConfig != "" {
-		kc, err := registry.NewCredentialProviders(o.credProviderConfig, o.credProviderBinDir,
-			registry.WithPluginTimeout(o.pluginTimeout), registry.WithCredentialProviderMetrics(regMetrics),
-			registry.WithPluginConcurrency(o.pluginRuns, o.pluginRunsPerNS))
+		kc, err := credprov.New(credprov.Options{
+			ConfigPath: o.credProviderConfig, BinDir: o.credProviderBinDir,
+			Timeout: o.pluginTimeout, MaxRuns: o.pluginRuns, MaxRunsPerNamespace: o.pluginRunsPerNS,
+			Metrics: m.credprov,
+		})
 		if err != nil {
 			return nil, nil, fmt.Errorf("--image-credential-provider-config: %w", err)
 		}
-		ropts = append(ropts, registry.WithNodeKeychain(kc))
+		ro.NodeKeychain = kc
 	}
 	if o.registryCA != "" {
-		pem, err := registry.LoadCA(o.registryCA)
-		if err != nil {
+		if ro.RegistryCA, err = registry.LoadCA(o.registryCA); err != nil {
 			return nil, nil, fmt.Errorf("--registry-ca: %w", err)
 		}
-		ropts = append(ropts, registry.WithRegistryCA(pem))
 	}
-	res := registry.NewResolver(ropts...)
+	res, err := registry.NewResolver(ro)
+	if err != nil {
+		return nil, nil, err
+	}
 	infer, err := newInferrer(metrics.Registry, res, o)
 	if err != nil {
 		return nil, nil, err
@@ -275,14 +266,39 @@ func newHandler(mgr manager.Manager, inv *inventory.Inventory, emulators mutate.
 		Infer:          infer,
 		Budget:         o.budget,
 		SkipNamespaces: []string{"kube-system", o.namespace},
-		Metrics:        mutMetrics,
+		Metrics:        m.mutate,
 		Enforcement:    o.enforcement,
 		Resolve:        o.resolve,
 		GateAlive:      gateAlive,
 		Emulators:      emulators,
 
 		FallbackArchitecture: isa.Arch(o.fallbackArch),
-	}), gateMetrics, nil
+	}), m.gate, nil
+}
+
+// registryOptions are the resolver's options of the registry flags, with
+// the pod keychains and metrics given (credential providers and CA added
+// by the caller, who reads their files).
+func (o options) registryOptions(keychains registry.KeychainFactory, m *registry.Metrics) registry.Options {
+	ttl := o.cacheTTL
+	if ttl == 0 {
+		ttl = -1 // --cache-ttl=0 disables the cache of tags
+	}
+	return registry.Options{
+		Keychains:           keychains,
+		InsecureRegistries:  o.insecureRegistries,
+		AllowedRegistries:   o.allowRegistries,
+		ClusterNetworks:     o.clusterNetworks,
+		Mirrors:             o.mirrors,
+		MaxPerHost:          o.perHost,
+		MaxPerNamespace:     o.perNamespace,
+		MaxResolutionBytes:  o.maxResolution,
+		MaxIndexEntries:     o.maxIndexEntries,
+		MaxCacheBytes:       o.cacheBytes,
+		MaxDigestCacheBytes: o.digestCacheBytes,
+		TTL:                 ttl,
+		Metrics:             m,
+	}
 }
 
 // newKeychainFactory returns where pull credentials come from: with

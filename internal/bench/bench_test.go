@@ -153,34 +153,48 @@ func TestGroupISAs(t *testing.T) {
 	}
 }
 
-func TestProcReaders(t *testing.T) {
+// TestParseProc: the /proc readers take CPU time and resident memory from
+// real files' text, a command name with spaces and parentheses included.
+func TestParseProc(t *testing.T) {
+	// /proc/<pid>/stat of a webhook whose command name holds ") (".
+	stat := "4242 (web) (hook 2) S 1 4242 4242 0 -1 4194560 12000 0 3 0 250 125 0 0 20 0 12 0 9000 1500000000 20000 18446744073709551615 1 1 0 0 0 0 0 0 2146171647 0 0 0 17 1 0 0 0 0 0 0 0 0 0 0 0 0 0\n"
+	got, err := parseCPUTime(stat)
+	if err != nil || got != 3750*time.Millisecond {
+		t.Errorf("parseCPUTime = %v, %v; want 3.75s (250 + 125 ticks)", got, err)
+	}
+	for _, bad := range []string{"4242 (web S 1", "4242 (web) S 1 2 3", "4242 (web) S 1 4242 4242 0 -1 4194560 12000 0 3 0 x 125 0"} {
+		if _, err := parseCPUTime(bad); err == nil {
+			t.Errorf("parseCPUTime(%q): no error", bad)
+		}
+	}
+	status := "Name:\twebhook\nVmPeak:\t  812345 kB\nVmRSS:\t   61234 kB\nRssAnon:\t   40000 kB\nRssFile:\t   21234 kB\nRssShmem:\t       0 kB\n"
+	m, err := parseMemStatus(strings.NewReader(status))
+	if diff := cmp.Diff(MemStatus{VmRSS: 61234, RssAnon: 40000, RssFile: 21234}, m); err != nil || diff != "" {
+		t.Errorf("parseMemStatus: %v (-want +got):\n%s", err, diff)
+	}
+	if _, err := parseMemStatus(strings.NewReader("Name:\tkthreadd\n")); err == nil {
+		t.Error("parseMemStatus of a status without VmRSS: no error")
+	}
+}
+
+// BenchmarkProcReaders reads this process's CPU time and resident memory
+// from /proc, as the cluster benchmark samples the webhook's, and reports
+// the last reading (cpu-ms, rss-KiB).
+func BenchmarkProcReaders(b *testing.B) {
 	if _, err := os.Stat("/proc/self/stat"); err != nil {
-		t.Skip("no /proc")
+		b.Skip("no /proc")
 	}
-	before, err := CPUTime(os.Getpid())
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Burn CPU until the clock moves by a tick. On a loaded machine 50 ms
-	// of wall time may hold no tick of this process's CPU time, so the
-	// loop waits for the reading rather than for the wall clock, bounded.
-	after := before
-	for start := time.Now(); after <= before && time.Since(start) < 20*time.Second; {
-		for t0 := time.Now(); time.Since(t0) < 20*time.Millisecond; {
-			_ = fmt.Sprint(t0)
+	var cpu time.Duration
+	var m MemStatus
+	for b.Loop() {
+		var err error
+		if cpu, err = CPUTime(os.Getpid()); err != nil {
+			b.Fatal(err)
 		}
-		if after, err = CPUTime(os.Getpid()); err != nil {
-			t.Fatal(err)
+		if m, err = ReadMemStatus(os.Getpid()); err != nil {
+			b.Fatal(err)
 		}
 	}
-	if after <= before {
-		t.Errorf("CPU time stayed at %v after 20 s of work", before)
-	}
-	m, err := ReadMemStatus(os.Getpid())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if m.VmRSS <= 0 || m.RssAnon+m.RssFile > m.VmRSS+1024 {
-		t.Errorf("memory status %+v: want VmRSS > 0 and about RssAnon + RssFile", m)
-	}
+	b.ReportMetric(float64(cpu.Milliseconds()), "cpu-ms")
+	b.ReportMetric(float64(m.VmRSS), "rss-KiB")
 }

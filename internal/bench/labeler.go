@@ -131,11 +131,11 @@ func labelerDaemonRSS(ctx context.Context, e *Env, node, root string, env []stri
 	if err != nil {
 		return MemStatus{}, err
 	}
-	defer p.Stop(10 * time.Second)
+	defer func() { _ = p.Stop(10 * time.Second) }()
 	wantISA := want.Annotations()[isa.NativeISAAnnotation]
 	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 60*time.Second, true, func(ctx context.Context) (bool, error) {
 		if exited, err := p.Exited(); exited {
-			return false, fmt.Errorf("labeler exited: %v\n%s", err, p.LogTail(20))
+			return false, fmt.Errorf("labeler exited: %v\n%s", err, p.LogTail(20)) //nolint:errorlint // err is nil after a clean exit
 		}
 		var n corev1.Node
 		if err := e.Client.Get(ctx, client.ObjectKey{Name: node}, &n); err != nil {

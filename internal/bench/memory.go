@@ -2,7 +2,9 @@ package bench
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -26,8 +28,18 @@ func ReadMemStatus(pid int) (MemStatus, error) {
 		return MemStatus{}, fmt.Errorf("read status of pid %d: %w", pid, err)
 	}
 	defer f.Close()
+	m, err := parseMemStatus(f)
+	if err != nil {
+		return m, fmt.Errorf("pid %d: %w", pid, err)
+	}
+	return m, nil
+}
+
+// parseMemStatus reads VmRSS, RssAnon and RssFile from the text of a
+// /proc/<pid>/status file.
+func parseMemStatus(r io.Reader) (MemStatus, error) {
 	var m MemStatus
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(r)
 	for sc.Scan() {
 		k, v, ok := strings.Cut(sc.Text(), ":")
 		if !ok {
@@ -52,8 +64,11 @@ func ReadMemStatus(pid int) (MemStatus, error) {
 			m.VmHWM = n
 		}
 	}
+	if err := sc.Err(); err != nil {
+		return m, fmt.Errorf("read status: %w", err)
+	}
 	if m.VmRSS == 0 {
-		return m, fmt.Errorf("pid %d: no VmRSS in /proc/%d/status", pid, pid)
+		return m, errors.New("no VmRSS in the status")
 	}
 	return m, nil
 }
@@ -91,18 +106,31 @@ func CPUTime(pid int) (time.Duration, error) {
 	if err != nil {
 		return 0, fmt.Errorf("read stat of pid %d: %w", pid, err)
 	}
-	// The command name may hold spaces: fields start after its ')'.
-	s := string(data)
+	d, err := parseCPUTime(string(data))
+	if err != nil {
+		return 0, fmt.Errorf("stat of pid %d: %w", pid, err)
+	}
+	return d, nil
+}
+
+// parseCPUTime is the user + system CPU time in the text of a
+// /proc/<pid>/stat file.
+func parseCPUTime(s string) (time.Duration, error) {
+	// The command name may hold spaces and parentheses: fields start after
+	// its last ')'.
 	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0, errors.New("no ')' closing the command name")
+	}
 	f := strings.Fields(s[i+1:])
 	if len(f) < 13 {
-		return 0, fmt.Errorf("stat of pid %d: %d fields after the name, want >= 13", pid, len(f))
+		return 0, fmt.Errorf("%d fields after the name, want >= 13", len(f))
 	}
 	// f[0] is field 3 (state); utime and stime are fields 14 and 15.
 	ut, err1 := strconv.ParseInt(f[11], 10, 64)
 	st, err2 := strconv.ParseInt(f[12], 10, 64)
 	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("stat of pid %d: utime %q stime %q", pid, f[11], f[12])
+		return 0, fmt.Errorf("utime %q stime %q", f[11], f[12])
 	}
 	return time.Duration(ut+st) * time.Second / clockTicks, nil
 }

@@ -24,7 +24,7 @@ func ParseFlags(fs *flag.FlagSet, args []string, nargs int, what string) ([]stri
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, err
 		}
-		return nil, fmt.Errorf("%w: %s: %v", ErrUsage, fs.Name(), err)
+		return nil, fmt.Errorf("%w: %s: %w", ErrUsage, fs.Name(), err)
 	}
 	if fs.NArg() != nargs {
 		return nil, fmt.Errorf("%w: %s needs %s, got %d argument(s)", ErrUsage, fs.Name(), what, fs.NArg())

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -181,10 +180,10 @@ func (p *Process) WaitHTTP(ctx context.Context, url string, tlsConfig *tls.Confi
 	defer hc.CloseIdleConnections()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	lastErr := errors.New("no answer yet")
+	var lastErr error
 	for {
 		if exited, err := p.Exited(); exited {
-			return fmt.Errorf("%s exited while starting (%v)\n%s", p.Name, err, p.LogTail(30))
+			return fmt.Errorf("%s exited while starting (%v)\n%s", p.Name, err, p.LogTail(30)) //nolint:errorlint // err is nil after a clean exit
 		}
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 		if err != nil {
@@ -203,7 +202,7 @@ func (p *Process) WaitHTTP(ctx context.Context, url string, tlsConfig *tls.Confi
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("%s not ready at %s after %s (last: %v)\n%s", p.Name, url, timeout, lastErr, p.LogTail(30))
+			return fmt.Errorf("%s not ready at %s after %s (last: %w)\n%s", p.Name, url, timeout, lastErr, p.LogTail(30))
 		case <-time.After(200 * time.Millisecond):
 		}
 	}

@@ -77,7 +77,7 @@ func TestManyHostileScansBounded(t *testing.T) {
 	good := push("good/app:1", image(t, "riscv64", v1.Config{Entrypoint: []string{"/usr/bin/app"}},
 		layer(t, dir("usr"), dir("usr/bin"), fixtureFile("usr/bin/app", "riscv64-rv64imfd", t))))
 
-	res := registry.NewResolver(registry.WithInsecureRegistries(host), registry.WithAllowedRegistries("127.0.0.1"))
+	res := registry.MustNewResolver(registry.Options{InsecureRegistries: []string{host}, AllowedRegistries: []string{"127.0.0.1"}})
 	ps := NewPlatforms(NewInferrer(Options{CacheBytes: 16 << 20}), res)
 	auth := registry.PullAuth{Namespace: "team-a"}
 	plats := map[string]registry.Platform{}

@@ -124,7 +124,7 @@ func (ix *layerIndex) add(h *tar.Header) string {
 	switch h.Typeflag {
 	case tar.TypeDir:
 		e.kind = kindDir
-	case tar.TypeReg, tar.TypeRegA:
+	case tar.TypeReg: // tar.Reader reports the legacy TypeRegA as TypeReg
 		e.kind = kindFile
 	case tar.TypeSymlink, tar.TypeLink:
 		if len(h.Linkname) > maxPathLen {

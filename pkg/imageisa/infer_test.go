@@ -205,7 +205,8 @@ func TestInfer(t *testing.T) {
 			} else if tc.want.Err != nil {
 				t.Errorf("no error, want %v", tc.want.Err)
 			}
-			if d := cmp.Diff(tc.want, got, cmp.Comparer(func(a, b error) bool { return a == b })); d != "" {
+			// The very sentinel is wanted, not one wrapping it.
+			if d := cmp.Diff(tc.want, got, cmp.Comparer(func(a, b error) bool { return a == b })); d != "" { //nolint:errorlint // identity on purpose
 				t.Errorf("(-want +got):\n%s", d)
 			}
 		})

@@ -41,7 +41,7 @@ func TestPlatforms(t *testing.T) {
 	silent := push("elf/silent:1", image(t, "riscv64", cfg, layer(t, dir("usr"), dir("usr/bin"), reg("usr/bin/app", fixture(t, "riscv64-noattr")))))
 	missing := push("elf/missing:1", image(t, "riscv64", v1.Config{Entrypoint: []string{"/nope"}}, layer(t, reg("etc/x", []byte("x")))))
 
-	res := registry.NewResolver(registry.WithInsecureRegistries(host), registry.WithAllowedRegistries("127.0.0.1"))
+	res := registry.MustNewResolver(registry.Options{InsecureRegistries: []string{host}, AllowedRegistries: []string{"127.0.0.1"}})
 	m := NewMetrics()
 	ps := NewPlatforms(NewInferrer(Options{CacheBytes: 1 << 20, Metrics: m}), res)
 	auth := registry.PullAuth{Namespace: "team-a"}

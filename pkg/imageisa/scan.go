@@ -214,7 +214,7 @@ func (sc *scanner) content(loc located) (elfInfo, error) {
 		if len(h.Name) > maxPathLen || path.Join("/", h.Name) != loc.content {
 			return false, nil
 		}
-		if h.Typeflag != tar.TypeReg && h.Typeflag != tar.TypeRegA {
+		if h.Typeflag != tar.TypeReg { // tar.Reader reports the legacy TypeRegA as TypeReg
 			return false, nil
 		}
 		found = true

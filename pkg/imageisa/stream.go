@@ -34,7 +34,7 @@ func (sc *scanner) stream(i int, fn func(*tar.Header, *tar.Reader) (bool, error)
 			return sc.ctxErr()
 		}
 		h, err := tr.Next()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return sc.drain(i, rc)
 		}
 		if err != nil {
@@ -74,7 +74,7 @@ func (sc *scanner) drain(i int, rc io.Reader) error {
 		n, err := rc.Read(buf[:min(int64(len(buf)), sc.lim.MaxBytes-sc.work.Drained)])
 		sc.work.Drained += int64(n)
 		switch {
-		case err == io.EOF:
+		case errors.Is(err, io.EOF):
 			return nil
 		case err != nil && sc.ctx.Err() != nil:
 			sc.work.Unverified++

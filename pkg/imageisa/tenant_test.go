@@ -90,7 +90,7 @@ func TestTenantCannotPoisonAnotherImage(t *testing.T) {
 				s.next = h
 				return &s
 			})
-			res := registry.NewResolver(registry.WithInsecureRegistries(victimHost, evilHost), registry.WithAllowedRegistries("127.0.0.1"))
+			res := registry.MustNewResolver(registry.Options{InsecureRegistries: []string{victimHost, evilHost}, AllowedRegistries: []string{"127.0.0.1"}})
 			ps := NewPlatforms(NewInferrer(Options{CacheBytes: 1 << 20}), res)
 			evilAuth, victimAuth := registry.PullAuth{Namespace: "team-b"}, registry.PullAuth{Namespace: "team-a"}
 			evilPlats, err := res.Resolve(t.Context(), evilRef, evilAuth)

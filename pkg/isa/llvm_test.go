@@ -530,8 +530,7 @@ func TestRISCVTableOrder(t *testing.T) {
 		}
 		want := strings.Fields(c[4])
 		sort.Slice(want, func(a, b int) bool { return llvmLess(want[a], want[b]) })
-		var cl ExtSet
-		cl = rv.closure[i]
+		cl := rv.closure[i]
 		cl.clear(i)
 		if diff := cmp.Diff(want, rv.list(cl), cmp.Transformer("nil", func(s []string) []string {
 			if s == nil {

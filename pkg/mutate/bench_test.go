@@ -82,7 +82,7 @@ func BenchmarkHandle(b *testing.B) {
 	}
 	b.Run("registry", func(b *testing.B) {
 		host := testRegistry(b)
-		res := registry.NewResolver(registry.WithInsecureRegistries(host))
+		res := registry.MustNewResolver(registry.Options{InsecureRegistries: []string{host}})
 		benchHandle(b, NewPodMutator(res, inv, Options{}), benchPod(
 			[]string{host + "/app:multi", host + "/app:riscv64"}, []string{host + "/app:multi"}))
 	})
@@ -92,7 +92,7 @@ func BenchmarkHandle(b *testing.B) {
 	})
 	b.Run("distinct", func(b *testing.B) {
 		host := testRegistry(b)
-		res := registry.NewResolver(registry.WithInsecureRegistries(host))
+		res := registry.MustNewResolver(registry.Options{InsecureRegistries: []string{host}})
 		pods := make([]*corev1.Pod, 1024)
 		for i := range pods {
 			pods[i] = benchPod([]string{host + "/app:multi", host + "/app:riscv64"}, []string{host + "/app:multi"})

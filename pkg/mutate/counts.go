@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/isamatch/isamatch/pkg/isa"
-	"github.com/isamatch/isamatch/pkg/registry"
+	"github.com/isamatch/isamatch/pkg/sanitize"
 )
 
 // DecisionCounts is the decision as it is stored with the pod: the decision
@@ -82,7 +82,7 @@ const MaxUnresolvedListed = 8
 const maxUnresolvedRef = 256
 
 func unresolvedImage(img ImageInfo) UnresolvedImage {
-	return UnresolvedImage{Image: registry.Sanitize(img.Ref, maxUnresolvedRef), Kind: errorKind(img.Err)}
+	return UnresolvedImage{Image: sanitize.Line(img.Ref, maxUnresolvedRef), Kind: errorKind(img.Err)}
 }
 
 // Gate states in DecisionCounts.Gate (and ReleaseDenied).
@@ -195,7 +195,7 @@ func ParseDecision(annotations map[string]string) (DecisionCounts, error) {
 	}
 	if legacy && c.Reason == "" && (c.WouldDeny || c.Gate == ReleaseDenied) {
 		line := strings.TrimPrefix(annotations[isa.DecisionAnnotation], legacyWouldDeny)
-		c.Reason = registry.Sanitize(line, maxReason)
+		c.Reason = sanitize.Line(line, maxReason)
 	}
 	return c, nil
 }
@@ -203,7 +203,7 @@ func ParseDecision(annotations map[string]string) (DecisionCounts, error) {
 // Encode is the decision as the annotation stores it; Reason is cut to
 // maxReason bytes and cleaned of control characters.
 func (c DecisionCounts) Encode() string {
-	c.Reason = registry.Sanitize(c.Reason, maxReason)
+	c.Reason = sanitize.Line(c.Reason, maxReason)
 	b, err := json.Marshal(c)
 	if err != nil { // only plain numbers: cannot fail
 		return "{}"

@@ -5,7 +5,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/isamatch/isamatch/pkg/registry"
+	"github.com/isamatch/isamatch/pkg/sanitize"
 )
 
 // Explain returns the readable line of the decision for pod, made again
@@ -20,7 +20,7 @@ func (p *PodMutator) Explain(ctx context.Context, pod *corev1.Pod) string {
 	f := fieldsOf(pod)
 	in, _, msg := podInput(f)
 	if msg != "" {
-		return registry.Sanitize("denied: "+msg, maxAnnotation)
+		return sanitize.Line("denied: "+msg, maxAnnotation)
 	}
 	refs := podImages(f)
 	if len(refs) > MaxImages {
@@ -40,5 +40,5 @@ func (p *PodMutator) Explain(ctx context.Context, pod *corev1.Pod) string {
 		// What admission set in the containers, which cannot change.
 		summary += "; " + c.Emulator.String()
 	}
-	return registry.Sanitize(summary, maxAnnotation)
+	return sanitize.Line(summary, maxAnnotation)
 }

@@ -290,7 +290,7 @@ func hostileRegistry(t testing.TB) (host, broken string) {
 func TestHandleHostileRegistry(t *testing.T) {
 	host, broken := hostileRegistry(t)
 	nodes := paperCluster(t)
-	res := registry.NewResolver(registry.WithInsecureRegistries(host, broken))
+	res := registry.MustNewResolver(registry.Options{InsecureRegistries: []string{host, broken}})
 	m := NewPodMutator(res, inventory.NewStatic(nodes), Options{})
 	tests := []struct {
 		name          string
@@ -372,7 +372,7 @@ func BenchmarkHostileRequest(b *testing.B) {
 		pod  podSpec
 	}{
 		{"3MiB annotation", &fakeResolver{images: testImages()}, podSpec{annotations: huge, images: []string{"riscv:1"}}},
-		{"1MiB image label", registry.NewResolver(registry.WithInsecureRegistries(host)), podSpec{images: []string{host + "/app:biglabel"}}},
+		{"1MiB image label", registry.MustNewResolver(registry.Options{InsecureRegistries: []string{host}}), podSpec{images: []string{host + "/app:biglabel"}}},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			m := NewPodMutator(bc.res, inventory.NewStatic(nodes), Options{})
@@ -386,7 +386,7 @@ func BenchmarkHostileRequest(b *testing.B) {
 		req := admissionRequest(b, podSpec{images: []string{host + "/app:biglabel"}}.pod())
 		for b.Loop() {
 			b.StopTimer()
-			m := NewPodMutator(registry.NewResolver(registry.WithInsecureRegistries(host)), inventory.NewStatic(nodes), Options{})
+			m := NewPodMutator(registry.MustNewResolver(registry.Options{InsecureRegistries: []string{host}}), inventory.NewStatic(nodes), Options{})
 			b.StartTimer()
 			m.Handle(b.Context(), req)
 		}

@@ -17,7 +17,7 @@ import (
 
 	"github.com/isamatch/isamatch/pkg/inventory"
 	"github.com/isamatch/isamatch/pkg/isa"
-	"github.com/isamatch/isamatch/pkg/registry"
+	"github.com/isamatch/isamatch/pkg/sanitize"
 )
 
 // Inventory provides the current node inventory.
@@ -262,10 +262,10 @@ func (p *PodMutator) respondGated(ctx context.Context, pod *podFields, d Decisio
 	warnings := make([]string, 0, len(d.Warnings))
 	for _, w := range d.Warnings {
 		p.opts.Metrics.warning(w.Reason)
-		warnings = append(warnings, registry.Sanitize("isamatch: "+w.Text, maxWarning))
+		warnings = append(warnings, sanitize.Line("isamatch: "+w.Text, maxWarning))
 	}
 	log.V(1).Info("decided", "requiredTerms", len(d.Required), "preferredTerms", len(d.Preferred),
-		"matchingNodes", d.MatchingNodes, "warnings", len(d.Warnings), "decision", registry.Sanitize(d.Summary, maxAnnotation))
+		"matchingNodes", d.MatchingNodes, "warnings", len(d.Warnings), "decision", sanitize.Line(d.Summary, maxAnnotation))
 	return resp.WithWarnings(warnings...), outcome
 }
 
@@ -300,12 +300,12 @@ func (p *PodMutator) deny(ctx context.Context, pod *podFields, msg string) (admi
 		return resp, outcomeError
 	}
 	p.opts.Metrics.warning("wouldDeny")
-	return resp.WithWarnings(registry.Sanitize("isamatch would deny this pod: "+msg, maxWarning)), outcomeWouldDeny
+	return resp.WithWarnings(sanitize.Line("isamatch would deny this pod: "+msg, maxWarning)), outcomeWouldDeny
 }
 
 // maxWarning keeps a warning within what the API server passes on whole
 // (longer ones may be truncated at 256 characters). Warnings and the
-// decision annotation go through registry.Sanitize: the API server drops a
+// decision annotation go through sanitize.Line: the API server drops a
 // warning with a control character, and image references, registry
 // messages and request text in them are untrusted.
 const maxWarning = 250

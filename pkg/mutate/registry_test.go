@@ -71,7 +71,7 @@ func TestHandleWithRegistry(t *testing.T) {
 	host := testRegistry(t)
 	nodes := paperCluster(t)
 	nodes["node8"] = nodeLabels(t, "riscv64", "rva23u64")
-	res := registry.NewResolver(registry.WithInsecureRegistries(host))
+	res := registry.MustNewResolver(registry.Options{InsecureRegistries: []string{host}})
 	m := NewPodMutator(res, inventory.NewStatic(nodes), Options{})
 	tests := []struct {
 		name          string

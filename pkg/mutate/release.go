@@ -9,7 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/isamatch/isamatch/pkg/isa"
-	"github.com/isamatch/isamatch/pkg/registry"
+	"github.com/isamatch/isamatch/pkg/sanitize"
 )
 
 // Reasons a gated pod is released (GateRelease.Reason).
@@ -142,7 +142,7 @@ func (p *PodMutator) releaseGated(ctx context.Context, pod *corev1.Pod, resolve 
 		r.Warning = true
 	}
 	keepEmulator(pod, &d)
-	r.Message = registry.Sanitize(r.Message+"; "+d.Summary, maxEventNote)
+	r.Message = sanitize.Line(r.Message+"; "+d.Summary, maxEventNote)
 	setDecision(pod, d.Counts)
 	logr.FromContextOrDiscard(ctx).V(1).Info("released", "reason", r.Reason, "requiredTerms", len(d.Required), "narrowed", narrowed)
 	return r
@@ -169,7 +169,7 @@ func (p *PodMutator) releaseDenied(pod *corev1.Pod, msg string) GateRelease {
 		}
 	}
 	setDecision(pod, DecisionCounts{Gate: ReleaseDenied, Reason: msg})
-	return GateRelease{Reason: ReleaseDenied, Warning: true, Message: registry.Sanitize("isamatch denies this pod, no node will match it: "+msg+"; delete it and create it again with the fix", maxWarning)}
+	return GateRelease{Reason: ReleaseDenied, Warning: true, Message: sanitize.Line("isamatch denies this pod, no node will match it: "+msg+"; delete it and create it again with the fix", maxWarning)}
 }
 
 // maxEventNote is the most an Event's note may hold (events.k8s.io/v1: 1 kB).

@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/isamatch/isamatch/pkg/mutate"
-	"github.com/isamatch/isamatch/pkg/registry"
+	"github.com/isamatch/isamatch/pkg/sanitize"
 )
 
 // EventRecorder records Events (events.k8s.io/v1); controller-runtime's
@@ -141,7 +141,7 @@ func podRef(pod *corev1.Pod, image string) *corev1.ObjectReference {
 // decidedNote is the decision's numbers, then its line.
 func decidedNote(c mutate.DecisionCounts, line string) string {
 	if c.WouldDeny {
-		return registry.Sanitize(line, maxNote)
+		return sanitize.Line(line, maxNote)
 	}
 	var b strings.Builder
 	switch {
@@ -169,11 +169,11 @@ func decidedNote(c mutate.DecisionCounts, line string) string {
 		b.WriteString("; decision: ")
 		b.WriteString(line)
 	}
-	return registry.Sanitize(b.String(), maxNote)
+	return sanitize.Line(b.String(), maxNote)
 }
 
 func unresolvedNote(u mutate.UnresolvedImage) string {
-	return registry.Sanitize(fmt.Sprintf("image %q: platforms unknown (%s), the pod was placed without its constraint; check the reference, that its registry is reachable and the pod's pull secrets",
+	return sanitize.Line(fmt.Sprintf("image %q: platforms unknown (%s), the pod was placed without its constraint; check the reference, that its registry is reachable and the pod's pull secrets",
 		u.Image, u.Kind), maxNote)
 }
 

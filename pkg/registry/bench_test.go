@@ -15,7 +15,7 @@ func BenchmarkConcurrentResolveSameImage(b *testing.B) {
 	tr := newTestRegistry(b)
 	img := image(b, "linux", "riscv64", "rva23u64", map[string]string{"isa.request": "rv64gcv"})
 	const callers = 1000
-	r := NewResolver(WithInsecureRegistries(tr.host))
+	r := newResolver(b, Options{InsecureRegistries: []string{tr.host}})
 	refs := make([]string, b.N)
 	for i := range b.N {
 		tag := fmt.Sprintf("app/bench:%d", i)
@@ -52,7 +52,7 @@ func BenchmarkConcurrentResolveSameImage(b *testing.B) {
 func BenchmarkResolveCached(b *testing.B) {
 	tr := newTestRegistry(b)
 	tr.pushImage(b, "app/x:1", image(b, "linux", "amd64", "v3", nil))
-	r := NewResolver(WithInsecureRegistries(tr.host))
+	r := newResolver(b, Options{InsecureRegistries: []string{tr.host}})
 	ref := tr.ref("app/x:1")
 	if _, err := r.Resolve(b.Context(), ref, teamA); err != nil {
 		b.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 
 	"github.com/isamatch/isamatch/pkg/isa"
+	"github.com/isamatch/isamatch/pkg/sanitize"
 )
 
 // TestResolutionBudget: one image costs at most the configured index
@@ -43,7 +44,7 @@ func TestResolutionBudget(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := NewResolver(WithInsecureRegistries(tr.host), WithResolutionBudget(tc.bytes, tc.entries))
+			r := newResolver(t, Options{InsecureRegistries: []string{tr.host}, MaxResolutionBytes: tc.bytes, MaxIndexEntries: tc.entries})
 			tr.reset()
 			got, err := r.Resolve(t.Context(), tc.ref, teamA)
 			if tc.want == "" {
@@ -78,7 +79,7 @@ func TestOversizedLabelIgnored(t *testing.T) {
 		{name: "label over the limit ignored", label: atLimit + "b", want: Platform{OS: "linux", Architecture: "riscv64", LabelIgnored: MaxLabelBytes + 1}},
 		{name: "32 KiB label ignored", label: strings.Repeat("x", 32<<10), want: Platform{OS: "linux", Architecture: "riscv64", LabelIgnored: 32 << 10}},
 	}
-	r := NewResolver(WithInsecureRegistries(tr.host))
+	r := newResolver(t, Options{InsecureRegistries: []string{tr.host}})
 	for i, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			tag := fmt.Sprintf("app/label:%d", i)
@@ -107,7 +108,7 @@ func TestOversizedConfigNotFetched(t *testing.T) {
 		entry{img: big, platform: &v1.Platform{OS: "linux", Architecture: "riscv64"}},
 		entry{img: small, platform: &v1.Platform{OS: "linux", Architecture: "amd64"}},
 	))
-	r := NewResolver(WithInsecureRegistries(tr.host))
+	r := newResolver(t, Options{InsecureRegistries: []string{tr.host}})
 
 	tr.reset()
 	_, err := r.Resolve(t.Context(), tr.ref("app/bigconfig:1"), teamA)
@@ -187,7 +188,7 @@ func TestErrorMessagesAreSanitised(t *testing.T) {
 		{name: "error codes kept, messages dropped", ref: tr.ref("codes/x:1"), kind: KindNotFound, want: "registry answered HTTP 404 MANIFEST_UNKNOWN"},
 		{name: "invalid reference with control bytes", ref: "bad\nref\x1b:", kind: KindOther},
 	}
-	r := NewResolver(WithInsecureRegistries(tr.host))
+	r := newResolver(t, Options{InsecureRegistries: []string{tr.host}})
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := r.Resolve(t.Context(), tc.ref, teamA)
@@ -199,8 +200,14 @@ func TestErrorMessagesAreSanitised(t *testing.T) {
 			if tc.want != "" && msg != tc.want {
 				t.Errorf("message = %q, want %q", msg, tc.want)
 			}
-			checkPrintable(t, msg, MaxMessageBytes)
-			checkPrintable(t, err.Error(), 1024)
+			// One printable line within its bound is what sanitize.Line
+			// leaves unchanged.
+			if clean := sanitize.Line(msg, maxMessageBytes); clean != msg {
+				t.Errorf("message %q is not one printable line of at most %d bytes (%q)", msg, maxMessageBytes, clean)
+			}
+			if clean := sanitize.Line(err.Error(), 1024); clean != err.Error() {
+				t.Errorf("error %q is not one printable line of at most 1024 bytes (%q)", err, clean)
+			}
 			if strings.Contains(err.Error(), "secret") || strings.Contains(err.Error(), "boom") {
 				t.Errorf("error %q echoes the response body", err)
 			}

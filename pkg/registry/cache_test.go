@@ -34,10 +34,10 @@ func TestCacheBoundedInBytes(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := NewResolver(WithInsecureRegistries(tr.host), WithMaxCacheBytes(tc.maxBytes))
+			r := newResolver(t, Options{InsecureRegistries: []string{tr.host}, MaxCacheBytes: tc.maxBytes})
 			for i := range images {
 				if i == 16 && tc.touch >= 0 {
-					r.Resolve(t.Context(), tr.ref(fmt.Sprintf("app/x:%d", tc.touch)), teamA)
+					_, _ = r.Resolve(t.Context(), tr.ref(fmt.Sprintf("app/x:%d", tc.touch)), teamA)
 				}
 				if _, err := r.Resolve(t.Context(), tr.ref(fmt.Sprintf("app/x:%d", i)), teamA); err != nil {
 					t.Fatalf("Resolve: %v", err)
@@ -66,13 +66,13 @@ func TestCacheReplaceKeepsCount(t *testing.T) {
 	tr := newTestRegistry(t)
 	tr.pushImage(t, "app/x:1", image(t, "linux", "amd64", "", nil))
 	clock := &fakeClock{now: time.Unix(1e9, 0)}
-	r := NewResolver(WithInsecureRegistries(tr.host), WithClock(clock.Now))
+	r := newResolver(t, Options{InsecureRegistries: []string{tr.host}, now: clock.Now})
 	tr.reset() // the push's own HEAD
-	r.Resolve(t.Context(), tr.ref("app/x:1"), teamA)
+	_, _ = r.Resolve(t.Context(), tr.ref("app/x:1"), teamA)
 	n0, b0 := r.cache.stats()
 	for range 5 {
 		clock.Advance(DefaultTTL + time.Second)
-		r.Resolve(t.Context(), tr.ref("app/x:1"), teamA)
+		_, _ = r.Resolve(t.Context(), tr.ref("app/x:1"), teamA)
 	}
 	if n, b := r.cache.stats(); n != n0 || b != b0 {
 		t.Errorf("after 5 refreshes the cache holds %d entries, %d bytes; want %d, %d", n, b, n0, b0)

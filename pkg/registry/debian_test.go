@@ -41,11 +41,11 @@ func TestDigestCacheDebianRegistry(t *testing.T) {
 		Transport: reg.Transport(),
 	})
 	login := authn.AuthConfig{Username: reg.Username, Password: reg.Password}
-	r := NewResolver(WithInsecureRegistries(proxy.host), WithKeychainFactory(logins([]string{proxy.host}, map[string]authn.AuthConfig{
+	r := newResolver(t, Options{InsecureRegistries: []string{proxy.host}, Keychains: logins([]string{proxy.host}, map[string]authn.AuthConfig{
 		"team-a": login,
 		"team-b": login,
 		"team-c": {Username: reg.Username, Password: "wrong"},
-	})))
+	})})
 	ref := proxy.ref("app/multi:v1")
 	var first []Platform
 	steps := []struct {

@@ -61,7 +61,7 @@ func TestNonPublicAddressesRefused(t *testing.T) {
 	})
 	tests := []struct {
 		name     string
-		opts     []Option
+		opts     Options
 		ref      string
 		kind     string // "" means success
 		text     string
@@ -75,13 +75,13 @@ func TestNonPublicAddressesRefused(t *testing.T) {
 		{name: "CGNAT", ref: "100.64.0.1/app/x:1", kind: KindRefused, text: "CGNAT"},
 		{name: "unspecified", ref: "0.0.0.0:5000/app/x:1", kind: KindRefused, text: "This network"},
 		{name: "localhost by name", ref: "localhost" + addr[strings.LastIndex(addr, ":"):] + "/app/x:1", kind: KindRefused, text: "Loopback"},
-		{name: "redirect from an allowed registry to loopback", opts: []Option{WithInsecureRegistries(tr.host)},
+		{name: "redirect from an allowed registry to loopback", opts: Options{InsecureRegistries: []string{tr.host}},
 			ref: tr.ref("redirect/x:1"), kind: KindRefused, text: "Loopback"},
-		{name: "plain HTTP to an allowed host that is not insecure", opts: []Option{WithAllowedRegistries(addr)},
+		{name: "plain HTTP to an allowed host that is not insecure", opts: Options{AllowedRegistries: []string{addr}},
 			ref: addr + "/app/x:1", kind: KindRefused, text: "plain HTTP", connects: true},
-		{name: "allowed by CIDR, still HTTPS only", opts: []Option{WithAllowedRegistries("127.0.0.0/8")},
+		{name: "allowed by CIDR, still HTTPS only", opts: Options{AllowedRegistries: []string{"127.0.0.0/8"}},
 			ref: addr + "/app/x:1", kind: KindRefused, text: "plain HTTP", connects: true},
-		{name: "insecure registry allowed", opts: []Option{WithInsecureRegistries(addr)}, ref: addr + "/app/x:1", connects: true},
+		{name: "insecure registry allowed", opts: Options{InsecureRegistries: []string{addr}}, ref: addr + "/app/x:1", connects: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -89,7 +89,7 @@ func TestNonPublicAddressesRefused(t *testing.T) {
 				pushTo(t, addr, "app/x:1")
 			}
 			before := counted.accepted.Load()
-			r := NewResolver(tc.opts...)
+			r := newResolver(t, tc.opts)
 			_, err := r.Resolve(t.Context(), tc.ref, teamA)
 			if tc.kind == "" {
 				if err != nil {
@@ -111,27 +111,4 @@ func TestNonPublicAddressesRefused(t *testing.T) {
 func pushTo(t *testing.T, host, repoTag string) {
 	t.Helper()
 	(&testRegistry{host: host}).pushImage(t, repoTag, image(t, "linux", "amd64", "", nil))
-}
-
-func TestParseAllowed(t *testing.T) {
-	tests := []struct {
-		name    string
-		entries []string
-		wantErr string
-	}{
-		{name: "hosts, IPs and CIDRs", entries: []string{"registry.lab", "registry.lab:5000", "10.1.2.3", "192.168.0.0/16", "fd00::/8"}},
-		{name: "bad CIDR", entries: []string{"10.0.0.0/33"}, wantErr: `"10.0.0.0/33": not a CIDR`},
-		{name: "empty", entries: []string{" "}, wantErr: "empty entry"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			_, _, err := parseAllowed(tc.entries)
-			if tc.wantErr == "" && err != nil {
-				t.Errorf("parseAllowed: %v", err)
-			}
-			if tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
-				t.Errorf("parseAllowed error = %v, want one mentioning %q", err, tc.wantErr)
-			}
-		})
-	}
 }

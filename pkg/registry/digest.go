@@ -12,18 +12,6 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
 )
 
-// DefaultMaxDigestCacheBytes bounds the memory of the cache of platforms
-// by manifest digest (estimated).
-const DefaultMaxDigestCacheBytes = 16 << 20
-
-// WithMaxDigestCacheBytes bounds the cache of platforms by manifest
-// digest, shared across credentials, by its estimated memory (default
-// 16 MiB); the least recently used entries are evicted first. Its entries
-// live for the digest TTL ([WithDigestTTL]).
-func WithMaxDigestCacheBytes(n int64) Option {
-	return func(c *config) { c.maxDigestBytes = n }
-}
-
 // fetchFrom reads the platforms of target (ref itself or its mirror, whose
 // origin repository is origin) with kc.
 //

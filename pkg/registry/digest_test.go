@@ -77,14 +77,14 @@ func TestDigestCacheAcrossTenants(t *testing.T) {
 	tagRef := tr.ref("private/app:1")
 	accounts(tr, map[string]string{"alice": "s3cret", "bob": "hunter2", "mallory": "letmein"}, "mallory")
 	m := NewMetrics()
-	r := NewResolver(WithInsecureRegistries(tr.host), WithMetrics(m), WithKeychainFactory(logins([]string{tr.host}, map[string]authn.AuthConfig{
+	r := newResolver(t, Options{InsecureRegistries: []string{tr.host}, Metrics: m, Keychains: logins([]string{tr.host}, map[string]authn.AuthConfig{
 		"team-a":  {Username: "alice", Password: "s3cret"},
 		"team-b":  {Username: "bob", Password: "hunter2"},
 		"team-c":  {Username: "bob", Password: "guess"},
 		"team-d":  {Username: "mallory", Password: "letmein"},
 		"team-e":  {Username: "alice", Password: "s3cret"},
 		"team-a2": {Username: "alice", Password: "s3cret"},
-	})))
+	})})
 	want, err := r.Resolve(t.Context(), tagRef, PullAuth{Namespace: "team-a"})
 	if err != nil {
 		t.Fatalf("tenant A: %v", err)
@@ -163,7 +163,7 @@ func TestDigestCacheFallsBackToGET(t *testing.T) {
 				tc.head(w)
 				return true
 			})
-			r := NewResolver(WithInsecureRegistries(tr.host), WithKeychainFactory(logins(nil, nil)))
+			r := newResolver(t, Options{InsecureRegistries: []string{tr.host}, Keychains: logins(nil, nil)})
 			for _, ns := range []string{"team-a", "team-b"} {
 				tr.reset()
 				got, err := r.Resolve(t.Context(), tr.ref("app/x:1"), PullAuth{Namespace: ns})
@@ -193,8 +193,7 @@ func TestDigestCacheThroughMirror(t *testing.T) {
 		}
 		return mirrorDown
 	})
-	r := NewResolver(WithInsecureRegistries(origin.host, mirror.host), WithMirrors(origin.host+"="+mirror.host),
-		WithKeychainFactory(logins(nil, nil)))
+	r := newResolver(t, Options{InsecureRegistries: []string{origin.host, mirror.host}, Mirrors: []string{origin.host + "=" + mirror.host}, Keychains: logins(nil, nil)})
 	steps := []struct {
 		name                   string
 		namespace              string

@@ -14,6 +14,10 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
+
+	"github.com/isamatch/isamatch/pkg/registry/internal/slots"
+	"github.com/isamatch/isamatch/pkg/registry/netguard"
+	"github.com/isamatch/isamatch/pkg/sanitize"
 )
 
 // The kinds of [Error].
@@ -40,13 +44,9 @@ var errTooLarge = errors.New("registry response too large")
 var errMalformed = errors.New("malformed image")
 
 // errRefused marks a connection the resolver would not make: a registry
-// address that is not public, or plain HTTP to a host not named insecure.
-var errRefused = errors.New("refused")
-
-// errSlotWait marks a resolution that ended while waiting for a
-// concurrency slot: the registry was never asked, so the failure says
-// nothing about it and is not cached.
-var errSlotWait = errors.New("no registry slot free")
+// address that is not public (package netguard), or plain HTTP to a host
+// not named insecure.
+var errRefused = netguard.ErrRefused
 
 // classify wraps err in an *Error with the kind that describes it best and
 // a short sanitised message: never a registry's response body, which may
@@ -83,26 +83,26 @@ func messageOf(err error) string {
 	}
 	// Our own limits and refusals say what was wrong and which limit
 	// applies: keep that text rather than the URLs wrapped around it.
-	for _, sentinel := range []error{errTooLarge, errRefused, errSlotWait, errMalformed} {
+	for _, sentinel := range []error{errTooLarge, errRefused, slots.ErrWait, errMalformed} {
 		if own := wrapperOf(err, sentinel); own != nil {
-			return Sanitize(own.Error(), MaxMessageBytes)
+			return sanitize.Line(own.Error(), maxMessageBytes)
 		}
 	}
-	return Sanitize(err.Error(), MaxMessageBytes)
+	return sanitize.Line(err.Error(), maxMessageBytes)
 }
 
 // wrapperOf returns the outermost error in err's tree that wraps sentinel
 // directly.
 func wrapperOf(err, sentinel error) error {
 	var inner []error
-	switch u := err.(type) {
+	switch u := err.(type) { //nolint:errorlint // walks the tree itself, one level at a time
 	case interface{ Unwrap() error }:
 		inner = []error{u.Unwrap()}
 	case interface{ Unwrap() []error }:
 		inner = u.Unwrap()
 	}
 	for _, e := range inner {
-		if e == sentinel {
+		if e == sentinel { //nolint:errorlint // a direct wrap is what is looked for
 			return err
 		}
 	}
@@ -131,7 +131,7 @@ func isErrorCode(c string) bool {
 }
 
 func kindOf(err error) string {
-	if errors.Is(err, errSlotWait) {
+	if errors.Is(err, slots.ErrWait) {
 		return KindTimeout
 	}
 	if errors.Is(err, errTooLarge) {
@@ -206,3 +206,6 @@ func kindOfStatus(te *transport.Error) string {
 func malformed(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", errMalformed, fmt.Sprintf(format, args...))
 }
+
+// maxMessageBytes bounds the message an [*Error] keeps from a failure.
+const maxMessageBytes = 160

@@ -37,7 +37,11 @@ func ExampleResolver_Resolve() {
 		return
 	}
 
-	r := registry.NewResolver(registry.WithInsecureRegistries(host))
+	r, err := registry.NewResolver(registry.Options{InsecureRegistries: []string{host}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
 	platforms, err := r.Resolve(context.Background(), host+"/demo/app:1", registry.PullAuth{Namespace: "default"})
 	if err != nil {
 		fmt.Println(err)

@@ -180,3 +180,13 @@ func writeFile(t *testing.T, path string, data []byte) {
 		t.Fatal(err)
 	}
 }
+
+// newResolver returns the Resolver of o, failing the test on a bad option.
+func newResolver(t testing.TB, o Options) *Resolver {
+	t.Helper()
+	r, err := NewResolver(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}

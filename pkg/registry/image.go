@@ -7,6 +7,8 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/isamatch/isamatch/pkg/sanitize"
 )
 
 // Image returns the image of platform p of ref (p as [Resolver.Resolve]
@@ -21,16 +23,13 @@ import (
 // when it ends open layer streams give back their slots. Nothing is cached
 // here. Errors are *Error values.
 func (r *Resolver) Image(ctx context.Context, ref string, auth PullAuth, p Platform, maxBytes int64) (v1.Image, error) {
-	if r.cfg.configErr != nil {
-		return nil, &Error{Kind: KindOther, Ref: ref, Err: r.cfg.configErr}
-	}
 	parsed, err := r.parse(ref)
 	if err != nil {
-		return nil, &Error{Kind: KindOther, Ref: ref, Err: errors.New(Sanitize("invalid image reference: "+err.Error(), MaxMessageBytes))}
+		return nil, &Error{Kind: KindOther, Ref: ref, Err: errors.New(sanitize.Line("invalid image reference: "+err.Error(), maxMessageBytes))}
 	}
 	if p.Digest != "" {
 		if _, err := v1.NewHash(p.Digest); err != nil {
-			return nil, &Error{Kind: KindOther, Ref: ref, Err: errors.New(Sanitize("invalid platform digest: "+err.Error(), MaxMessageBytes))}
+			return nil, &Error{Kind: KindOther, Ref: ref, Err: errors.New(sanitize.Line("invalid platform digest: "+err.Error(), maxMessageBytes))}
 		}
 		parsed = parsed.Context().Digest(p.Digest)
 	}

@@ -33,7 +33,7 @@ func TestImage(t *testing.T) {
 	rvDigest, _ := rv.Digest()
 	armDigest, _ := arm.Digest()
 
-	r := NewResolver(WithInsecureRegistries(tr.host), WithMaxManifestBytes(16<<10))
+	r := newResolver(t, Options{InsecureRegistries: []string{tr.host}, maxManifestBytes: 16 << 10})
 	ref := tr.ref("app/layers:1")
 	ps, err := r.Resolve(t.Context(), ref, teamA)
 	if err != nil {

@@ -44,7 +44,7 @@ func TestKubernetesKeychain(t *testing.T) {
 		{name: "missing secret falls back to anonymous", auth: PullAuth{Namespace: "pods", ImagePullSecrets: []string{"absent"}}, kind: KindUnauthorized},
 		{name: "no secret at all", auth: PullAuth{Namespace: "sa"}, kind: KindUnauthorized},
 	}
-	r := NewResolver(WithInsecureRegistries(tr.host), WithKeychainFactory(KubernetesKeychain(client)))
+	r := newResolver(t, Options{InsecureRegistries: []string{tr.host}, Keychains: KubernetesKeychain(client)})
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := r.Resolve(t.Context(), tr.ref("private/app:1"), tc.auth)

@@ -3,97 +3,10 @@ package registry
 import (
 	"context"
 	"fmt"
-	"sync"
 	"sync/atomic"
 
-	"golang.org/x/sync/semaphore"
+	"github.com/isamatch/isamatch/pkg/registry/internal/slots"
 )
-
-// keyedSlots hands out up to size slots per key (a registry host, a
-// namespace). A key's semaphore exists only while someone holds or waits
-// for one of its slots, so the map stays as small as the work in flight.
-type keyedSlots struct {
-	size int64
-	what string // "registry host", "namespace": for the error text
-
-	mu   sync.Mutex
-	sems map[string]*keyedSem
-}
-
-type keyedSem struct {
-	sem   *semaphore.Weighted
-	users int
-}
-
-func newKeyedSlots(size int, what string) *keyedSlots {
-	return &keyedSlots{size: int64(max(size, 1)), what: what, sems: map[string]*keyedSem{}}
-}
-
-// acquire waits for one of key's slots until ctx ends; the error then wraps
-// errSlotWait.
-func (k *keyedSlots) acquire(ctx context.Context, key string) (release func(), err error) {
-	k.mu.Lock()
-	s := k.sems[key]
-	if s == nil {
-		s = &keyedSem{sem: semaphore.NewWeighted(k.size)}
-		k.sems[key] = s
-	}
-	s.users++
-	k.mu.Unlock()
-	done := func() {
-		k.mu.Lock()
-		if s.users--; s.users == 0 {
-			delete(k.sems, key)
-		}
-		k.mu.Unlock()
-	}
-	if err := s.sem.Acquire(ctx, 1); err != nil {
-		done()
-		return nil, fmt.Errorf("%w for %s %q (%d in use): %w", errSlotWait, k.what, key, k.size, err)
-	}
-	return func() { s.sem.Release(1); done() }, nil
-}
-
-// slots is a global pool of slots.
-type slots struct {
-	sem  *semaphore.Weighted
-	size int
-	what string
-}
-
-func newSlots(size int, what string) *slots {
-	size = max(size, 1)
-	return &slots{sem: semaphore.NewWeighted(int64(size)), size: size, what: what}
-}
-
-func (s *slots) acquire(ctx context.Context) (release func(), err error) {
-	if err := s.sem.Acquire(ctx, 1); err != nil {
-		return nil, fmt.Errorf("%w among the %d %s: %w", errSlotWait, s.size, s.what, err)
-	}
-	return func() { s.sem.Release(1) }, nil
-}
-
-// acquireAll takes a slot of each pool in order and returns one release
-// for all of them; on failure it releases what it took. Every caller takes
-// the pools in the same order, so waits never form a cycle.
-func acquireAll(ctx context.Context, steps ...func(context.Context) (func(), error)) (func(), error) {
-	var held []func()
-	releaseAll := func() {
-		for i := len(held) - 1; i >= 0; i-- {
-			held[i]()
-		}
-	}
-	for _, step := range steps {
-		rel, err := step(ctx)
-		if err != nil {
-			releaseAll()
-			return nil, err
-		}
-		held = append(held, rel)
-	}
-	var once sync.Once
-	return func() { once.Do(releaseAll) }, nil
-}
 
 // budget is what one registry resolution may consume: response bytes
 // (manifests, indexes, configs, token and ping answers) and index entries.
@@ -150,8 +63,10 @@ type resolution struct {
 	layers bool
 }
 
+// withResolution returns ctx carrying r, and r's namespace for the
+// credential providers (slots.WithNamespace).
 func withResolution(ctx context.Context, r *resolution) context.Context {
-	return context.WithValue(ctx, resolutionKey{}, r)
+	return context.WithValue(slots.WithNamespace(ctx, r.namespace), resolutionKey{}, r)
 }
 
 func resolutionOf(ctx context.Context) *resolution {

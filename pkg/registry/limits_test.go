@@ -28,30 +28,30 @@ func TestSlotWaitIsNotCached(t *testing.T) {
 	tr.pushImage(t, "app/waiting:1", image(t, "linux", "arm64", "", nil))
 	tests := []struct {
 		name string
-		opts []Option
+		opts Options
 		// take holds every slot of one pool and returns their release.
 		take func(ctx context.Context, r *Resolver) (func(), error)
 		// inFetch: the wait is inside the registry fetch, which ends at
 		// the fetch timeout, at about the caller's deadline.
 		inFetch bool
 	}{
-		{name: "resolutions in progress", opts: []Option{WithMaxFlights(1, 5)},
-			take: func(ctx context.Context, r *Resolver) (func(), error) { return r.allFlights.acquire(ctx) }},
-		{name: "resolutions of the namespace", opts: []Option{WithMaxFlights(5, 1)},
+		{name: "resolutions in progress", opts: Options{maxFlights: 1, maxFlightsPerNS: 5},
+			take: func(ctx context.Context, r *Resolver) (func(), error) { return r.allFlights.Acquire(ctx) }},
+		{name: "resolutions of the namespace", opts: Options{maxFlights: 5, maxFlightsPerNS: 1},
 			take: func(ctx context.Context, r *Resolver) (func(), error) {
-				return r.nsFlights.acquire(ctx, teamA.Namespace)
+				return r.nsFlights.Acquire(ctx, teamA.Namespace)
 			}},
-		{name: "requests of the namespace", opts: []Option{WithMaxPerNamespace(1)}, inFetch: true,
+		{name: "requests of the namespace", opts: Options{MaxPerNamespace: 1}, inFetch: true,
 			take: func(ctx context.Context, r *Resolver) (func(), error) {
-				return r.transport.(*boundedTransport).namespaces.acquire(ctx, teamA.Namespace)
+				return r.transport.(*boundedTransport).namespaces.Acquire(ctx, teamA.Namespace)
 			}},
-		{name: "requests to the registry host", opts: []Option{WithMaxPerHost(1)}, inFetch: true,
+		{name: "requests to the registry host", opts: Options{MaxPerHost: 1}, inFetch: true,
 			take: func(ctx context.Context, r *Resolver) (func(), error) {
-				return r.transport.(*boundedTransport).hosts.acquire(ctx, tr.host)
+				return r.transport.(*boundedTransport).hosts.Acquire(ctx, tr.host)
 			}},
-		{name: "all requests", opts: []Option{WithMaxConcurrent(1)}, inFetch: true,
+		{name: "all requests", opts: Options{maxConcurrent: 1}, inFetch: true,
 			take: func(ctx context.Context, r *Resolver) (func(), error) {
-				return r.transport.(*boundedTransport).global.acquire(ctx)
+				return r.transport.(*boundedTransport).global.Acquire(ctx)
 			}},
 	}
 	for _, tc := range tests {
@@ -59,7 +59,9 @@ func TestSlotWaitIsNotCached(t *testing.T) {
 			// The caller's deadline ends a wait for a resolution slot; the
 			// fetch timeout ends a wait for a request slot.
 			m := NewMetrics()
-			r := NewResolver(append([]Option{WithInsecureRegistries(tr.host), WithFetchTimeout(time.Second), WithMetrics(m)}, tc.opts...)...)
+			o := tc.opts
+			o.InsecureRegistries, o.fetchTimeout, o.Metrics = []string{tr.host}, time.Second, m
+			r := newResolver(t, o)
 			release, err := tc.take(t.Context(), r)
 			if err != nil {
 				t.Fatal(err)
@@ -158,7 +160,7 @@ func TestNoisyNeighbour(t *testing.T) {
 				h, n := dripRegistry(t)
 				slow, slowInFlight = append(slow, h), append(slowInFlight, n)
 			}
-			r := NewResolver(WithInsecureRegistries(append(slow, healthy.host)...), WithFetchTimeout(time.Minute))
+			r := newResolver(t, Options{InsecureRegistries: append(slow, healthy.host), fetchTimeout: time.Minute})
 			team := PullAuth{Namespace: "team-b"}
 			// coldRun resolves coldImages images never seen before, at
 			// once, and returns how long the slowest took.
@@ -202,7 +204,7 @@ func TestNoisyNeighbour(t *testing.T) {
 			for i := range 64 {
 				ref := fmt.Sprintf("%s/noisy/app:%d", slow[i%len(slow)], i)
 				auth := PullAuth{Namespace: fmt.Sprintf("team-a%d", i%tc.namespaces)}
-				noisy.Go(func() { r.Resolve(noisyCtx, ref, auth) })
+				noisy.Go(func() { _, _ = r.Resolve(noisyCtx, ref, auth) })
 			}
 			// Wait until the slow registries hold all they will get.
 			held := func() int64 {

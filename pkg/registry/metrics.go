@@ -4,7 +4,7 @@ import "github.com/prometheus/client_golang/prometheus"
 
 // Metrics are the resolver's Prometheus collectors. Create them with
 // [NewMetrics], register them with [Metrics.Register] (for example into
-// controller-runtime's metrics.Registry) and pass them with [WithMetrics].
+// controller-runtime's metrics.Registry) and pass them in Options.Metrics.
 type Metrics struct {
 	// CacheHits counts Resolve calls answered from the cache.
 	CacheHits prometheus.Counter
@@ -26,29 +26,9 @@ type Metrics struct {
 	// Duration observes the time of resolutions that went to the registry.
 	Duration prometheus.Histogram
 	// MirrorFallbacks counts resolutions that fell back to the origin
-	// registry after its mirror failed (see WithMirrors).
+	// registry after its mirror failed (see Options.Mirrors).
 	MirrorFallbacks prometheus.Counter
-	// CredentialProviderRuns counts runs of credential provider plugins
-	// (see [NewCredentialProviders]) by provider name and result: "ok",
-	// "error" (exit status, garbage, too much output) or "timeout".
-	// Provider names come from the admin's config, at most 64.
-	CredentialProviderRuns *prometheus.CounterVec
-	// CredentialProviderDuration observes the time of each plugin run, by
-	// provider name (as the kubelet's
-	// kubelet_credential_provider_plugin_duration does).
-	CredentialProviderDuration *prometheus.HistogramVec
-	// CredentialProviderCacheHits counts credentials answered from the
-	// cache of plugin answers, without a run, by provider name.
-	CredentialProviderCacheHits *prometheus.CounterVec
 }
-
-// Results of a credential provider plugin run, the values of the result
-// label of isamatch_registry_credential_provider_runs_total.
-const (
-	pluginOK      = "ok"
-	pluginError   = "error"
-	pluginTimeout = "timeout"
-)
 
 // NewMetrics creates unregistered collectors named isamatch_registry_*.
 func NewMetrics() *Metrics {
@@ -86,21 +66,6 @@ func NewMetrics() *Metrics {
 			Name: "isamatch_registry_mirror_fallbacks_total",
 			Help: "Image resolutions that fell back to the origin registry after its mirror failed.",
 		}),
-		CredentialProviderRuns: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "isamatch_registry_credential_provider_runs_total",
-			Help: "Runs of image credential provider plugins, by provider and result (ok, error, timeout).",
-		}, []string{"provider", "result"}),
-		// The kubelet's buckets (the defaults, to 10s), then up to the
-		// longest --image-credential-provider-timeout.
-		CredentialProviderDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "isamatch_registry_credential_provider_duration_seconds",
-			Help:    "Duration of image credential provider plugin runs, by provider.",
-			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60},
-		}, []string{"provider"}),
-		CredentialProviderCacheHits: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "isamatch_registry_credential_provider_cache_hits_total",
-			Help: "Registry credentials answered from the cache of credential provider answers, without a plugin run, by provider.",
-		}, []string{"provider"}),
 	}
 }
 
@@ -108,7 +73,6 @@ func NewMetrics() *Metrics {
 func (m *Metrics) Collectors() []prometheus.Collector {
 	return []prometheus.Collector{
 		m.CacheHits, m.CacheMisses, m.DigestCacheHits, m.Coalesced, m.Requests, m.Errors, m.Duration, m.MirrorFallbacks,
-		m.CredentialProviderRuns, m.CredentialProviderDuration, m.CredentialProviderCacheHits,
 	}
 }
 
@@ -157,18 +121,5 @@ func (m *Metrics) observe(seconds float64) {
 func (m *Metrics) mirrorFallback() {
 	if m != nil {
 		m.MirrorFallbacks.Inc()
-	}
-}
-
-func (m *Metrics) pluginRun(provider, result string, seconds float64) {
-	if m != nil {
-		m.CredentialProviderRuns.WithLabelValues(provider, result).Inc()
-		m.CredentialProviderDuration.WithLabelValues(provider).Observe(seconds)
-	}
-}
-
-func (m *Metrics) pluginCacheHit(provider string) {
-	if m != nil {
-		m.CredentialProviderCacheHits.WithLabelValues(provider).Inc()
 	}
 }

@@ -8,25 +8,27 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
+
+	"github.com/isamatch/isamatch/pkg/sanitize"
 )
 
-// MaxMirrors bounds the registries [WithMirrors] may map to a mirror.
-const MaxMirrors = 16
+// maxMirrors bounds the registries Options.Mirrors may map to a mirror.
+const maxMirrors = 16
 
-// ParseMirror parses a mirror mapping "REGISTRY=MIRROR", both host or
+// parseMirror parses a mirror mapping "REGISTRY=MIRROR", both host or
 // host:port as written in image references ("docker.io=mirror.local:5000").
 // The registry "docker.io" stands for Docker Hub under any of its names.
-func ParseMirror(s string) (from, to string, err error) {
+func parseMirror(s string) (from, to string, err error) {
 	from, to, ok := strings.Cut(s, "=")
 	if !ok || from == "" || to == "" || strings.Contains(to, "=") {
-		return "", "", fmt.Errorf("mirror %q: want REGISTRY=MIRROR, e.g. docker.io=mirror.local:5000", Sanitize(s, maxRefBytes))
+		return "", "", fmt.Errorf("mirror %q: want REGISTRY=MIRROR, e.g. docker.io=mirror.local:5000", sanitize.Line(s, maxRefBytes))
 	}
 	for _, h := range []string{from, to} {
 		if strings.Contains(h, "/") {
-			return "", "", fmt.Errorf("mirror %q: %q: want a host or host:port without scheme or path", Sanitize(s, maxRefBytes), Sanitize(h, maxRefBytes))
+			return "", "", fmt.Errorf("mirror %q: %q: want a host or host:port without scheme or path", sanitize.Line(s, maxRefBytes), sanitize.Line(h, maxRefBytes))
 		}
 		if _, err := name.NewRegistry(h, name.StrictValidation); err != nil {
-			return "", "", fmt.Errorf("mirror %q: %q is not a registry host: %w", Sanitize(s, maxRefBytes), Sanitize(h, maxRefBytes), err)
+			return "", "", fmt.Errorf("mirror %q: %q is not a registry host: %w", sanitize.Line(s, maxRefBytes), sanitize.Line(h, maxRefBytes), err)
 		}
 	}
 	// name.Registry spells Docker Hub "index.docker.io" whatever was written.
@@ -34,49 +36,26 @@ func ParseMirror(s string) (from, to string, err error) {
 	return r.RegistryStr(), to, nil
 }
 
-// CheckMirrors reports the first malformed mapping of specs, or too many
-// of them, as [WithMirrors] would.
-func CheckMirrors(specs ...string) error {
-	_, err := parseMirrors(specs)
-	return err
-}
-
-func parseMirrors(specs []string) (map[string]string, error) {
+// ParseMirrors parses the mappings of Options.Mirrors ("REGISTRY=MIRROR",
+// both host or host:port as written in image references) into a map from
+// origin registry to mirror host, refusing a registry mapped to two
+// mirrors and more than 16 registries.
+func ParseMirrors(specs []string) (map[string]string, error) {
 	out := map[string]string{}
 	for _, s := range specs {
-		from, to, err := ParseMirror(s)
+		from, to, err := parseMirror(s)
 		if err != nil {
 			return nil, err
 		}
 		if prev, ok := out[from]; ok && prev != to {
-			return nil, fmt.Errorf("mirror %q: registry %s already mirrored by %s; give one mirror per registry", Sanitize(s, maxRefBytes), from, prev)
+			return nil, fmt.Errorf("mirror %q: registry %s already mirrored by %s; give one mirror per registry", sanitize.Line(s, maxRefBytes), from, prev)
 		}
 		out[from] = to
 	}
-	if len(out) > MaxMirrors {
-		return nil, fmt.Errorf("%d mirrored registries: the limit is %d", len(out), MaxMirrors)
+	if len(out) > maxMirrors {
+		return nil, fmt.Errorf("%d mirrored registries: the limit is %d", len(out), maxMirrors)
 	}
 	return out, nil
-}
-
-// WithMirrors resolves the images of a registry through a mirror, as
-// containerd's hosts.toml does for the nodes' pulls: each spec is
-// "REGISTRY=MIRROR" (see [ParseMirror]), at most [MaxMirrors]. A mirror is
-// asked first; when it fails for any reason (unreachable, not found,
-// unauthorized...) the origin registry is asked within what is left of the
-// fetch timeout, as containerd falls back to the upstream server. A mirror
-// may live at a non-public address, and is spoken to over plain HTTP when
-// it is also given to [WithInsecureRegistries]. Results are cached under
-// the origin reference.
-func WithMirrors(specs ...string) Option {
-	return func(c *config) {
-		m, err := parseMirrors(specs)
-		if err != nil {
-			c.configErr = err
-			return
-		}
-		c.mirrors = m
-	}
 }
 
 // mirrorOf returns ref moved to its registry's mirror, if it has one.
@@ -123,7 +102,7 @@ func (r *Resolver) fetchMirrored(ctx context.Context, ref name.Reference, kc aut
 		// The origin's kind; the message names the mirror's failure too.
 		e := classify(ref.String(), err)
 		msg := fmt.Sprintf("mirror %s failed (%s), then the origin: %v", m.Context().RegistryStr(), kindOf(merr), e.Err)
-		return nil, &Error{Kind: e.Kind, Ref: e.Ref, Err: errors.New(Sanitize(msg, MaxMessageBytes))}
+		return nil, &Error{Kind: e.Kind, Ref: e.Ref, Err: errors.New(sanitize.Line(msg, maxMessageBytes))}
 	}
 	return platforms, nil
 }

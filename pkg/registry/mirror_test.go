@@ -10,7 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-func TestParseMirror(t *testing.T) {
+func TestParseMirrorSpec(t *testing.T) {
 	for _, tc := range []struct {
 		name, in, from, to, err string
 	}{
@@ -25,25 +25,25 @@ func TestParseMirror(t *testing.T) {
 		{name: "not a host", in: "docker io=mirror.local", err: `"docker io" is not a registry host`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			from, to, err := ParseMirror(tc.in)
+			from, to, err := parseMirror(tc.in)
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
-					t.Fatalf("ParseMirror(%q) error = %v, want one containing %q", tc.in, err, tc.err)
+					t.Fatalf("parseMirror(%q) error = %v, want one containing %q", tc.in, err, tc.err)
 				}
 				return
 			}
 			if err != nil {
-				t.Fatalf("ParseMirror(%q): %v", tc.in, err)
+				t.Fatalf("parseMirror(%q): %v", tc.in, err)
 			}
 			if diff := cmp.Diff([2]string{tc.from, tc.to}, [2]string{from, to}); diff != "" {
-				t.Errorf("ParseMirror(%q) (-want +got):\n%s", tc.in, diff)
+				t.Errorf("parseMirror(%q) (-want +got):\n%s", tc.in, diff)
 			}
 		})
 	}
 }
 
-func TestCheckMirrors(t *testing.T) {
-	many := make([]string, MaxMirrors+1)
+func TestParseMirrors(t *testing.T) {
+	many := make([]string, maxMirrors+1)
 	for i := range many {
 		many[i] = fmt.Sprintf("r%d.example=mirror.local", i)
 	}
@@ -52,15 +52,15 @@ func TestCheckMirrors(t *testing.T) {
 		specs []string
 		err   string
 	}{
-		{name: "at the limit", specs: many[:MaxMirrors]},
+		{name: "at the limit", specs: many[:maxMirrors]},
 		{name: "same mapping twice", specs: []string{"docker.io=m.local", "index.docker.io=m.local"}},
-		{name: "over the limit", specs: many, err: fmt.Sprintf("%d mirrored registries: the limit is %d", MaxMirrors+1, MaxMirrors)},
+		{name: "over the limit", specs: many, err: fmt.Sprintf("%d mirrored registries: the limit is %d", maxMirrors+1, maxMirrors)},
 		{name: "two mirrors for one registry", specs: []string{"docker.io=a.local", "index.docker.io=b.local"}, err: "already mirrored by a.local"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := CheckMirrors(tc.specs...)
+			_, err := ParseMirrors(tc.specs)
 			if (err != nil) != (tc.err != "") || (err != nil && !strings.Contains(err.Error(), tc.err)) {
-				t.Fatalf("CheckMirrors error = %v, want %q", err, tc.err)
+				t.Fatalf("ParseMirrors error = %v, want %q", err, tc.err)
 			}
 		})
 	}
@@ -98,7 +98,7 @@ func TestMirror(t *testing.T) {
 				return tc.mirrorDown
 			})
 			m := NewMetrics()
-			r := NewResolver(WithInsecureRegistries(origin.host, mirror.host), WithMirrors(origin.host+"="+mirror.host), WithMetrics(m))
+			r := newResolver(t, Options{InsecureRegistries: []string{origin.host, mirror.host}, Mirrors: []string{origin.host + "=" + mirror.host}, Metrics: m})
 			got, err := r.Resolve(t.Context(), origin.ref(tc.ref), PullAuth{Namespace: "ns"})
 			if tc.wantKind != "" {
 				var re *Error
@@ -118,13 +118,5 @@ func TestMirror(t *testing.T) {
 				t.Errorf("mirror fallbacks = %v, want %v", got, tc.wantFallbck)
 			}
 		})
-	}
-}
-
-func TestMirrorMalformedOption(t *testing.T) {
-	r := NewResolver(WithMirrors("docker.io"))
-	_, err := r.Resolve(t.Context(), "docker.io/library/busybox:1", PullAuth{})
-	if err == nil || !strings.Contains(err.Error(), `mirror "docker.io": want REGISTRY=MIRROR`) {
-		t.Fatalf("Resolve error = %v, want the malformed mirror named", err)
 	}
 }

@@ -3,36 +3,112 @@ package registry
 import (
 	"context"
 	"crypto/x509"
+	"errors"
 	"fmt"
 	"net/http"
-	"net/netip"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
+
+	"github.com/isamatch/isamatch/pkg/registry/netguard"
 )
 
-// Defaults of the Resolver options.
-const (
-	DefaultTTL              = 5 * time.Minute
-	DefaultDigestTTL        = 24 * time.Hour
-	DefaultErrorTTL         = 10 * time.Second
-	DefaultFetchTimeout     = 15 * time.Second
-	DefaultMaxConcurrent    = 32
-	DefaultMaxManifestBytes = 4 << 20
-	DefaultMaxCacheEntries  = 10000
+// Options configures a Resolver. The zero value of every field is its
+// default (documented on the field), so Options{} resolves anonymously from
+// public registries; [Options.Validate] names the first bad field.
+type Options struct {
+	// RegistryCA is PEM-encoded CA certificates trusted for registry TLS
+	// beside the system roots ([LoadCA] reads and checks a file).
+	RegistryCA []byte
+	// InsecureRegistries are registry hosts ("host:port", as written in
+	// image references) spoken to over plain HTTP when HTTPS fails. Meant
+	// for tests and labs.
+	InsecureRegistries []string
+	// AllowedRegistries may be at non-public addresses (loopback,
+	// link-local, private, CGNAT), which the resolver otherwise refuses
+	// after DNS resolution: a host or host:port as written in image
+	// references (allowing whatever it resolves to), or an IP address or
+	// CIDR (allowing those addresses for any host name). InsecureRegistries
+	// and mirrors are allowed too. See package netguard.
+	AllowedRegistries []string
+	// ClusterNetworks are the cluster's pod and Service CIDRs (which may be
+	// public addresses): registries there are refused unless
+	// AllowedRegistries allows them, so a pod cannot make the webhook reach
+	// cluster-internal services.
+	ClusterNetworks []string
+	// Mirrors resolve the images of a registry through a mirror, as
+	// containerd's hosts.toml does for the nodes' pulls: each is
+	// "REGISTRY=MIRROR" (see [ParseMirrors]), at most 16. A mirror is asked
+	// first; when it fails for any reason (unreachable, not found,
+	// unauthorized...) the origin registry is asked within what is left of
+	// the fetch timeout, as containerd falls back to the upstream server.
+	// A mirror may live at a non-public address, and is spoken to over
+	// plain HTTP when it is also in InsecureRegistries. Results are cached
+	// under the origin reference.
+	Mirrors []string
 
+	// MaxPerHost bounds the registry requests in flight to one host
+	// (0: [DefaultMaxPerHost]).
+	MaxPerHost int
+	// MaxPerNamespace bounds the registry requests in flight for the pods
+	// of one namespace (0: [DefaultMaxPerNamespace]).
+	MaxPerNamespace int
+	// MaxResolutionBytes bounds the registry responses of one resolution
+	// (0: [DefaultMaxResolutionBytes]) and MaxIndexEntries its image index
+	// entries, nested indexes included (0: [DefaultMaxIndexEntries]).
+	// Beyond either it fails with Kind "tooLarge", naming the limit.
+	MaxResolutionBytes int64
+	MaxIndexEntries    int
+	// MaxCacheBytes bounds the cache by its estimated memory (0:
+	// [DefaultMaxCacheBytes]); the least recently used entries go first.
+	MaxCacheBytes int64
+	// MaxDigestCacheBytes bounds the cache of platforms by manifest digest,
+	// shared across credentials (0: [DefaultMaxDigestCacheBytes]).
+	MaxDigestCacheBytes int64
+	// TTL is how long a resolved tag stays cached (0: [DefaultTTL];
+	// negative: tags are not cached). Digest-pinned references are
+	// immutable and stay cached for a day.
+	TTL time.Duration
+
+	// Keychains is where a pod's own pull credentials come from, typically
+	// [KubernetesKeychain]; results are then cached per pod credential
+	// identity. Nil: anonymous access.
+	Keychains KeychainFactory
+	// NodeKeychain holds credentials every pod shares, as the kubelet's
+	// image credential providers serve every pod of a node (typically
+	// package credprov's Keychain). It is asked after Keychains (the
+	// kubelet too tries pull secrets first), for registries those do not
+	// name; alone, it keeps one cache entry per image for all pods.
+	NodeKeychain authn.Keychain
+	// Metrics, when set, counts into these collectors ([NewMetrics]).
+	Metrics *Metrics
+	// Transport replaces the base HTTP transport (the default is a clone
+	// of http.DefaultTransport honouring RegistryCA and refusing
+	// non-public addresses; a replacement does its own dialling, without
+	// that check).
+	Transport http.RoundTripper
+
+	// Tuning knobs only the package's tests change; zero means the default.
+	fetchTimeout     time.Duration
+	maxConcurrent    int
+	maxFlights       int
+	maxFlightsPerNS  int
+	maxManifestBytes int64
+	maxCacheEntries  int
+	now              func() time.Time
+}
+
+// Defaults of the Options fields.
+const (
+	DefaultTTL = 5 * time.Minute
 	// DefaultMaxPerHost bounds the requests in flight to one registry
 	// host, so a slow registry cannot take every slot.
 	DefaultMaxPerHost = 8
 	// DefaultMaxPerNamespace bounds the requests in flight for the pods
 	// of one namespace, so one tenant cannot take every slot.
 	DefaultMaxPerNamespace = 8
-	// DefaultMaxFlights bounds the registry resolutions in progress at
-	// once; DefaultMaxFlightsPerNamespace bounds those started for one
-	// namespace. Each runs for at most the fetch timeout.
-	DefaultMaxFlights             = 256
-	DefaultMaxFlightsPerNamespace = 32
 	// DefaultMaxResolutionBytes bounds the response bytes of one
 	// resolution (every manifest, index and config of one image).
 	DefaultMaxResolutionBytes = 8 << 20
@@ -41,6 +117,24 @@ const (
 	DefaultMaxIndexEntries = 64
 	// DefaultMaxCacheBytes bounds the memory of the cache (estimated).
 	DefaultMaxCacheBytes = 64 << 20
+	// DefaultMaxDigestCacheBytes bounds the memory of the cache of
+	// platforms by manifest digest (estimated).
+	DefaultMaxDigestCacheBytes = 16 << 20
+)
+
+// Settings of the resolver no user changes.
+const (
+	digestTTL        = 24 * time.Hour
+	errorTTL         = 10 * time.Second
+	fetchTimeout     = 15 * time.Second
+	maxConcurrent    = 32
+	maxManifestBytes = 4 << 20
+	maxCacheEntries  = 10000
+	// maxFlights bounds the registry resolutions in progress at once;
+	// maxFlightsPerNamespace those started for one namespace. Each runs
+	// for at most the fetch timeout.
+	maxFlights             = 256
+	maxFlightsPerNamespace = 32
 )
 
 // MaxLabelBytes is the largest "isa.request" image label read; a longer
@@ -58,9 +152,9 @@ const MaxConfigBytes = 64 << 10
 // its images with. It is called once per resolution that misses the cache.
 type KeychainFactory func(ctx context.Context, auth PullAuth) (authn.Keychain, error)
 
-// AnonymousKeychain is the KeychainFactory used when no other is configured:
+// anonymousKeychains is the KeychainFactory used when no other is configured:
 // every registry is accessed anonymously.
-func AnonymousKeychain(context.Context, PullAuth) (authn.Keychain, error) {
+func anonymousKeychains(context.Context, PullAuth) (authn.Keychain, error) {
 	return anonymousKeychain{}, nil
 }
 
@@ -70,17 +164,20 @@ func (anonymousKeychain) Resolve(authn.Resource) (authn.Authenticator, error) {
 	return authn.Anonymous, nil
 }
 
-// Option configures a Resolver.
-type Option func(*config)
+// Validate reports the first field of o that is out of range or does not
+// parse, naming the field, the value and what is wanted.
+func (o Options) Validate() error {
+	_, err := o.config()
+	return err
+}
 
+// config is what a Resolver runs with: o with its defaults filled in and
+// its text parsed.
 type config struct {
 	rootCAs          *x509.CertPool
-	configErr        error
 	insecure         map[string]bool
 	mirrors          map[string]string // origin registry -> mirror host
-	allowHosts       map[string]bool
-	allowNets        []netip.Prefix
-	clusterNets      []netip.Prefix
+	guard            netguard.Options
 	perHost          int
 	perNamespace     int
 	maxFlights       int
@@ -96,38 +193,98 @@ type config struct {
 	maxConcurrent    int
 	maxManifestBytes int64
 	maxCacheEntries  int
-	keychains        KeychainFactory // podKeychains, then nodeKeychain
-	podKeychains     KeychainFactory
-	nodeKeychain     authn.Keychain
+	keychains        KeychainFactory // the pod's, then the node's
 	credentialed     bool
 	metrics          *Metrics
 	transport        http.RoundTripper
 	now              func() time.Time
 }
 
-// WithRegistryCA trusts the PEM-encoded certificates in pem (in addition to
-// the system roots) for registry TLS. A PEM without any certificate makes
-// every Resolve fail with a message naming the problem; use [LoadCA] to
-// check a file up front.
-func WithRegistryCA(pem []byte) Option {
-	return func(c *config) {
+// config checks o and fills in its defaults.
+func (o Options) config() (config, error) {
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{
+		{"MaxPerHost", int64(o.MaxPerHost)}, {"MaxPerNamespace", int64(o.MaxPerNamespace)},
+		{"MaxResolutionBytes", o.MaxResolutionBytes}, {"MaxIndexEntries", int64(o.MaxIndexEntries)},
+		{"MaxCacheBytes", o.MaxCacheBytes}, {"MaxDigestCacheBytes", o.MaxDigestCacheBytes},
+	} {
+		if f.v < 0 {
+			return config{}, fmt.Errorf("registry options: %s %d: want a number >= 1, or 0 for the default", f.name, f.v)
+		}
+	}
+	c := config{
+		insecure:         map[string]bool{},
+		perHost:          or(o.MaxPerHost, DefaultMaxPerHost),
+		perNamespace:     or(o.MaxPerNamespace, DefaultMaxPerNamespace),
+		maxFlights:       or(o.maxFlights, maxFlights),
+		maxFlightsPerNS:  or(o.maxFlightsPerNS, maxFlightsPerNamespace),
+		maxResolution:    or(o.MaxResolutionBytes, DefaultMaxResolutionBytes),
+		maxIndexEntries:  or(o.MaxIndexEntries, DefaultMaxIndexEntries),
+		maxCacheBytes:    or(o.MaxCacheBytes, DefaultMaxCacheBytes),
+		maxDigestBytes:   or(o.MaxDigestCacheBytes, DefaultMaxDigestCacheBytes),
+		ttl:              or(o.TTL, DefaultTTL),
+		digestTTL:        digestTTL,
+		errorTTL:         errorTTL,
+		fetchTimeout:     or(o.fetchTimeout, fetchTimeout),
+		maxConcurrent:    or(o.maxConcurrent, maxConcurrent),
+		maxManifestBytes: or(o.maxManifestBytes, maxManifestBytes),
+		maxCacheEntries:  or(o.maxCacheEntries, maxCacheEntries),
+		keychains:        combinedKeychains(o.Keychains, o.NodeKeychain),
+		credentialed:     o.Keychains != nil,
+		metrics:          o.Metrics,
+		transport:        o.Transport,
+		now:              o.now,
+	}
+	if c.now == nil {
+		c.now = time.Now
+	}
+	for i, h := range o.InsecureRegistries {
+		if h == "" || strings.Contains(h, "/") {
+			return config{}, fmt.Errorf("registry options: InsecureRegistries[%d] %q: want HOST:PORT without scheme or path", i, h)
+		}
+		c.insecure[h] = true
+	}
+	if len(o.RegistryCA) > 0 {
 		pool, err := x509.SystemCertPool()
 		if err != nil || pool == nil {
 			pool = x509.NewCertPool()
 		}
-		if c.rootCAs != nil {
-			pool = c.rootCAs
-		}
-		if !pool.AppendCertsFromPEM(pem) {
-			c.configErr = fmt.Errorf("registry CA: no PEM certificate found; pass a file with one or more CERTIFICATE blocks")
-			return
+		if !pool.AppendCertsFromPEM(o.RegistryCA) {
+			return config{}, errors.New("registry options: RegistryCA: no PEM certificate found; pass a file with one or more CERTIFICATE blocks")
 		}
 		c.rootCAs = pool
 	}
+	mirrors, err := ParseMirrors(o.Mirrors)
+	if err != nil {
+		return config{}, fmt.Errorf("registry options: Mirrors: %w", err)
+	}
+	c.mirrors = mirrors
+	// Insecure registries and mirrors are named by the operator: the
+	// guard dials them wherever they are.
+	c.guard = netguard.Options{Allowed: o.AllowedRegistries, ClusterNetworks: o.ClusterNetworks}
+	c.guard.Hosts = append(c.guard.Hosts, o.InsecureRegistries...)
+	for _, m := range mirrors {
+		c.guard.Hosts = append(c.guard.Hosts, m)
+	}
+	if err := c.guard.Validate(); err != nil {
+		return config{}, fmt.Errorf("registry options: %w", err)
+	}
+	return c, nil
 }
 
-// LoadCA reads a PEM file of CA certificates for [WithRegistryCA] and checks
-// that it holds at least one certificate.
+// or is v, or def when v is zero.
+func or[T comparable](v, def T) T {
+	var zero T
+	if v == zero {
+		return def
+	}
+	return v
+}
+
+// LoadCA reads a PEM file of CA certificates for Options.RegistryCA and
+// checks that it holds at least one certificate.
 func LoadCA(path string) ([]byte, error) {
 	pem, err := os.ReadFile(path)
 	if err != nil {
@@ -139,158 +296,12 @@ func LoadCA(path string) ([]byte, error) {
 	return pem, nil
 }
 
-// WithInsecureRegistries lets the resolver fall back to plain HTTP for the
-// given registry hosts ("host:port", as written in image references). Meant
-// for tests and labs.
-func WithInsecureRegistries(hosts ...string) Option {
-	return func(c *config) {
-		for _, h := range hosts {
-			c.insecure[h] = true
-		}
-	}
-}
-
-// WithAllowedRegistries lets the resolver connect to registries at
-// non-public addresses (loopback, link-local, private, CGNAT), which it
-// otherwise refuses after DNS resolution. An entry is a host or host:port
-// as written in image references (allowing whatever it resolves to), or an
-// IP address or CIDR (allowing those addresses for any host name). Hosts
-// given to [WithInsecureRegistries] are allowed too.
-func WithAllowedRegistries(entries ...string) Option {
-	return func(c *config) {
-		hosts, nets, err := parseAllowed(entries)
-		if err != nil {
-			c.configErr = err
-			return
-		}
-		for h := range hosts {
-			c.allowHosts[h] = true
-		}
-		c.allowNets = append(c.allowNets, nets...)
-	}
-}
-
-// WithClusterNetworks refuses registries at addresses in the given CIDRs,
-// the cluster's pod and Service networks (which may be public addresses),
-// unless [WithAllowedRegistries] allows them: a pod must not make the
-// webhook reach cluster-internal services. A CIDR that does not parse
-// makes every Resolve fail; use [CheckClusterNetworks] up front.
-func WithClusterNetworks(cidrs ...string) Option {
-	return func(c *config) {
-		nets, err := parseClusterNetworks(cidrs)
-		if err != nil {
-			c.configErr = err
-			return
-		}
-		c.clusterNets = append(c.clusterNets, nets...)
-	}
-}
-
-// WithMaxPerHost bounds the registry requests in flight to one host
-// (default 8).
-func WithMaxPerHost(n int) Option {
-	return func(c *config) { c.perHost = n }
-}
-
-// WithMaxPerNamespace bounds the registry requests in flight for the pods
-// of one namespace (default 8).
-func WithMaxPerNamespace(n int) Option {
-	return func(c *config) { c.perNamespace = n }
-}
-
-// WithMaxFlights bounds the registry resolutions in progress at once, in
-// all (default 256) and for one namespace (default 32). A resolution waits
-// for a slot only while its first caller waits; it then runs for at most
-// the fetch timeout.
-func WithMaxFlights(total, perNamespace int) Option {
-	return func(c *config) { c.maxFlights, c.maxFlightsPerNS = total, perNamespace }
-}
-
-// WithResolutionBudget bounds one resolution: at most bytes of registry
-// responses (default 8 MiB) and entries image index entries, nested
-// indexes included (default 64). Beyond either it fails with Kind
-// "tooLarge", naming the limit.
-func WithResolutionBudget(bytes int64, entries int) Option {
-	return func(c *config) { c.maxResolution, c.maxIndexEntries = bytes, entries }
-}
-
-// WithMaxCacheBytes bounds the cache by its estimated memory (default
-// 64 MiB); the least recently used entries are evicted first.
-func WithMaxCacheBytes(n int64) Option {
-	return func(c *config) { c.maxCacheBytes = n }
-}
-
-// WithTTL sets how long a resolved tag stays cached (default 5 minutes).
-// Digest-pinned references are immutable and stay cached for the digest TTL.
-func WithTTL(d time.Duration) Option {
-	return func(c *config) { c.ttl = d }
-}
-
-// WithDigestTTL sets how long a digest-pinned reference stays cached
-// (default 24 hours).
-func WithDigestTTL(d time.Duration) Option {
-	return func(c *config) { c.digestTTL = d }
-}
-
-// WithErrorTTL sets how long a failed resolution is remembered, so a dead
-// registry is not asked again for every pod (default 10 seconds).
-func WithErrorTTL(d time.Duration) Option {
-	return func(c *config) { c.errorTTL = d }
-}
-
-// WithFetchTimeout bounds one shared resolution (default 15 seconds). Each
-// caller still returns when its own context ends.
-func WithFetchTimeout(d time.Duration) Option {
-	return func(c *config) { c.fetchTimeout = d }
-}
-
-// WithMaxConcurrent bounds the number of registry HTTP requests in flight
-// at once across all resolutions (default 32).
-func WithMaxConcurrent(n int) Option {
-	return func(c *config) { c.maxConcurrent = n }
-}
-
-// WithMaxManifestBytes bounds the size of any registry response (manifests,
-// indexes, image configs); a larger one fails with Kind "tooLarge"
-// (default 4 MiB).
-func WithMaxManifestBytes(n int64) Option {
-	return func(c *config) { c.maxManifestBytes = n }
-}
-
-// WithMaxCacheEntries bounds the number of cached resolutions (default
-// 10,000).
-func WithMaxCacheEntries(n int) Option {
-	return func(c *config) { c.maxCacheEntries = n }
-}
-
-// WithKeychainFactory sets where a pod's own pull credentials come from,
-// typically [KubernetesKeychain]; results are then cached per pod
-// credential identity. The default is anonymous access.
-func WithKeychainFactory(f KeychainFactory) Option {
-	return func(c *config) {
-		c.podKeychains = f
-		c.credentialed = f != nil
-		c.keychains = c.combinedKeychains()
-	}
-}
-
-// WithNodeKeychain adds credentials every pod shares, as the kubelet's
-// image credential providers serve every pod of a node (typically
-// [CredentialProviders]). They are asked after the [WithKeychainFactory]
-// ones (the kubelet too tries pull secrets first), for registries those do
-// not name; alone, they keep one cache entry per image for all pods.
-func WithNodeKeychain(kc authn.Keychain) Option {
-	return func(c *config) {
-		c.nodeKeychain = kc
-		c.keychains = c.combinedKeychains()
-	}
-}
-
 // combinedKeychains is the KeychainFactory of the pod's keychain, then the
-// node's (nil when neither is set: anonymous).
-func (c *config) combinedKeychains() KeychainFactory {
-	pod, node := c.podKeychains, c.nodeKeychain
+// node's (anonymous when neither is set).
+func combinedKeychains(pod KeychainFactory, node authn.Keychain) KeychainFactory {
 	switch {
+	case pod == nil && node == nil:
+		return anonymousKeychains
 	case node == nil:
 		return pod
 	case pod == nil:
@@ -303,21 +314,4 @@ func (c *config) combinedKeychains() KeychainFactory {
 		}
 		return authn.NewMultiKeychain(kc, node), nil
 	}
-}
-
-// WithMetrics makes the resolver count into m (see [NewMetrics]).
-func WithMetrics(m *Metrics) Option {
-	return func(c *config) { c.metrics = m }
-}
-
-// WithTransport replaces the base HTTP transport (the default is a clone of
-// http.DefaultTransport honouring WithRegistryCA and refusing non-public
-// addresses; a replacement does its own dialling, without that check).
-func WithTransport(rt http.RoundTripper) Option {
-	return func(c *config) { c.transport = rt }
-}
-
-// WithClock replaces time.Now for cache expiry (tests).
-func WithClock(now func() time.Time) Option {
-	return func(c *config) { c.now = now }
 }

@@ -13,6 +13,10 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"golang.org/x/sync/singleflight"
+
+	"github.com/isamatch/isamatch/pkg/registry/internal/slots"
+	"github.com/isamatch/isamatch/pkg/registry/netguard"
+	"github.com/isamatch/isamatch/pkg/sanitize"
 )
 
 // Resolver resolves image references to their platforms, with a cache per
@@ -25,8 +29,8 @@ type Resolver struct {
 	transport http.RoundTripper
 	flights   singleflight.Group
 	// Slots of resolutions in progress, in all and per namespace.
-	allFlights *slots
-	nsFlights  *keyedSlots
+	allFlights *slots.Pool
+	nsFlights  *slots.Keyed
 	cache      *byteCache
 	// digests holds platforms by repository and manifest digest, across
 	// credential identities; digestFlights collapses their GETs.
@@ -46,57 +50,37 @@ func (e cacheEntry) result(ref string) ([]Platform, *Error) {
 	return slices.Clone(e.platforms), nil
 }
 
-// NewResolver returns a Resolver configured by opts.
-func NewResolver(opts ...Option) *Resolver {
-	c := config{
-		insecure:         map[string]bool{},
-		allowHosts:       map[string]bool{},
-		ttl:              DefaultTTL,
-		digestTTL:        DefaultDigestTTL,
-		errorTTL:         DefaultErrorTTL,
-		fetchTimeout:     DefaultFetchTimeout,
-		maxConcurrent:    DefaultMaxConcurrent,
-		maxManifestBytes: DefaultMaxManifestBytes,
-		maxCacheEntries:  DefaultMaxCacheEntries,
-		perHost:          DefaultMaxPerHost,
-		perNamespace:     DefaultMaxPerNamespace,
-		maxFlights:       DefaultMaxFlights,
-		maxFlightsPerNS:  DefaultMaxFlightsPerNamespace,
-		maxResolution:    DefaultMaxResolutionBytes,
-		maxIndexEntries:  DefaultMaxIndexEntries,
-		maxCacheBytes:    DefaultMaxCacheBytes,
-		maxDigestBytes:   DefaultMaxDigestCacheBytes,
-		keychains:        AnonymousKeychain,
-		now:              time.Now,
+// NewResolver returns a Resolver configured by o, or the error of
+// [Options.Validate].
+func NewResolver(o Options) (*Resolver, error) {
+	c, err := o.config()
+	if err != nil {
+		return nil, err
 	}
-	for _, o := range opts {
-		o(&c)
-	}
-	if c.keychains == nil {
-		c.keychains = AnonymousKeychain
-	}
-	c.maxConcurrent = max(c.maxConcurrent, 1)
-	c.perHost = max(c.perHost, 1)
 	base := c.transport
 	if base == nil {
-		base = defaultBaseTransport(&c, newDialGuard(&c))
+		guard, err := netguard.New(c.guard)
+		if err != nil {
+			return nil, fmt.Errorf("registry options: %w", err)
+		}
+		base = defaultBaseTransport(&c, guard)
 	}
 	return &Resolver{
 		cfg: c,
 		transport: &boundedTransport{
 			next:       base,
 			insecure:   c.insecure,
-			global:     newSlots(c.maxConcurrent, "registry request slots"),
-			hosts:      newKeyedSlots(c.perHost, "registry host"),
-			namespaces: newKeyedSlots(c.perNamespace, "namespace"),
+			global:     slots.NewPool(c.maxConcurrent, "registry request slots"),
+			hosts:      slots.NewKeyed(c.perHost, "registry host"),
+			namespaces: slots.NewKeyed(c.perNamespace, "namespace"),
 			maxBytes:   c.maxManifestBytes,
 			metrics:    c.metrics,
 		},
-		allFlights: newSlots(c.maxFlights, "resolutions in progress"),
-		nsFlights:  newKeyedSlots(c.maxFlightsPerNS, "resolutions of namespace"),
+		allFlights: slots.NewPool(c.maxFlights, "resolutions in progress"),
+		nsFlights:  slots.NewKeyed(c.maxFlightsPerNS, "resolutions of namespace"),
 		cache:      newByteCache(c.maxCacheBytes, c.maxCacheEntries, c.now),
 		digests:    newByteCache(c.maxDigestBytes, c.maxCacheEntries, c.now),
-	}
+	}, nil
 }
 
 // Resolve returns the platforms of ref (attestation and unknown/unknown
@@ -116,9 +100,6 @@ func (r *Resolver) Resolve(ctx context.Context, ref string, auth PullAuth) ([]Pl
 // ref, spelled this way, has no live entry for auth's credentials (then call
 // Resolve). A cached failure is returned as Resolve returns it.
 func (r *Resolver) Cached(ref string, auth PullAuth) (platforms []Platform, ok bool, err error) {
-	if r.cfg.configErr != nil {
-		return nil, false, nil
-	}
 	e, ok := r.lookup(ref + "\x00" + r.identity(auth))
 	if !ok {
 		return nil, false, nil
@@ -133,9 +114,6 @@ func (r *Resolver) Cached(ref string, auth PullAuth) (platforms []Platform, ok b
 }
 
 func (r *Resolver) resolve(ctx context.Context, ref string, auth PullAuth) ([]Platform, *Error) {
-	if r.cfg.configErr != nil {
-		return nil, &Error{Kind: KindOther, Ref: ref, Err: r.cfg.configErr}
-	}
 	id := r.identity(auth)
 	// Fast path: the reference exactly as spelled before (no parsing).
 	rawKey := ref + "\x00" + id
@@ -145,7 +123,7 @@ func (r *Resolver) resolve(ctx context.Context, ref string, auth PullAuth) ([]Pl
 	}
 	parsed, err := r.parse(ref)
 	if err != nil {
-		return nil, &Error{Kind: KindOther, Ref: ref, Err: errors.New(Sanitize("invalid image reference: "+err.Error(), MaxMessageBytes))}
+		return nil, &Error{Kind: KindOther, Ref: ref, Err: errors.New(sanitize.Line("invalid image reference: "+err.Error(), maxMessageBytes))}
 	}
 	key := parsed.Name() + "\x00" + id
 	if e, ok := r.lookup(key); ok {
@@ -190,8 +168,8 @@ func (r *Resolver) flight(ctx context.Context, keys flightKeys, ref string, pars
 	}
 	// A resolution waits for its slots only while its first caller waits;
 	// a wait that ends is not the registry's fault and is not cached.
-	release, err := acquireAll(ctx, r.allFlights.acquire,
-		func(ctx context.Context) (func(), error) { return r.nsFlights.acquire(ctx, auth.Namespace) })
+	release, err := slots.AcquireAll(ctx, r.allFlights.Acquire,
+		func(ctx context.Context) (func(), error) { return r.nsFlights.Acquire(ctx, auth.Namespace) })
 	if err != nil {
 		return cacheEntry{err: classify(ref, err), slotWait: true}
 	}
@@ -207,7 +185,7 @@ func (r *Resolver) flight(ctx context.Context, keys flightKeys, ref string, pars
 	platforms, err := r.fetch(fctx, parsed, auth)
 	r.cfg.metrics.observe(time.Since(start).Seconds())
 	e := cacheEntry{platforms: platforms, err: classify(ref, err)}
-	if errors.Is(err, errSlotWait) {
+	if errors.Is(err, slots.ErrWait) {
 		e.slotWait = true
 		return e
 	}
@@ -301,4 +279,14 @@ func (r *Resolver) remoteOptions(ctx context.Context, kc authn.Keychain) []remot
 		remote.WithJobs(r.cfg.perHost),
 		remote.WithRetryBackoff(remote.Backoff{Duration: 100 * time.Millisecond, Factor: 2, Steps: 2}),
 	}
+}
+
+// MustNewResolver is [NewResolver] for options known to be valid (tests,
+// constants): it panics on the error NewResolver would return.
+func MustNewResolver(o Options) *Resolver {
+	r, err := NewResolver(o)
+	if err != nil {
+		panic(err)
+	}
+	return r
 }

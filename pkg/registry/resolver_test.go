@@ -79,7 +79,7 @@ func TestResolvePlatforms(t *testing.T) {
 			{OS: "linux", Architecture: "arm64", Variant: "v8"},
 		}},
 	}
-	r := NewResolver(WithInsecureRegistries(tr.host))
+	r := newResolver(t, Options{InsecureRegistries: []string{tr.host}})
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := r.Resolve(t.Context(), tc.ref, teamA)
@@ -150,7 +150,7 @@ func TestResolveErrors(t *testing.T) {
 		{name: "invalid reference", ref: "UPPER/Case::x", kind: KindOther, text: "invalid image reference"},
 		{name: "unreachable registry", ref: "127.0.0.1:1/app/x:1", kind: KindUnreachable},
 	}
-	r := NewResolver(WithInsecureRegistries(tr.host, "127.0.0.1:1"), WithMaxManifestBytes(1024))
+	r := newResolver(t, Options{InsecureRegistries: []string{tr.host, "127.0.0.1:1"}, maxManifestBytes: 1024})
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := r.Resolve(t.Context(), tc.ref, teamA)
@@ -220,7 +220,7 @@ func TestResolveBasicAuth(t *testing.T) {
 		{name: "anonymous", namespace: "anon", kind: KindUnauthorized},
 		{name: "credentials unreadable", namespace: "broken", kind: KindOther},
 	}
-	r := NewResolver(WithInsecureRegistries(tr.host), WithKeychainFactory(keychains))
+	r := newResolver(t, Options{InsecureRegistries: []string{tr.host}, Keychains: keychains})
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := r.Resolve(t.Context(), tr.ref("private/app:1"), PullAuth{Namespace: tc.namespace})
@@ -266,7 +266,7 @@ func TestResolveSlowRegistryHonoursDeadline(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := NewResolver(WithInsecureRegistries(tr.host), WithFetchTimeout(tc.fetchTimeout))
+			r := newResolver(t, Options{InsecureRegistries: []string{tr.host}, fetchTimeout: tc.fetchTimeout})
 			ctx, cancel := context.WithTimeout(t.Context(), tc.ctxTimeout)
 			defer cancel()
 			start := time.Now()
@@ -293,7 +293,7 @@ func TestSharedResolutionSurvivesFirstCallerCancel(t *testing.T) {
 		}
 		return false
 	})
-	r := NewResolver(WithInsecureRegistries(tr.host))
+	r := newResolver(t, Options{InsecureRegistries: []string{tr.host}})
 	ref := tr.ref("app/x:1")
 
 	first, cancelFirst := context.WithCancel(t.Context())
@@ -370,12 +370,12 @@ func TestCacheTTL(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			clock := &fakeClock{now: time.Unix(1e9, 0)}
-			r := NewResolver(WithInsecureRegistries(tr.host), WithClock(clock.Now))
+			r := newResolver(t, Options{InsecureRegistries: []string{tr.host}, now: clock.Now})
 			tr.reset()
-			r.Resolve(t.Context(), tc.ref, teamA)
+			_, _ = r.Resolve(t.Context(), tc.ref, teamA)
 			for _, d := range tc.advance {
 				clock.Advance(d)
-				r.Resolve(t.Context(), tc.ref, teamA)
+				_, _ = r.Resolve(t.Context(), tc.ref, teamA)
 			}
 			got := [2]int{tr.count(http.MethodHead, "/manifests/"), tr.count(http.MethodGet, "/manifests/")}
 			if diff := cmp.Diff([2]int{tc.heads, tc.gets}, got); diff != "" {
@@ -392,9 +392,9 @@ func TestCached(t *testing.T) {
 	tr := newTestRegistry(t)
 	tr.pushImage(t, "app/x:1", image(t, "linux", "amd64", "", nil))
 	clock := &fakeClock{now: time.Unix(1e9, 0)}
-	r := NewResolver(WithInsecureRegistries(tr.host), WithKeychainFactory(func(context.Context, PullAuth) (authn.Keychain, error) {
+	r := newResolver(t, Options{InsecureRegistries: []string{tr.host}, Keychains: func(context.Context, PullAuth) (authn.Keychain, error) {
 		return staticKeychain{}, nil
-	}), WithClock(clock.Now))
+	}, now: clock.Now})
 	good, missing := tr.ref("app/x:1"), tr.ref("app/x:404")
 	for _, ref := range []string{good, missing} {
 		if _, ok, _ := r.Cached(ref, teamA); ok {
@@ -448,11 +448,11 @@ func TestCacheKeyIsCredentialIdentity(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			opts := []Option{WithInsecureRegistries(tr.host)}
+			o := Options{InsecureRegistries: []string{tr.host}}
 			if !tc.anonym {
-				opts = append(opts, WithKeychainFactory(anyKeychain))
+				o.Keychains = anyKeychain
 			}
-			r := NewResolver(opts...)
+			r := newResolver(t, o)
 			tr.reset()
 			for _, a := range tc.auths {
 				before := slices.Clone(a.ImagePullSecrets)
@@ -500,7 +500,7 @@ func TestConcurrentResolveCollapses(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ref := tc.push(t)
 			m := NewMetrics()
-			r := NewResolver(WithInsecureRegistries(tr.host), WithMetrics(m))
+			r := newResolver(t, Options{InsecureRegistries: []string{tr.host}, Metrics: m})
 			gate := make(chan struct{})
 			tr.reset()
 			var wg sync.WaitGroup
@@ -561,7 +561,7 @@ func TestMaxConcurrentBoundsRequests(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := NewResolver(WithInsecureRegistries(tr.host), WithMaxConcurrent(tc.max))
+			r := newResolver(t, Options{InsecureRegistries: []string{tr.host}, maxConcurrent: tc.max})
 			tr.reset()
 			got, err := r.Resolve(t.Context(), tr.ref("app/wide:1"), teamA)
 			if err != nil {
@@ -580,9 +580,9 @@ func TestMaxConcurrentBoundsRequests(t *testing.T) {
 func TestErrorsAreCountedByKind(t *testing.T) {
 	tr := newTestRegistry(t)
 	m := NewMetrics()
-	r := NewResolver(WithInsecureRegistries(tr.host), WithMetrics(m))
+	r := newResolver(t, Options{InsecureRegistries: []string{tr.host}, Metrics: m})
 	for range 3 {
-		r.Resolve(t.Context(), tr.ref("app/none:1"), teamA)
+		_, _ = r.Resolve(t.Context(), tr.ref("app/none:1"), teamA)
 	}
 	if got := value(t, m.Errors.WithLabelValues(KindNotFound)); got != 3 {
 		t.Errorf("errors{kind=notFound} = %v, want 3", got)
@@ -592,20 +592,42 @@ func TestErrorsAreCountedByKind(t *testing.T) {
 	}
 }
 
-func TestRegistryCA(t *testing.T) {
+// TestOptionsValidate: NewResolver refuses options that are out of range
+// or do not parse, naming the field, the value and what is wanted; the
+// zero value is valid.
+func TestOptionsValidate(t *testing.T) {
 	tests := []struct {
 		name string
-		pem  string
-		want string // error text from Resolve
+		o    Options
+		want string // "" means valid
 	}{
-		{name: "no certificate in PEM", pem: "not a pem", want: "no PEM certificate"},
+		{name: "zero value"},
+		{name: "every field set", o: Options{RegistryCA: nil, InsecureRegistries: []string{"127.0.0.1:5000"},
+			AllowedRegistries: []string{"10.0.0.0/8", "registry.lab"}, ClusterNetworks: []string{"10.96.0.0/12"},
+			Mirrors: []string{"docker.io=mirror.lab:5000"}, MaxPerHost: 1, MaxPerNamespace: 1, MaxResolutionBytes: 1,
+			MaxIndexEntries: 1, MaxCacheBytes: 1, MaxDigestCacheBytes: 1, TTL: -1}},
+		{name: "no certificate in PEM", o: Options{RegistryCA: []byte("not a pem")}, want: "RegistryCA: no PEM certificate found"},
+		{name: "malformed mirror", o: Options{Mirrors: []string{"docker.io"}}, want: `Mirrors: mirror "docker.io": want REGISTRY=MIRROR`},
+		{name: "negative bound", o: Options{MaxPerHost: -1}, want: "MaxPerHost -1: want a number >= 1, or 0 for the default"},
+		{name: "negative budget", o: Options{MaxResolutionBytes: -5}, want: "MaxResolutionBytes -5"},
+		{name: "insecure registry with a scheme", o: Options{InsecureRegistries: []string{"http://r.lab"}}, want: `InsecureRegistries[0] "http://r.lab": want HOST:PORT`},
+		{name: "bad allowed CIDR", o: Options{AllowedRegistries: []string{"10.0.0.0/33"}}, want: `allowed registry "10.0.0.0/33": not a CIDR`},
+		{name: "bad cluster network", o: Options{ClusterNetworks: []string{"0.0.0.0/0"}}, want: `cluster network "0.0.0.0/0": a /0 blocks every address`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := NewResolver(WithRegistryCA([]byte(tc.pem)))
-			_, err := r.Resolve(t.Context(), "example.com/x:1", teamA)
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("Resolve error = %v, want it to mention %q", err, tc.want)
+			err := tc.o.Validate()
+			r, nerr := NewResolver(tc.o)
+			if (err == nil) != (nerr == nil) {
+				t.Fatalf("Validate = %v but NewResolver = %v: want the same answer", err, nerr)
+			}
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("Validate: %v, want valid", err)
+			case tc.want == "" && r == nil:
+				t.Error("NewResolver returned no resolver and no error")
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Errorf("Validate = %v, want an error containing %q", err, tc.want)
 			}
 		})
 	}
@@ -640,7 +662,7 @@ func TestCacheAliases(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			clock := &fakeClock{now: time.Unix(1e9, 0)}
-			r := NewResolver(WithInsecureRegistries(tr.host), WithClock(clock.Now))
+			r := newResolver(t, Options{InsecureRegistries: []string{tr.host}, now: clock.Now})
 			tr.reset()
 			for _, s := range tc.steps {
 				clock.Advance(s.advance)
@@ -654,7 +676,7 @@ func TestCacheAliases(t *testing.T) {
 		})
 	}
 	t.Run("a cached error names the caller's spelling", func(t *testing.T) {
-		r := NewResolver(WithInsecureRegistries(tr.host))
+		r := newResolver(t, Options{InsecureRegistries: []string{tr.host}})
 		for _, ref := range []string{tr.ref("app/missing:latest"), tr.ref("app/missing")} {
 			_, err := r.Resolve(t.Context(), ref, teamA)
 			var re *Error

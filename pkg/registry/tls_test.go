@@ -29,15 +29,15 @@ func TestRegistryCATrust(t *testing.T) {
 	caPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
 	tests := []struct {
 		name string
-		opts []Option
+		opts Options
 		kind string // "" means success
 	}{
-		{name: "trusted with WithRegistryCA", opts: []Option{WithRegistryCA(caPEM), WithAllowedRegistries(host)}},
-		{name: "unknown authority without it", opts: []Option{WithAllowedRegistries(host)}, kind: KindUnreachable},
+		{name: "trusted with RegistryCA", opts: Options{RegistryCA: caPEM, AllowedRegistries: []string{host}}},
+		{name: "unknown authority without it", opts: Options{AllowedRegistries: []string{host}}, kind: KindUnreachable},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := NewResolver(tc.opts...)
+			r := newResolver(t, tc.opts)
 			got, err := r.Resolve(t.Context(), ref.String(), teamA)
 			if tc.kind == "" {
 				if err != nil {

@@ -8,11 +8,14 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/isamatch/isamatch/pkg/registry/internal/slots"
+	"github.com/isamatch/isamatch/pkg/registry/netguard"
 )
 
 // defaultBaseTransport is http.DefaultTransport's shape with the given
 // trusted roots, dialling through the address guard.
-func defaultBaseTransport(c *config, guard *dialGuard) http.RoundTripper {
+func defaultBaseTransport(c *config, guard *netguard.Guard) http.RoundTripper {
 	t := &http.Transport{
 		Proxy:                 http.ProxyFromEnvironment,
 		DialContext:           guard.DialContext,
@@ -37,9 +40,9 @@ func defaultBaseTransport(c *config, guard *dialGuard) http.RoundTripper {
 type boundedTransport struct {
 	next       http.RoundTripper
 	insecure   map[string]bool
-	global     *slots
-	hosts      *keyedSlots
-	namespaces *keyedSlots
+	global     *slots.Pool
+	hosts      *slots.Keyed
+	namespaces *slots.Keyed
 	maxBytes   int64
 	metrics    *Metrics
 }
@@ -50,10 +53,10 @@ func (t *boundedTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 		return nil, fmt.Errorf("%w: plain HTTP to %s: not an insecure registry (--insecure-registry)", errRefused, req.URL.Host)
 	}
 	res := resolutionOf(ctx)
-	release, err := acquireAll(ctx,
-		func(ctx context.Context) (func(), error) { return t.namespaces.acquire(ctx, res.namespace) },
-		func(ctx context.Context) (func(), error) { return t.hosts.acquire(ctx, req.URL.Host) },
-		t.global.acquire,
+	release, err := slots.AcquireAll(ctx,
+		func(ctx context.Context) (func(), error) { return t.namespaces.Acquire(ctx, res.namespace) },
+		func(ctx context.Context) (func(), error) { return t.hosts.Acquire(ctx, req.URL.Host) },
+		t.global.Acquire,
 	)
 	if err != nil {
 		return nil, err

@@ -1,6 +1,10 @@
 package registry
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/isamatch/isamatch/pkg/sanitize"
+)
 
 // Platform is one platform an image reference can run on.
 type Platform struct {
@@ -33,7 +37,7 @@ type PullAuth struct {
 // "forbidden", "notFound", "timeout", "unreachable", "malformed",
 // "tooLarge", "refused" or "other"; it is the metric label and part of the
 // warning text. Err holds only a short sanitised message (at most
-// MaxMessageBytes of printable UTF-8, no registry response body), so the
+// maxMessageBytes of printable UTF-8, no registry response body), so the
 // error can be cached, logged and shown to users as it is.
 type Error struct {
 	Kind string
@@ -42,7 +46,7 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	return fmt.Sprintf("resolve %s: %s: %v", Sanitize(e.Ref, maxRefBytes), e.Kind, e.Err)
+	return fmt.Sprintf("resolve %s: %s: %v", sanitize.Line(e.Ref, maxRefBytes), e.Kind, e.Err)
 }
 
 // maxRefBytes bounds the image reference in an error text.

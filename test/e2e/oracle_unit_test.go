@@ -27,7 +27,7 @@ func hostTruths(t *testing.T) map[string]simNode {
 		if err != nil {
 			t.Fatalf("ground truth %s: %v", k.name, err)
 		}
-		if string(tr.Native.Arch) != k.arch {
+		if tr.Native.Arch != k.arch {
 			t.Errorf("%s: ground truth arch %s, kind says %s", k.name, tr.Native.Arch, k.arch)
 		}
 		out[k.name] = simNode{spec: experiment.NodeSpec{Name: k.name, Arch: k.arch, MilliCPU: 8000, MemMi: 16384}, kind: k.name, zone: "zone-a", truth: tr}

@@ -55,7 +55,9 @@ func serve(rootCtx context.Context, rs *options.DeschedulerServer, trig trigger.
 	defer func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 		defer cancel()
-		tracing.Shutdown(sctx)
+		if err := tracing.Shutdown(sctx); err != nil {
+			klog.ErrorS(err, "Failed to shut the tracer provider down")
+		}
 	}()
 	// As descheduler: a large fake watch channel for dry runs over
 	// clusters with thousands of pods.

@@ -1,4 +1,4 @@
-package registry
+package sanitize
 
 import (
 	"strings"
@@ -9,7 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-func TestSanitize(t *testing.T) {
+func TestLine(t *testing.T) {
 	tests := []struct {
 		name string
 		in   string
@@ -30,9 +30,9 @@ func TestSanitize(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := Sanitize(tc.in, tc.max)
+			got := Line(tc.in, tc.max)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("Sanitize(%q, %d) (-want +got):\n%s", tc.in, tc.max, diff)
+				t.Errorf("Line(%q, %d) (-want +got):\n%s", tc.in, tc.max, diff)
 			}
 			checkPrintable(t, got, tc.max)
 		})
@@ -56,10 +56,10 @@ func checkPrintable(t *testing.T, s string, max int) {
 	}
 }
 
-func BenchmarkSanitize(b *testing.B) {
+func BenchmarkLine(b *testing.B) {
 	body := "boom\n" + strings.Repeat("<html><body>Internal Server Error</body></html>\n", 1400) // ~64 KiB
 	b.ReportAllocs()
 	for b.Loop() {
-		Sanitize(body, MaxMessageBytes)
+		Line(body, 160) // an error message's bound in pkg/registry
 	}
 }

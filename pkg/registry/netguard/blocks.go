@@ -1,4 +1,4 @@
-package registry
+package netguard
 
 import (
 	"fmt"
@@ -101,7 +101,7 @@ var specialPurpose = []addressBlock{
 // address outside it is reserved.
 var globalUnicast = netip.MustParsePrefix("2000::/3")
 
-// classify names the block of ip in blocks ("" when in none).
+// inBlocks names the block of ip in blocks ("" when in none).
 func inBlocks(ip netip.Addr, blocks []addressBlock) string {
 	for _, b := range blocks {
 		if b.prefix.Contains(ip) {
@@ -124,15 +124,8 @@ func nonPublic(ip netip.Addr) string {
 	return ""
 }
 
-// CheckClusterNetworks reports the first entry [WithClusterNetworks] would
-// reject, for checking flags up front.
-func CheckClusterNetworks(cidrs ...string) error {
-	_, err := parseClusterNetworks(cidrs)
-	return err
-}
-
-// parseClusterNetworks parses the cluster's pod and Service CIDRs.
-func parseClusterNetworks(cidrs []string) ([]netip.Prefix, error) {
+// ParseClusterNetworks parses the cluster's pod and Service CIDRs.
+func ParseClusterNetworks(cidrs []string) ([]netip.Prefix, error) {
 	var out []netip.Prefix
 	for _, c := range cidrs {
 		c = strings.TrimSpace(c)

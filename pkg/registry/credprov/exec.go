@@ -1,4 +1,4 @@
-package registry
+package credprov
 
 import (
 	"bytes"
@@ -12,15 +12,12 @@ import (
 	"time"
 
 	credentialproviderv1 "k8s.io/kubelet/pkg/apis/credentialprovider/v1"
+
+	"github.com/isamatch/isamatch/pkg/sanitize"
 )
 
 // Bounds of one credential provider plugin run.
 const (
-	// DefaultCredentialProviderTimeout bounds one plugin run; the process
-	// group is killed past it. (The kubelet allows a minute; an admission
-	// waits at most 10s, and a slower plugin holds its resolution's
-	// singleflight slot, never an admission.)
-	DefaultCredentialProviderTimeout = 10 * time.Second
 	// maxPluginStdout bounds the response a plugin prints.
 	maxPluginStdout = 1 << 20
 	// maxPluginStderr is what is kept of a plugin's stderr, for the log.
@@ -82,11 +79,11 @@ func runPlugin(ctx context.Context, p *credentialProvider, image string, timeout
 	case ctx.Err() != nil:
 		return nil, stderr.bytes(), fmt.Errorf("credential provider %s: %w", p.name, ctx.Err())
 	case err != nil:
-		return nil, stderr.bytes(), fmt.Errorf("credential provider %s failed: %v", p.name, err)
+		return nil, stderr.bytes(), fmt.Errorf("credential provider %s failed: %v", p.name, err) //nolint:errorlint // the plugin's failure, not a registry's: kept out of the resolver's classification
 	}
 	resp, err := decodePluginResponse(stdout.bytes(), p.apiVersion)
 	if err != nil {
-		return nil, stderr.bytes(), fmt.Errorf("credential provider %s: %v", p.name, err)
+		return nil, stderr.bytes(), fmt.Errorf("credential provider %s: %v", p.name, err) //nolint:errorlint // a plugin's garbage is not a malformed image: kept out of the resolver's classification
 	}
 	return resp, stderr.bytes(), nil
 }
@@ -114,10 +111,10 @@ func decodePluginResponse(data []byte, apiVersion string) (*pluginResponse, erro
 		return nil, fmt.Errorf("stdout is not a JSON CredentialProviderResponse (%d bytes)", len(data))
 	}
 	if tm.APIVersion != apiVersion {
-		return nil, fmt.Errorf("response apiVersion %q, want %q as in the config", Sanitize(tm.APIVersion, 64), apiVersion)
+		return nil, fmt.Errorf("response apiVersion %q, want %q as in the config", sanitize.Line(tm.APIVersion, 64), apiVersion)
 	}
 	if tm.Kind != "CredentialProviderResponse" {
-		return nil, fmt.Errorf("response kind %q, want CredentialProviderResponse", Sanitize(tm.Kind, 64))
+		return nil, fmt.Errorf("response kind %q, want CredentialProviderResponse", sanitize.Line(tm.Kind, 64))
 	}
 	var r credentialproviderv1.CredentialProviderResponse
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -131,7 +128,7 @@ func decodePluginResponse(data []byte, apiVersion string) (*pluginResponse, erro
 	switch r.CacheKeyType {
 	case credentialproviderv1.ImagePluginCacheKeyType, credentialproviderv1.RegistryPluginCacheKeyType, credentialproviderv1.GlobalPluginCacheKeyType:
 	default:
-		return nil, fmt.Errorf("response cacheKeyType %q, want Image, Registry or Global", Sanitize(string(r.CacheKeyType), 32))
+		return nil, fmt.Errorf("response cacheKeyType %q, want Image, Registry or Global", sanitize.Line(string(r.CacheKeyType), 32))
 	}
 	out := &pluginResponse{cacheKeyType: r.CacheKeyType}
 	if r.CacheDuration != nil {
@@ -143,7 +140,7 @@ func decodePluginResponse(data []byte, apiVersion string) (*pluginResponse, erro
 	}
 	for k, a := range r.Auth {
 		if _, _, _, err := parseImagePattern(k); err != nil {
-			return nil, fmt.Errorf("response auth key %q is not an image pattern", Sanitize(k, 128))
+			return nil, fmt.Errorf("response auth key %q is not an image pattern", sanitize.Line(k, 128))
 		}
 		out.auth = append(out.auth, authEntry{key: authKey(k), username: a.Username, password: a.Password})
 	}
@@ -162,7 +159,7 @@ func jsonFieldError(err error) string {
 		return fmt.Sprintf("field %q: want %s", typ.Field, typ.Type)
 	}
 	// Unknown fields: `json: unknown field "name"`, with the field's name.
-	return Sanitize(err.Error(), 128)
+	return sanitize.Line(err.Error(), 128)
 }
 
 // cappedBuffer keeps at most max bytes; past them it calls overflow (if

@@ -1,4 +1,4 @@
-package registry
+package credprov
 
 import (
 	"context"
@@ -55,7 +55,7 @@ func pluginSeries(t *testing.T, m *Metrics) map[string]float64 {
 // from the cache is counted as a hit of its provider, with no run.
 func testCredentialProvidersMetrics(t *testing.T, bin string) {
 	m := NewMetrics()
-	kc := newTestProviders(t, bin, []CredentialProviderOption{WithCredentialProviderMetrics(m)},
+	kc := newTestProviders(t, bin, Options{Metrics: m},
 		testProvider{name: "test-provider", mode: "ok", match: "*.example", defaultCache: "1h",
 			env: map[string]string{"TEST_USERNAME": "u", "TEST_PASSWORD": "p"}},
 		testProvider{name: "fail", mode: "fail", match: "*.failing", defaultCache: "1h"})

@@ -1,4 +1,4 @@
-package registry
+package credprov
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
+	testingclock "k8s.io/utils/clock/testing"
 )
 
 // buildTestPlugin builds internal/testbed/testcredprovider, a plugin that
@@ -38,7 +39,6 @@ func buildTestPlugin(t *testing.T, names ...string) string {
 // TestCredentialProviderPlugins runs real plugins, built once.
 func TestCredentialProviderPlugins(t *testing.T) {
 	bin := buildTestPlugin(t, "test-provider", "hang", "garbage", "flood", "wrong-version", "fail")
-	t.Run("resolve", func(t *testing.T) { testCredentialProvidersResolve(t, bin) })
 	t.Run("cache", func(t *testing.T) { testCredentialProvidersCache(t, bin) })
 	t.Run("no match", func(t *testing.T) { testCredentialProvidersNoMatch(t, bin) })
 	t.Run("failures", func(t *testing.T) { testCredentialProvidersFailures(t, bin) })
@@ -63,7 +63,9 @@ func (p testProvider) yaml() string {
 	return s
 }
 
-func newTestProviders(t *testing.T, bin string, opts []CredentialProviderOption, providers ...testProvider) *CredentialProviders {
+// newTestProviders writes a config of providers and returns the Keychain
+// of o with it and the plugins in bin.
+func newTestProviders(t *testing.T, bin string, o Options, providers ...testProvider) *Keychain {
 	t.Helper()
 	cfg := "apiVersion: kubelet.config.k8s.io/v1\nkind: CredentialProviderConfig\nproviders:\n"
 	for _, p := range providers {
@@ -71,9 +73,10 @@ func newTestProviders(t *testing.T, bin string, opts []CredentialProviderOption,
 	}
 	path := filepath.Join(t.TempDir(), "credential-providers.yaml")
 	writeFile(t, path, []byte(cfg))
-	k, err := NewCredentialProviders(path, bin, opts...)
+	o.ConfigPath, o.BinDir = path, bin
+	k, err := New(o)
 	if err != nil {
-		t.Fatalf("NewCredentialProviders: %v", err)
+		t.Fatalf("New: %v", err)
 	}
 	return k
 }
@@ -89,56 +92,6 @@ func runs(t *testing.T, countFile string) []string {
 		t.Fatal(err)
 	}
 	return strings.Fields(string(data))
-}
-
-// An image only readable with the plugin's credentials resolves through
-// the resolver, after the pod's own keychain, as the kubelet orders them.
-func testCredentialProvidersResolve(t *testing.T, bin string) {
-	tr := newTestRegistry(t)
-	tr.pushImage(t, "private/app:1", image(t, "linux", "riscv64", "rva23u64", nil))
-	basicAuth(tr, "bob", "hunter2")
-	count := filepath.Join(t.TempDir(), "runs")
-	kc := newTestProviders(t, bin, nil, testProvider{name: "test-provider", mode: "ok", match: tr.host, defaultCache: "1h",
-		env: map[string]string{"TEST_USERNAME": "bob", "TEST_PASSWORD": "hunter2", "TEST_COUNT_FILE": count}})
-	wrongPod := func(context.Context, PullAuth) (authn.Keychain, error) {
-		return staticKeychain{tr.host: {Username: "bob", Password: "guess"}}, nil
-	}
-	otherPod := func(context.Context, PullAuth) (authn.Keychain, error) {
-		return staticKeychain{"elsewhere.example": {Username: "bob", Password: "guess"}}, nil
-	}
-	tests := []struct {
-		name string
-		opts []Option
-		kind string // "" means success
-	}{
-		{name: "plugin credentials", opts: []Option{WithNodeKeychain(kc)}},
-		{name: "without plugin", kind: KindUnauthorized},
-		{name: "pod keychain for another registry, then plugin", opts: []Option{WithKeychainFactory(otherPod), WithNodeKeychain(kc)}},
-		{name: "pod keychain first even when wrong", opts: []Option{WithNodeKeychain(kc), WithKeychainFactory(wrongPod)}, kind: KindUnauthorized},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			r := NewResolver(append([]Option{WithInsecureRegistries(tr.host)}, tc.opts...)...)
-			got, err := r.Resolve(t.Context(), tr.ref("private/app:1"), PullAuth{Namespace: "team"})
-			if tc.kind != "" {
-				var re *Error
-				if !errors.As(err, &re) || re.Kind != tc.kind {
-					t.Fatalf("Resolve error = %v, want kind %s", err, tc.kind)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatalf("Resolve: %v", err)
-			}
-			if diff := cmp.Diff([]Platform{{OS: "linux", Architecture: "riscv64", Variant: "rva23u64"}}, got, ignoreDigest); diff != "" {
-				t.Errorf("Resolve (-want +got):\n%s", diff)
-			}
-		})
-	}
-	// The plugin ran once: its answer (cacheKeyType Registry) is cached.
-	if diff := cmp.Diff([]string{tr.host + "/private/app"}, runs(t, count)); diff != "" {
-		t.Errorf("plugin runs (-want +got):\n%s", diff)
-	}
 }
 
 // The plugin's answer is cached under the image, its registry or globally,
@@ -178,17 +131,17 @@ func testCredentialProvidersCache(t *testing.T, bin string) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			clock := &fakeClock{now: time.Unix(1e9, 0)}
+			clock := testingclock.NewFakeClock(time.Unix(1e9, 0))
 			count := filepath.Join(t.TempDir(), "runs")
 			env := map[string]string{"TEST_USERNAME": "u", "TEST_PASSWORD": "p", "TEST_COUNT_FILE": count, "TEST_CACHE_KEY_TYPE": tc.cacheKeyType,
 				"TEST_AUTH_KEY": "*.example"}
 			if tc.cacheDuration != "" {
 				env["TEST_CACHE_DURATION"] = tc.cacheDuration
 			}
-			kc := newTestProviders(t, bin, []CredentialProviderOption{withCredentialClock(clock.Now)},
+			kc := newTestProviders(t, bin, Options{now: clock.Now},
 				testProvider{name: "test-provider", mode: "ok", match: "*.example", defaultCache: tc.defaultCache, env: env})
 			for _, s := range seq {
-				clock.Advance(s.advance)
+				clock.Step(s.advance)
 				ref, err := name.NewRepository(s.image)
 				if err != nil {
 					t.Fatal(err)
@@ -212,7 +165,7 @@ func testCredentialProvidersCache(t *testing.T, bin string) {
 // A provider whose matchImages miss the image is never run.
 func testCredentialProvidersNoMatch(t *testing.T, bin string) {
 	count := filepath.Join(t.TempDir(), "runs")
-	kc := newTestProviders(t, bin, nil, testProvider{name: "test-provider", mode: "ok", match: "*.example", defaultCache: "1h",
+	kc := newTestProviders(t, bin, Options{}, testProvider{name: "test-provider", mode: "ok", match: "*.example", defaultCache: "1h",
 		env: map[string]string{"TEST_COUNT_FILE": count}})
 	ref, err := name.NewRepository("registry.other/app")
 	if err != nil {
@@ -236,19 +189,18 @@ func testCredentialProvidersFailures(t *testing.T, bin string) {
 	// Only the hung plugin meets its timeout; the others have room to start
 	// on a loaded machine.
 	tests := []struct {
-		mode    string
-		timeout time.Duration
-		wantErr string
-		kind    string
-		result  string // of isamatch_registry_credential_provider_runs_total
+		mode     string
+		timeout  time.Duration
+		wantErr  string
+		timedOut bool   // the error wraps context.DeadlineExceeded (the resolver's kind "timeout")
+		result   string // of isamatch_registry_credential_provider_runs_total
 	}{
-		{mode: "hang", timeout: 2 * time.Second, wantErr: "credential provider hang: no answer within 2s", kind: KindTimeout, result: "timeout"},
-		{mode: "garbage", wantErr: "credential provider garbage: stdout is not a JSON CredentialProviderResponse", kind: KindOther, result: "error"},
-		{mode: "flood", wantErr: "credential provider flood: credential provider printed too much: more than 1048576 bytes on stdout", kind: KindOther, result: "error"},
-		{mode: "wrong-version", wantErr: `credential provider wrong-version: response apiVersion "credentialprovider.kubelet.k8s.io/v1alpha1", want "credentialprovider.kubelet.k8s.io/v1"`, kind: KindOther, result: "error"},
-		{mode: "fail", wantErr: "credential provider fail failed: exit status 1", kind: KindOther, result: "error"},
+		{mode: "hang", timeout: 2 * time.Second, wantErr: "credential provider hang: no answer within 2s", timedOut: true, result: "timeout"},
+		{mode: "garbage", wantErr: "credential provider garbage: stdout is not a JSON CredentialProviderResponse", result: "error"},
+		{mode: "flood", wantErr: "credential provider flood: credential provider printed too much: more than 1048576 bytes on stdout", result: "error"},
+		{mode: "wrong-version", wantErr: `credential provider wrong-version: response apiVersion "credentialprovider.kubelet.k8s.io/v1alpha1", want "credentialprovider.kubelet.k8s.io/v1"`, result: "error"},
+		{mode: "fail", wantErr: "credential provider fail failed: exit status 1", result: "error"},
 	}
-	tr := newTestRegistry(t)
 	for _, tc := range tests {
 		t.Run(tc.mode, func(t *testing.T) {
 			pidFile := filepath.Join(t.TempDir(), "child.pid")
@@ -257,17 +209,15 @@ func testCredentialProvidersFailures(t *testing.T, bin string) {
 				timeout = time.Minute
 			}
 			m := NewMetrics()
-			kc := newTestProviders(t, bin, []CredentialProviderOption{WithPluginTimeout(timeout), WithCredentialProviderMetrics(m)},
-				testProvider{name: tc.mode, mode: tc.mode, match: tr.host, defaultCache: "1h",
+			kc := newTestProviders(t, bin, Options{Timeout: timeout, Metrics: m},
+				testProvider{name: tc.mode, mode: tc.mode, match: "registry.example", defaultCache: "1h",
 					env: map[string]string{"TEST_PASSWORD": secret, "TEST_PID_FILE": pidFile}})
-			r := NewResolver(WithInsecureRegistries(tr.host), WithNodeKeychain(kc))
-			_, err := r.Resolve(t.Context(), tr.ref("private/app:1"), PullAuth{Namespace: "team"})
-			var re *Error
-			if !errors.As(err, &re) || !strings.Contains(re.Error(), tc.wantErr) || re.Kind != tc.kind {
-				t.Fatalf("Resolve error = %v, want kind %s and a message containing %q", err, tc.kind, tc.wantErr)
+			err := resolveIn(t.Context(), kc, "team", "registry.example/private/app")
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) || errors.Is(err, context.DeadlineExceeded) != tc.timedOut {
+				t.Fatalf("ResolveContext error = %v, want one containing %q (timed out: %v)", err, tc.wantErr, tc.timedOut)
 			}
 			if strings.Contains(err.Error(), secret) {
-				t.Errorf("Resolve error %q echoes the plugin's stderr", err)
+				t.Errorf("ResolveContext error %q echoes the plugin's stderr", err)
 			}
 			if tc.mode == "hang" {
 				assertDead(t, pidFile)
@@ -386,5 +336,12 @@ func TestCredentialCacheNamespaceQuota(t *testing.T) {
 	}
 	if c.len() != 6 {
 		t.Errorf("cache holds %d entries, want 6", c.len())
+	}
+}
+
+func writeFile(t *testing.T, path string, data []byte) {
+	t.Helper()
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
 	}
 }

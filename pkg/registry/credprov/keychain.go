@@ -1,4 +1,4 @@
-package registry
+package credprov
 
 import (
 	"context"
@@ -13,34 +13,15 @@ import (
 	"github.com/google/go-containerregistry/pkg/authn"
 	"golang.org/x/sync/singleflight"
 	credentialproviderv1 "k8s.io/kubelet/pkg/apis/credentialprovider/v1"
-)
 
-// Bounds of the credentials cached from plugins; one namespace may fill a
-// quarter of each.
-const (
-	DefaultCredentialCacheEntries = 1024
-	DefaultCredentialCacheBytes   = 4 << 20
-)
-
-// Bounds of the plugin processes: each calls its cloud's API, and images
-// on many hosts one provider matches (any AWS account's ECR host) would
-// otherwise start one each.
-const (
-	// DefaultMaxPluginRuns bounds the plugin processes running at once.
-	DefaultMaxPluginRuns = 8
-	// DefaultMaxPluginRunsPerNamespace bounds those started for the
-	// resolutions of one namespace.
-	DefaultMaxPluginRunsPerNamespace = 2
-	// DefaultCredentialFailureTTL is how long a plugin failure is
-	// remembered per provider and registry, so a failing plugin is not run
-	// again for every pod.
-	DefaultCredentialFailureTTL = 10 * time.Second
+	"github.com/isamatch/isamatch/pkg/registry/internal/slots"
+	"github.com/isamatch/isamatch/pkg/sanitize"
 )
 
 // globalCacheKey is the cache key of a response with cacheKeyType Global.
 const globalCacheKey = "<global>"
 
-// CredentialProviders is an [authn.Keychain] that gets registry
+// Keychain is an [authn.Keychain] that gets registry
 // credentials from the kubelet's image credential provider plugins
 // (ecr-credential-provider, gcp-credential-provider, acr-credential-provider
 // ...), configured as the kubelet's --image-credential-provider-config and
@@ -52,10 +33,10 @@ const globalCacheKey = "<global>"
 // is used; none matching means anonymous access.
 //
 // Unlike the kubelet, which tries each matching credential in turn and
-// logs a failing plugin, CredentialProviders uses one credential per
+// logs a failing plugin, Keychain uses one credential per
 // image, and a plugin that fails, times out or answers garbage fails the
 // resolution with an error naming the provider (never what it printed).
-type CredentialProviders struct {
+type Keychain struct {
 	providers []credentialProvider
 	timeout   time.Duration
 	now       func() time.Time
@@ -63,109 +44,49 @@ type CredentialProviders struct {
 	cache     *credentialCache
 	metrics   *Metrics
 	// Plugin processes running, in all and per namespace.
-	runs       *slots
-	nsRuns     *keyedSlots
-	maxRuns    int
-	maxNSRuns  int
+	runs       *slots.Pool
+	nsRuns     *slots.Keyed
 	failureTTL time.Duration
 }
 
 var (
-	_ authn.Keychain        = (*CredentialProviders)(nil)
-	_ authn.ContextKeychain = (*CredentialProviders)(nil)
+	_ authn.Keychain        = (*Keychain)(nil)
+	_ authn.ContextKeychain = (*Keychain)(nil)
 )
 
-// CredentialProviderOption configures [NewCredentialProviders].
-type CredentialProviderOption func(*CredentialProviders)
-
-// WithPluginTimeout bounds one plugin run (default
-// [DefaultCredentialProviderTimeout]); its process group is killed past it.
-func WithPluginTimeout(d time.Duration) CredentialProviderOption {
-	return func(k *CredentialProviders) { k.timeout = d }
-}
-
-// WithCredentialCacheLimits bounds the cached plugin answers by number and
-// by their estimated bytes (defaults [DefaultCredentialCacheEntries] and
-// [DefaultCredentialCacheBytes]). One namespace may fill a quarter of
-// each: past it, its own entries closest to expiry are evicted; when the
-// cache is full, those of the namespace holding the most bytes.
-func WithCredentialCacheLimits(entries int, bytes int64) CredentialProviderOption {
-	return func(k *CredentialProviders) { k.cache.setLimits(entries, bytes) }
-}
-
-// WithPluginConcurrency bounds the plugin processes running at once, in
-// all (default [DefaultMaxPluginRuns]) and for the resolutions of one
-// namespace (default [DefaultMaxPluginRunsPerNamespace]). A run waits for
-// its slots for at most the plugin timeout.
-func WithPluginConcurrency(total, perNamespace int) CredentialProviderOption {
-	return func(k *CredentialProviders) { k.maxRuns, k.maxNSRuns = total, perNamespace }
-}
-
-// WithCredentialFailureTTL sets how long a failed plugin run is
-// remembered for its provider and registry (default
-// [DefaultCredentialFailureTTL]; 0 disables).
-func WithCredentialFailureTTL(d time.Duration) CredentialProviderOption {
-	return func(k *CredentialProviders) { k.failureTTL = d }
-}
-
-// WithCredentialProviderMetrics counts plugin runs by result, their
-// duration and the answers served from the cache, in m's
-// isamatch_registry_credential_provider_* collectors (those of the
-// resolver's [WithMetrics], usually).
-func WithCredentialProviderMetrics(m *Metrics) CredentialProviderOption {
-	return func(k *CredentialProviders) { k.metrics = m }
-}
-
-// withCredentialClock replaces time.Now (tests).
-func withCredentialClock(now func() time.Time) CredentialProviderOption {
-	return func(k *CredentialProviders) { k.now = now }
-}
-
-// NewCredentialProviders reads the CredentialProviderConfig at configPath
-// (a file or a directory of them) and checks that each provider's
-// executable is in binDir. A plugin is only ever run from binDir.
-func NewCredentialProviders(configPath, binDir string, opts ...CredentialProviderOption) (*CredentialProviders, error) {
-	providers, err := loadCredentialProviderConfig(configPath, binDir)
+// New reads the CredentialProviderConfig at o.ConfigPath (a file or a
+// directory of them) and checks that each provider's executable is in
+// o.BinDir; a plugin is only ever run from there. It returns the error of
+// [Options.Validate] first.
+func New(o Options) (*Keychain, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	providers, err := loadCredentialProviderConfig(o.ConfigPath, o.BinDir)
 	if err != nil {
 		return nil, err
 	}
-	k := &CredentialProviders{
+	o = o.withDefaults()
+	return &Keychain{
 		providers:  providers,
-		timeout:    DefaultCredentialProviderTimeout,
-		now:        time.Now,
-		cache:      newCredentialCache(DefaultCredentialCacheEntries, DefaultCredentialCacheBytes),
-		maxRuns:    DefaultMaxPluginRuns,
-		maxNSRuns:  DefaultMaxPluginRunsPerNamespace,
-		failureTTL: DefaultCredentialFailureTTL,
-	}
-	for _, o := range opts {
-		o(k)
-	}
-	if k.maxRuns < 1 || k.maxNSRuns < 1 || k.maxNSRuns > k.maxRuns {
-		return nil, fmt.Errorf("plugin concurrency %d in all, %d per namespace: want 1 <= per namespace <= in all", k.maxRuns, k.maxNSRuns)
-	}
-	if k.failureTTL < 0 {
-		return nil, fmt.Errorf("credential failure TTL %v: want a duration >= 0", k.failureTTL)
-	}
-	k.runs = newSlots(k.maxRuns, "credential provider plugin processes")
-	k.nsRuns = newKeyedSlots(k.maxNSRuns, "credential provider plugin processes of namespace")
-	if k.timeout <= 0 {
-		return nil, fmt.Errorf("credential provider timeout %v: want a duration > 0", k.timeout)
-	}
-	if k.cache.maxEntries < 1 || k.cache.maxBytes < 1 {
-		return nil, fmt.Errorf("credential cache limits %d entries, %d bytes: want both >= 1", k.cache.maxEntries, k.cache.maxBytes)
-	}
-	return k, nil
+		timeout:    o.Timeout,
+		now:        o.now,
+		cache:      newCredentialCache(o.cacheEntries, o.cacheBytes),
+		metrics:    o.Metrics,
+		runs:       slots.NewPool(o.MaxRuns, "credential provider plugin processes"),
+		nsRuns:     slots.NewKeyed(o.MaxRunsPerNamespace, "credential provider plugin processes of namespace"),
+		failureTTL: failureTTL,
+	}, nil
 }
 
 // Resolve implements [authn.Keychain].
-func (k *CredentialProviders) Resolve(target authn.Resource) (authn.Authenticator, error) {
+func (k *Keychain) Resolve(target authn.Resource) (authn.Authenticator, error) {
 	return k.ResolveContext(context.Background(), target)
 }
 
 // ResolveContext implements [authn.ContextKeychain]: ctx bounds the wait
 // for a plugin (which runs for at most the plugin timeout either way).
-func (k *CredentialProviders) ResolveContext(ctx context.Context, target authn.Resource) (authn.Authenticator, error) {
+func (k *Keychain) ResolveContext(ctx context.Context, target authn.Resource) (authn.Authenticator, error) {
 	image := imageOfResource(target)
 	var entries []authEntry
 	for i := range k.providers {
@@ -217,7 +138,7 @@ func failureKey(i int, registry string) string {
 // image, its registry or globally, else from one run of the plugin shared
 // by concurrent callers. A recent failure for the image's registry is
 // returned as it was.
-func (k *CredentialProviders) provide(ctx context.Context, i int, image string) ([]authEntry, error) {
+func (k *Keychain) provide(ctx context.Context, i int, image string) ([]authEntry, error) {
 	prefix := strconv.Itoa(i) + "\x00"
 	now := k.now()
 	for _, key := range []string{image, registryOfImage(image), globalCacheKey} {
@@ -230,7 +151,7 @@ func (k *CredentialProviders) provide(ctx context.Context, i int, image string) 
 		k.metrics.pluginCacheHit(k.providers[i].name)
 		return nil, err
 	}
-	namespace := resolutionOf(ctx).namespace
+	namespace := slots.Namespace(ctx)
 	ch := k.group.DoChan(prefix+image, func() (any, error) {
 		// Shared by every caller: no single caller's cancellation ends it.
 		return k.run(context.WithoutCancel(ctx), i, image, namespace)
@@ -248,14 +169,14 @@ func (k *CredentialProviders) provide(ctx context.Context, i int, image string) 
 
 // run runs provider i's plugin for image, in a slot of all plugin runs
 // and of namespace's, and caches its answer or its failure.
-func (k *CredentialProviders) run(ctx context.Context, i int, image, namespace string) ([]authEntry, error) {
+func (k *Keychain) run(ctx context.Context, i int, image, namespace string) ([]authEntry, error) {
 	p := &k.providers[i]
 	log := logr.FromContextOrDiscard(ctx).WithValues("credentialProvider", p.name, "image", image)
 	// The wait for a slot is bounded like a run; a wait that ends is not
 	// the plugin's failure and is not cached.
 	wctx, cancel := context.WithTimeout(ctx, k.timeout)
-	release, err := acquireAll(wctx, k.runs.acquire,
-		func(ctx context.Context) (func(), error) { return k.nsRuns.acquire(ctx, namespace) })
+	release, err := slots.AcquireAll(wctx, k.runs.Acquire,
+		func(ctx context.Context) (func(), error) { return k.nsRuns.Acquire(ctx, namespace) })
 	cancel()
 	if err != nil {
 		return nil, fmt.Errorf("credential provider %s: %w", p.name, err)
@@ -267,7 +188,7 @@ func (k *CredentialProviders) run(ctx context.Context, i int, image, namespace s
 	if err != nil {
 		// The plugin's stderr goes to the webhook's log (as the kubelet
 		// logs it), never into the error users see.
-		log.Error(err, "Credential provider failed", "stderr", Sanitize(string(stderr), maxPluginStderr))
+		log.Error(err, "Credential provider failed", "stderr", sanitize.Line(string(stderr), maxPluginStderr))
 		if k.failureTTL > 0 {
 			k.cache.add(namespace, failureKey(i, registryOfImage(image)), nil, err, k.now().Add(k.failureTTL))
 		}

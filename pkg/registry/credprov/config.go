@@ -1,4 +1,4 @@
-package registry
+package credprov
 
 import (
 	"errors"
@@ -13,6 +13,8 @@ import (
 
 	kubeletconfigv1 "k8s.io/kubelet/config/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/isamatch/isamatch/pkg/sanitize"
 )
 
 // The API versions of the kubelet's credential provider protocol: the
@@ -158,11 +160,11 @@ func checkCredentialProvider(p kubeletconfigv1.CredentialProvider, binDir string
 	case p.Name == "":
 		return credentialProvider{}, errors.New(".name is empty: give the plugin executable's file name")
 	case p.Name == "." || p.Name == ".." || strings.ContainsAny(p.Name, "/\\ \x00") || filepath.Base(p.Name) != p.Name:
-		return credentialProvider{}, fmt.Errorf(".name %q: want a plain file name in the bin dir (no path separator, space, \".\" or \"..\")", Sanitize(p.Name, 64))
+		return credentialProvider{}, fmt.Errorf(".name %q: want a plain file name in the bin dir (no path separator, space, \".\" or \"..\")", sanitize.Line(p.Name, 64))
 	case p.APIVersion == "":
 		return credentialProvider{}, fmt.Errorf(".apiVersion is empty: want %s", credentialPluginVersions[0])
 	case !slices.Contains(credentialPluginVersions, p.APIVersion):
-		return credentialProvider{}, fmt.Errorf(".apiVersion %q: want one of %s", Sanitize(p.APIVersion, 64), strings.Join(credentialPluginVersions, ", "))
+		return credentialProvider{}, fmt.Errorf(".apiVersion %q: want one of %s", sanitize.Line(p.APIVersion, 64), strings.Join(credentialPluginVersions, ", "))
 	case len(p.MatchImages) == 0:
 		return credentialProvider{}, errors.New(".matchImages is empty: list at least one image pattern, e.g. *.dkr.ecr.*.amazonaws.com")
 	case p.DefaultCacheDuration == nil:
@@ -174,13 +176,13 @@ func checkCredentialProvider(p kubeletconfigv1.CredentialProvider, binDir string
 	}
 	for j, m := range p.MatchImages {
 		if _, _, _, err := parseImagePattern(m); err != nil {
-			return credentialProvider{}, fmt.Errorf(".matchImages[%d] %q: %w", j, Sanitize(m, 128), err)
+			return credentialProvider{}, fmt.Errorf(".matchImages[%d] %q: %w", j, sanitize.Line(m, 128), err)
 		}
 	}
 	var env []string
 	for j, e := range p.Env {
 		if e.Name == "" || strings.ContainsAny(e.Name, "=\x00") {
-			return credentialProvider{}, fmt.Errorf(".env[%d].name %q: want a variable name without '='", j, Sanitize(e.Name, 64))
+			return credentialProvider{}, fmt.Errorf(".env[%d].name %q: want a variable name without '='", j, sanitize.Line(e.Name, 64))
 		}
 		env = append(env, e.Name+"="+e.Value)
 	}

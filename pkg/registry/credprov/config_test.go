@@ -1,4 +1,4 @@
-package registry
+package credprov
 
 import (
 	"os"
@@ -73,15 +73,15 @@ func TestCredentialProviderConfig(t *testing.T) {
 			bin := fakePluginDir(t, tc.bins...)
 			cfg := filepath.Join(t.TempDir(), "config.yaml")
 			writeFile(t, cfg, []byte(tc.config))
-			got, err := NewCredentialProviders(cfg, bin)
+			got, err := New(Options{ConfigPath: cfg, BinDir: bin})
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("NewCredentialProviders error = %v, want one containing %q", err, tc.wantErr)
+					t.Fatalf("New error = %v, want one containing %q", err, tc.wantErr)
 				}
 				return
 			}
 			if err != nil {
-				t.Fatalf("NewCredentialProviders: %v", err)
+				t.Fatalf("New: %v", err)
 			}
 			want := []credentialProvider{{
 				name: "ecr-credential-provider", path: filepath.Join(bin, "ecr-credential-provider"),
@@ -107,9 +107,9 @@ func TestCredentialProviderConfigDir(t *testing.T) {
 	writeFile(t, filepath.Join(dir, "20-b.yaml"), []byte(provider("b")))
 	writeFile(t, filepath.Join(dir, "10-a.json.yml"), []byte(provider("a")))
 	writeFile(t, filepath.Join(dir, "README"), []byte("not a config"))
-	k, err := NewCredentialProviders(dir, bin)
+	k, err := New(Options{ConfigPath: dir, BinDir: bin})
 	if err != nil {
-		t.Fatalf("NewCredentialProviders: %v", err)
+		t.Fatalf("New: %v", err)
 	}
 	var names []string
 	for _, p := range k.providers {
@@ -119,7 +119,7 @@ func TestCredentialProviderConfigDir(t *testing.T) {
 		t.Errorf("provider order (-want +got):\n%s", diff)
 	}
 	writeFile(t, filepath.Join(dir, "30-a-again.yaml"), []byte(provider("a")))
-	if _, err := NewCredentialProviders(dir, bin); err == nil || !strings.Contains(err.Error(), `.name "a": already the name of`) {
+	if _, err := New(Options{ConfigPath: dir, BinDir: bin}); err == nil || !strings.Contains(err.Error(), `.name "a": already the name of`) {
 		t.Errorf("duplicate across files: error = %v, want one naming the duplicate", err)
 	}
 }

@@ -1,4 +1,4 @@
-package registry
+package credprov
 
 import (
 	"context"
@@ -14,6 +14,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-containerregistry/pkg/name"
+	testingclock "k8s.io/utils/clock/testing"
+
+	"github.com/isamatch/isamatch/pkg/registry/internal/slots"
 )
 
 // TestCredentialProviderLimits runs real plugins, built once, against the
@@ -28,12 +31,12 @@ func TestCredentialProviderLimits(t *testing.T) {
 }
 
 // resolveIn resolves image with k as a resolution for namespace does.
-func resolveIn(ctx context.Context, k *CredentialProviders, namespace, image string) error {
+func resolveIn(ctx context.Context, k *Keychain, namespace, image string) error {
 	ref, err := name.NewRepository(image)
 	if err != nil {
 		return err
 	}
-	_, err = k.ResolveContext(withResolution(ctx, &resolution{namespace: namespace}), ref)
+	_, err = k.ResolveContext(slots.WithNamespace(ctx, namespace), ref)
 	return err
 }
 
@@ -72,8 +75,8 @@ func testPluginFanOut(t *testing.T, bin string) {
 		hosts      int
 		want       int // most plugin runs at once
 	}{
-		{name: "3 namespaces x 16 hosts: global bound", namespaces: 3, hosts: 16, want: DefaultMaxPluginRuns},
-		{name: "1 namespace x 16 hosts: namespace bound", namespaces: 1, hosts: 16, want: DefaultMaxPluginRunsPerNamespace},
+		{name: "3 namespaces x 16 hosts: global bound", namespaces: 3, hosts: 16, want: DefaultMaxRuns},
+		{name: "1 namespace x 16 hosts: namespace bound", namespaces: 1, hosts: 16, want: DefaultMaxRunsPerNamespace},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -83,7 +86,7 @@ func testPluginFanOut(t *testing.T, bin string) {
 				t.Fatal(err)
 			}
 			conc := filepath.Join(dir, "concurrency")
-			kc := newTestProviders(t, bin, []CredentialProviderOption{WithPluginTimeout(time.Minute)},
+			kc := newTestProviders(t, bin, Options{Timeout: time.Minute},
 				testProvider{name: "ecr", mode: "ok", match: "*.dkr.ecr.*.amazonaws.com", defaultCache: "1h",
 					env: map[string]string{"TEST_USERNAME": "AWS", "TEST_PASSWORD": "p", "TEST_RUNNING_DIR": running,
 						"TEST_CONCURRENCY_FILE": conc, "TEST_SLEEP": "300ms"}})
@@ -113,19 +116,19 @@ func testPluginFanOut(t *testing.T, bin string) {
 // A failing plugin is asked once per registry within the failure TTL,
 // not once per resolution.
 func testPluginFailuresCached(t *testing.T, bin string) {
-	clock := &fakeClock{now: time.Unix(1e9, 0)}
+	clock := testingclock.NewFakeClock(time.Unix(1e9, 0))
 	count := filepath.Join(t.TempDir(), "runs")
-	kc := newTestProviders(t, bin, []CredentialProviderOption{withCredentialClock(clock.Now)},
+	kc := newTestProviders(t, bin, Options{now: clock.Now},
 		testProvider{name: "fail", mode: "fail", match: "*.example", defaultCache: "1h", env: map[string]string{"TEST_COUNT_FILE": count}})
 	steps := []struct {
 		advance time.Duration
 		image   string
 	}{
 		{0, "a.example/app"}, {0, "a.example/app"}, {0, "a.example/other"}, {time.Second, "a.example/app"},
-		{DefaultCredentialFailureTTL, "a.example/app"},
+		{failureTTL, "a.example/app"},
 	}
 	for _, s := range steps {
-		clock.Advance(s.advance)
+		clock.Step(s.advance)
 		if err := resolveIn(t.Context(), kc, "team", s.image); err == nil || !strings.Contains(err.Error(), "credential provider fail failed") {
 			t.Fatalf("ResolveContext(%s) = %v, want the plugin's failure", s.image, err)
 		}
@@ -138,16 +141,16 @@ func testPluginFailuresCached(t *testing.T, bin string) {
 // One namespace filling the credential cache with its own hosts does not
 // evict another namespace's entry, even one closer to expiry.
 func testPluginCacheQuota(t *testing.T, bin string) {
-	clock := &fakeClock{now: time.Unix(1e9, 0)}
+	clock := testingclock.NewFakeClock(time.Unix(1e9, 0))
 	count := filepath.Join(t.TempDir(), "runs")
-	kc := newTestProviders(t, bin, []CredentialProviderOption{withCredentialClock(clock.Now), WithCredentialCacheLimits(8, 1<<20)},
+	kc := newTestProviders(t, bin, Options{now: clock.Now, cacheEntries: 8, cacheBytes: 1 << 20},
 		testProvider{name: "ecr", mode: "ok", match: "*.dkr.ecr.*.amazonaws.com", defaultCache: "1h",
 			env: map[string]string{"TEST_USERNAME": "AWS", "TEST_PASSWORD": "p", "TEST_COUNT_FILE": count}})
 	victim := ecrHost(0) + "/app"
 	if err := resolveIn(t.Context(), kc, "victim", victim); err != nil {
 		t.Fatal(err)
 	}
-	clock.Advance(time.Minute) // the victim's entry now expires first
+	clock.Step(time.Minute) // the victim's entry now expires first
 	for h := 1; h <= 16; h++ {
 		if err := resolveIn(t.Context(), kc, "attacker", ecrHost(h)+"/app"); err != nil {
 			t.Fatal(err)
@@ -166,7 +169,7 @@ func testPluginCacheQuota(t *testing.T, bin string) {
 func testPluginChildrenKilled(t *testing.T, bin string) {
 	pids := filepath.Join(t.TempDir(), "children")
 	env := map[string]string{"TEST_USERNAME": "u", "TEST_PASSWORD": "p", "TEST_CHILD_PID_FILE": pids}
-	kc := newTestProviders(t, bin, nil,
+	kc := newTestProviders(t, bin, Options{},
 		testProvider{name: "ecr", mode: "ok", match: "*.ok.example", defaultCache: "0s", env: env},
 		testProvider{name: "fail", mode: "fail", match: "*.bad.example", defaultCache: "0s", env: env})
 	if err := resolveIn(t.Context(), kc, "team", "r.ok.example/app"); err != nil {

@@ -1,4 +1,4 @@
-package registry
+package netguard
 
 import (
 	"errors"
@@ -49,11 +49,11 @@ func TestSpecialPurposeAddressesRefused(t *testing.T) {
 		{addr: "fd20:ce::254", text: "Google"},
 		{addr: "::ffff:169.254.169.254", text: "metadata"},
 	}
-	g := newDialGuard(&config{insecure: map[string]bool{}, allowHosts: map[string]bool{}})
+	g := newGuard(t, Options{})
 	for _, tc := range tests {
 		t.Run(tc.addr, func(t *testing.T) {
 			err := g.control("tcp", netip.AddrPortFrom(netip.MustParseAddr(tc.addr), 443).String(), nil)
-			if !errors.Is(err, errRefused) || !strings.Contains(err.Error(), tc.text) {
+			if !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), tc.text) {
 				t.Errorf("dialling %s: error %v, want it refused naming %q", tc.addr, err, tc.text)
 			}
 		})
@@ -80,12 +80,12 @@ func lastAddr(p netip.Prefix) netip.Addr {
 // TestEveryBlockRefused: the first and last address of every special-purpose
 // block and every metadata address are refused, naming a block.
 func TestEveryBlockRefused(t *testing.T) {
-	g := newDialGuard(&config{insecure: map[string]bool{}, allowHosts: map[string]bool{}})
+	g := newGuard(t, Options{})
 	for _, b := range append(append([]addressBlock{}, specialPurpose...), metadataAddresses...) {
 		for _, ip := range []netip.Addr{b.prefix.Addr(), lastAddr(b.prefix)} {
 			t.Run(b.name+" "+ip.String(), func(t *testing.T) {
 				err := g.control("tcp", netip.AddrPortFrom(ip, 443).String(), nil)
-				if !errors.Is(err, errRefused) {
+				if !errors.Is(err, ErrRefused) {
 					t.Errorf("dialling %s (%s): %v, want refused", ip, b.name, err)
 				}
 			})
@@ -99,27 +99,23 @@ func TestEveryBlockRefused(t *testing.T) {
 func TestClusterNetworks(t *testing.T) {
 	tests := []struct {
 		name    string
-		opts    []Option
+		opts    Options
 		addr    string
 		wantErr string // "" means allowed
 	}{
-		{name: "public pod CIDR refused", opts: []Option{WithClusterNetworks("34.118.224.0/20")}, addr: "34.118.230.7", wantErr: "cluster network 34.118.224.0/20"},
-		{name: "IPv6 Service CIDR refused", opts: []Option{WithClusterNetworks("2600:1900:4000::/108")}, addr: "2600:1900:4000::10", wantErr: "cluster network 2600:1900:4000::/108"},
-		{name: "outside the cluster networks", opts: []Option{WithClusterNetworks("34.118.224.0/20")}, addr: "34.118.240.1"},
-		{name: "allowed registry inside", opts: []Option{WithClusterNetworks("34.118.224.0/20"), WithAllowedRegistries("34.118.230.7")}, addr: "34.118.230.7"},
-		{name: "metadata never allowed", opts: []Option{WithAllowedRegistries("168.63.0.0/16")}, addr: "168.63.129.16", wantErr: "Azure"},
+		{name: "public pod CIDR refused", opts: Options{ClusterNetworks: []string{"34.118.224.0/20"}}, addr: "34.118.230.7", wantErr: "cluster network 34.118.224.0/20"},
+		{name: "IPv6 Service CIDR refused", opts: Options{ClusterNetworks: []string{"2600:1900:4000::/108"}}, addr: "2600:1900:4000::10", wantErr: "cluster network 2600:1900:4000::/108"},
+		{name: "outside the cluster networks", opts: Options{ClusterNetworks: []string{"34.118.224.0/20"}}, addr: "34.118.240.1"},
+		{name: "allowed registry inside", opts: Options{ClusterNetworks: []string{"34.118.224.0/20"}, Allowed: []string{"34.118.230.7"}}, addr: "34.118.230.7"},
+		{name: "metadata never allowed", opts: Options{Allowed: []string{"168.63.0.0/16"}}, addr: "168.63.129.16", wantErr: "Azure"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r := NewResolver(tc.opts...)
-			if r.cfg.configErr != nil {
-				t.Fatal(r.cfg.configErr)
-			}
-			err := newDialGuard(&r.cfg).control("tcp", netip.AddrPortFrom(netip.MustParseAddr(tc.addr), 443).String(), nil)
+			err := newGuard(t, tc.opts).control("tcp", netip.AddrPortFrom(netip.MustParseAddr(tc.addr), 443).String(), nil)
 			if tc.wantErr == "" && err != nil {
 				t.Errorf("dialling %s: %v, want allowed", tc.addr, err)
 			}
-			if tc.wantErr != "" && (!errors.Is(err, errRefused) || !strings.Contains(err.Error(), tc.wantErr)) {
+			if tc.wantErr != "" && (!errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), tc.wantErr)) {
 				t.Errorf("dialling %s: %v, want refused naming %q", tc.addr, err, tc.wantErr)
 			}
 		})
@@ -130,9 +126,19 @@ func TestClusterNetworks(t *testing.T) {
 		{"0.0.0.0/0", `cluster network "0.0.0.0/0": a /0 blocks every address`},
 	} {
 		t.Run("bad "+bad.cidr, func(t *testing.T) {
-			if err := CheckClusterNetworks(bad.cidr); err == nil || !strings.Contains(err.Error(), bad.want) {
-				t.Errorf("CheckClusterNetworks(%q) = %v, want an error containing %q", bad.cidr, err, bad.want)
+			if _, err := New(Options{ClusterNetworks: []string{bad.cidr}}); err == nil || !strings.Contains(err.Error(), bad.want) {
+				t.Errorf("New with cluster network %q: %v, want an error containing %q", bad.cidr, err, bad.want)
 			}
 		})
 	}
+}
+
+// newGuard returns the Guard of o, failing the test on a bad option.
+func newGuard(t *testing.T, o Options) *Guard {
+	t.Helper()
+	g, err := New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
 }

@@ -1,4 +1,4 @@
-package registry
+package sanitize
 
 import (
 	"strings"
@@ -6,10 +6,7 @@ import (
 	"unicode/utf8"
 )
 
-// MaxMessageBytes bounds the message an [*Error] keeps from a failure.
-const MaxMessageBytes = 160
-
-// Sanitize returns s as one line of printable, valid UTF-8 of at most max
+// Line returns s as one line of printable, valid UTF-8 of at most max
 // bytes, fit for an admission warning or an annotation: invalid bytes
 // become U+FFFD, control and other non-printable characters (newlines,
 // tabs, escapes) become spaces, runs of spaces collapse into one, and the
@@ -17,7 +14,7 @@ const MaxMessageBytes = 160
 // with "…" (the result still fits in max bytes). The API server drops a
 // warning with a control character in it, and invalid UTF-8 cannot be
 // stored in an object.
-func Sanitize(s string, max int) string {
+func Line(s string, max int) string {
 	if max <= 0 {
 		return ""
 	}

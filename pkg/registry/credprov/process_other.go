@@ -1,6 +1,6 @@
 //go:build !unix
 
-package registry
+package credprov
 
 import "os/exec"
 

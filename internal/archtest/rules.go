@@ -1,0 +1,79 @@
+package archtest
+
+// Module is the root module's path; package patterns below are relative to
+// it ("pkg/isa", "cmd/...").
+const Module = "github.com/isamatch/isamatch"
+
+// A Rule forbids the packages matching From (a path relative to the
+// repository, "..." matching any suffix) to import the packages matching
+// any of Deny: directly, or anywhere in what they link when Linked is set.
+// A Deny entry is an import path prefix ("k8s.io/"), a path of the root
+// module relative to it ("internal/..."), or NonStandard (any package
+// outside the standard library and the root module's own). Except lists
+// patterns of From that the rule does not cover.
+type Rule struct {
+	From   string
+	Except []string
+	Deny   []string
+	Linked bool
+	Why    string
+}
+
+// NonStandard stands for every package outside the standard library and
+// the root module.
+const NonStandard = "<non-standard>"
+
+// kubernetes are the Kubernetes client libraries.
+var kubernetes = []string{"k8s.io/", "sigs.k8s.io/"}
+
+// Rules is the map of ARCHITECTURE.md in checkable form.
+var Rules = []Rule{
+	{From: "pkg/isa", Except: []string{"pkg/isa/internal/gen"}, Deny: []string{NonStandard}, Linked: true,
+		Why: "pkg/isa is the pure core: the standard library only"},
+	// TODO(lead): add the decision engine here once it leaves pkg/mutate.
+	{From: "pkg/probe", Deny: kubernetes, Linked: true, Why: "the host probe knows no Kubernetes"},
+	{From: "pkg/sanitize", Deny: []string{NonStandard, "pkg/...", "internal/..."}, Linked: true,
+		Why: "text cleaning depends on nothing, so everything may use it"},
+	{From: "pkg/registry/netguard", Deny: []string{NonStandard, "pkg/...", "internal/..."}, Linked: true,
+		Why: "the dial guard depends on nothing"},
+	{From: "pkg/registry/...", Deny: []string{"pkg/mutate/...", "pkg/inventory/...", "pkg/gate/...", "pkg/podevents/...",
+		"pkg/imageisa/...", "pkg/labeler/...", "pkg/probe/..."},
+		Why: "the registry packages sit below the webhook's decision; they import only pkg/isa, pkg/sanitize and each other"},
+	{From: "pkg/...", Deny: []string{"internal/...", "cmd/...", "test/...", "hack/..."},
+		Why: "pkg/ is the library: it imports no helper, binary, test or build tool"},
+	{From: "internal/...", Deny: []string{"cmd/...", "test/...", "hack/..."},
+		Why: "internal/ serves the binaries and the suites, never the other way round"},
+	{From: "hack/...", Deny: []string{"internal/testbed/...", "test/..."},
+		Why: "the release build does not import the test harness"},
+	{From: "cmd/...", Deny: []string{"test/..."}, Why: "binaries import no suite"},
+	{From: "...", Except: []string{"test/..."}, Deny: []string{"github.com/onsi/"}, Linked: true,
+		Why: "only the suites under test/ link ginkgo and gomega: binaries and their libraries never do"},
+	{From: "cmd/isactl", Deny: []string{"sigs.k8s.io/controller-runtime", "k8s.io/client-go"}, Linked: true,
+		Why: "isactl is an offline tool: it links no Kubernetes client"},
+	{From: "cmd/kubectl-isa", Deny: []string{"sigs.k8s.io/controller-runtime"}, Linked: true,
+		Why: "the kubectl plugin reads the cluster with client-go alone"},
+	{From: "rebalance/...", Deny: []string{"pkg/mutate/...", "pkg/inventory/...", "pkg/gate/...", "pkg/registry/...",
+		"pkg/podevents/...", "pkg/labeler/...", "pkg/probe/...", "pkg/imageisa/...", "internal/...", "cmd/..."},
+		Why: "the rebalancer imports only the core (pkg/isa) of the root module"},
+}
+
+// An Allowance is a violation of a rule tolerated until a planned change
+// removes it: package From may import Dep (a Deny entry of the rule) for
+// now. The test fails when the violation is gone, so the allowance is
+// removed with it.
+type Allowance struct {
+	From, Dep string
+	TODO      string
+}
+
+// Allowances are today's known violations.
+var Allowances = []Allowance{
+	{From: "cmd/isactl", Dep: "sigs.k8s.io/controller-runtime",
+		TODO: "TODO(lead): remove once isactl calls the pure decision engine split out of pkg/mutate (mutate.RequiredAffinity pulls in the admission adapter)"},
+	{From: "cmd/isactl", Dep: "k8s.io/client-go",
+		TODO: "TODO(lead): remove with the pkg/mutate split, as above"},
+	{From: "cmd/kubectl-isa", Dep: "sigs.k8s.io/controller-runtime",
+		TODO: "TODO(lead): remove once internal/kubectlisa imports the contract and the engine instead of pkg/mutate and pkg/inventory"},
+	{From: "hack/images", Dep: "internal/testbed/...",
+		TODO: "TODO(lead): remove once the binary builder moves out of the test harness (the cluster-builder work)"},
+}
