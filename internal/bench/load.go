@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -27,9 +28,14 @@ const Unscheduled = "bench-unscheduled"
 var requestMix = []string{"", "rv64gc", "rv64gc_zba_zbb", "x86-64-v3", "arm64+sve"}
 
 // LoadPod is the i-th pod of a load: the warm multi-architecture image, a
-// small CPU request, and requestMix[i%len] as isa.request.
+// small CPU request, and requestMix[i%len] as isa.request. Like a
+// Deployment's pods, the pods asking the same carry the same labels
+// (LoadLabels); OwnByReplicaSets gives them an owner too.
 func LoadPod(ns, name, image, scheduler string, i int) *corev1.Pod {
 	w := testbed.MakePod(name, ns).Image(image).Request("10m", "16Mi")
+	for k, v := range LoadLabels(i) {
+		w = w.Label(k, v)
+	}
 	if r := requestMix[i%len(requestMix)]; r != "" {
 		w = w.Annotation(isa.BareRequestAnnotation, r)
 	}
@@ -37,6 +43,48 @@ func LoadPod(ns, name, image, scheduler string, i int) *corev1.Pod {
 		w = w.SchedulerName(scheduler)
 	}
 	return w.Obj()
+}
+
+// LoadLabels are the labels of the i-th load pod: one set per entry of
+// requestMix, as the pods of one Deployment share theirs.
+func LoadLabels(i int) map[string]string {
+	k := i % len(requestMix)
+	return map[string]string{"app": fmt.Sprintf("load-%d", k), "pod-template-hash": fmt.Sprintf("h%d", k)}
+}
+
+// OwnByReplicaSets creates in ns one ReplicaSet per set of LoadLabels
+// (with no controller running, it creates no pod) and makes each of pods
+// its controller-owned pod, as a Deployment's are: the scheduler's default
+// topology spreading then applies to the pods that set no constraints of
+// their own, as it does to real workloads.
+func OwnByReplicaSets(ctx context.Context, cs kubernetes.Interface, ns string, pods []*corev1.Pod) error {
+	owners := map[string]metav1.OwnerReference{}
+	for k := range requestMix {
+		labels := LoadLabels(k)
+		zero := int32(0)
+		rs := &appsv1.ReplicaSet{
+			ObjectMeta: metav1.ObjectMeta{Name: labels["app"], Namespace: ns, Labels: labels},
+			Spec: appsv1.ReplicaSetSpec{Replicas: &zero, Selector: &metav1.LabelSelector{MatchLabels: labels},
+				Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
+					Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "unused"}}}}},
+		}
+		got, err := cs.AppsV1().ReplicaSets(ns).Get(ctx, rs.Name, metav1.GetOptions{})
+		if err != nil {
+			if got, err = cs.AppsV1().ReplicaSets(ns).Create(ctx, rs, metav1.CreateOptions{}); err != nil {
+				return fmt.Errorf("create ReplicaSet %s/%s: %w", ns, rs.Name, err)
+			}
+		}
+		yes := true
+		owners[rs.Name] = metav1.OwnerReference{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: got.Name, UID: got.UID, Controller: &yes, BlockOwnerDeletion: &yes}
+	}
+	for _, p := range pods {
+		o, ok := owners[p.Labels["app"]]
+		if !ok {
+			return fmt.Errorf("pod %s has no load labels", p.Name)
+		}
+		p.OwnerReferences = []metav1.OwnerReference{o}
+	}
+	return nil
 }
 
 // LoadResult is one timed creation of pods.

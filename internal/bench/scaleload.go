@@ -61,6 +61,9 @@ func scaleLoad(ctx context.Context, e *Env, o ScaleOptions, native map[string]is
 				i := b*per + k
 				pods[k] = LoadPod(scaleNS(with), fmt.Sprintf("p-%06d", i), e.Ref(WarmImage, "v1"), "", i)
 			}
+			if err := OwnByReplicaSets(ctx, e.Clientset, scaleNS(with), pods); err != nil {
+				return res, err
+			}
 			load, err := CreatePods(ctx, e.Clientset, Gate(pods), o.Clients)
 			if err != nil {
 				return res, err

@@ -24,15 +24,15 @@ func TestPatchTouchesOnlyAffinityAndDecision(t *testing.T) {
 	}{
 		{
 			name: "no annotations, no affinity",
-			raw:  `{"kind":"Pod","apiVersion":"v1","metadata":{"name":"p","namespace":"default"},"spec":{"containers":[{"name":"c","image":"riscv:1"}]}}`,
+			raw:  `{"kind":"Pod","apiVersion":"v1","metadata":{"name":"p","namespace":"default","labels":{"app":"x"}},"spec":{"containers":[{"name":"c","image":"riscv:1"}]}}`,
 		},
 		{
 			name: "empty annotations and affinity objects",
-			raw:  `{"kind":"Pod","apiVersion":"v1","metadata":{"name":"p","namespace":"default","annotations":{}},"spec":{"containers":[{"name":"c","image":"riscv:1"}],"affinity":{}}}`,
+			raw:  `{"kind":"Pod","apiVersion":"v1","metadata":{"name":"p","namespace":"default","labels":{"app":"x"},"annotations":{}},"spec":{"containers":[{"name":"c","image":"riscv:1"}],"affinity":{}}}`,
 		},
 		{
 			name: "pod anti-affinity only",
-			raw: `{"kind":"Pod","apiVersion":"v1","metadata":{"name":"p","namespace":"default","annotations":{"other":"kept"}},"spec":{"containers":[{"name":"c","image":"riscv:1"}],
+			raw: `{"kind":"Pod","apiVersion":"v1","metadata":{"name":"p","namespace":"default","labels":{"app":"x"},"annotations":{"other":"kept"}},"spec":{"containers":[{"name":"c","image":"riscv:1"}],
 				"affinity":{"podAntiAffinity":{"preferredDuringSchedulingIgnoredDuringExecution":[{"weight":1,"podAffinityTerm":{"topologyKey":"kubernetes.io/hostname"}}]}}}}`,
 		},
 		{

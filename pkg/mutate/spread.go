@@ -83,6 +83,10 @@ func spreadGroup(qemu *isa.Request, runs []tierRun) string {
 
 // spreadConstraints returns the constraints for a pod with labels whose
 // decision spreads over group ("" for none); gated pods get the neutral one.
+// A pod without a label that siblings share gets none: no Service,
+// ReplicaSet or StatefulSet can select it, so the default spreading never
+// applies to it, and a constraint would make the scheduler count every pod
+// of its namespace for nothing.
 func spreadConstraints(labels map[string]string, group string, gated bool) []corev1.TopologySpreadConstraint {
 	key := isa.GroupDomainPrefix + group
 	if gated || group == "" {
@@ -93,6 +97,9 @@ func spreadConstraints(labels map[string]string, group string, gated bool) []cor
 		if !slices.Contains(perPodLabels, k) && !isa.IsOwnedLabel(k) {
 			keys = append(keys, k)
 		}
+	}
+	if len(keys) == 0 {
+		return nil
 	}
 	slices.Sort(keys)
 	if len(keys) > maxSpreadKeys {

@@ -38,13 +38,20 @@ func TestSpreadConstraints(t *testing.T) {
 		{"isa.qemu turns the default spreading off",
 			podSpec{images: []string{"amd64:1"}, labels: deployment, annotations: map[string]string{isa.QEMUAnnotation: "rv64imfdv"}},
 			groupDomainNone, []string{"app", "pod-template-hash", "tier"}},
-		{"a bare pod without labels counts every pod of its namespace",
-			podSpec{images: []string{"riscv:1"}},
-			isa.GroupDomainPrefix + isa.GroupID(mustISA(t, "rv64imfd")), nil},
+		{"a pod without labels siblings share: none (the defaults never spread it)",
+			podSpec{images: []string{"riscv:1"}, labels: map[string]string{"statefulset.kubernetes.io/pod-name": "x-0"}}, "", nil},
+		{"a pod without labels: none",
+			podSpec{images: []string{"riscv:1"}}, "", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			req := admissionRequest(t, tc.pod.pod())
 			pod := applyPatch(t, req, m.Handle(t.Context(), req))
+			if tc.wantKey == "" {
+				if len(pod.Spec.TopologySpreadConstraints) != 0 {
+					t.Errorf("constraints %+v, want none", pod.Spec.TopologySpreadConstraints)
+				}
+				return
+			}
 			want := []corev1.TopologySpreadConstraint{{
 				MaxSkew: spreadMaxSkew, TopologyKey: tc.wantKey, WhenUnsatisfiable: corev1.ScheduleAnyway,
 				LabelSelector: pod.Spec.TopologySpreadConstraints[0].LabelSelector, MatchLabelKeys: tc.wantKeys,

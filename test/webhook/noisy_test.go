@@ -191,8 +191,14 @@ var _ = Describe("A noisy neighbour", Ordered, func() {
 		// namespace have (8 requests by default) within a second or two.
 		Eventually(held).WithTimeout(20*time.Second).WithPolling(50*time.Millisecond).Should(BeNumerically(">=", 8),
 			"the flood never reached the drip registries")
-		time.Sleep(time.Second)
-		heldBefore := held()
+		// Then the figure reported is the held count once it stops moving.
+		heldBefore := int64(-1)
+		Eventually(func() bool {
+			n := held()
+			stable := n == heldBefore
+			heldBefore = n
+			return stable
+		}).WithTimeout(20*time.Second).WithPolling(250*time.Millisecond).Should(BeTrue(), "the drip registries' held requests never settled")
 
 		By("measuring the healthy namespace beside the flood")
 		beside := coldRun(ctx, mode, healthyPods)
