@@ -133,7 +133,7 @@ func rebalance(ctx context.Context, rs *options.DeschedulerServer, trig trigger.
 	lead := func(ctx context.Context) error {
 		triggers := make(chan trigger.Reason, 1)
 		if interval > 0 && trig.Any() {
-			wo := trigger.WatchOptions{NodeJoin: trig.NodeJoin, Threshold: threshold, Selector: sel}
+			wo := trig.Watch(threshold, sel)
 			if err := trigger.Watch(ctx, kc, wo, func(r trigger.Reason) {
 				select {
 				case triggers <- r:
@@ -143,7 +143,8 @@ func rebalance(ctx context.Context, rs *options.DeschedulerServer, trig trigger.
 			}); err != nil {
 				return err
 			}
-			klog.InfoS("Triggers on", "nodeJoin", trig.NodeJoin, "cpuThresholdPercent", threshold, "minInterval", trig.MinInterval, "nodeSelector", sel.String())
+			klog.InfoS("Triggers on", "nodeJoin", trig.NodeJoin, "cpuThresholdPercent", threshold, "thresholdRearm", trig.ThresholdRearm,
+				"minInterval", trig.MinInterval, "nodeCooldown", trig.NodeCooldown, "nodeSelector", sel.String())
 		}
 		loop := trigger.Loop{
 			Interval: interval, MinInterval: trig.MinInterval,
