@@ -87,11 +87,11 @@ type loads struct {
 	// percentage points below it a node that crossed must drop before it
 	// can cross again.
 	threshold, rearm int64
-	sel       labels.Selector
-	pods      map[types.UID]podLoad
-	requested map[string]int64 // node -> millicores
-	alloc     map[string]int64 // usable node -> millicores
-	above     map[string]bool
+	sel              labels.Selector
+	pods             map[types.UID]podLoad
+	requested        map[string]int64 // node -> millicores
+	alloc            map[string]int64 // usable node -> millicores
+	above            map[string]bool
 }
 
 type podLoad struct {

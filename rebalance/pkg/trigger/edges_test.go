@@ -75,11 +75,11 @@ func TestLoadsCrossings(t *testing.T) {
 		}},
 		{"hovering around the threshold: one crossing until it drops below the re-arm line", []step{
 			{node: a},
-			{pod: pod("p1", "a", "3500m")},              // 87.5%
+			{pod: pod("p1", "a", "3500m")}, // 87.5%
 			{pod: pod("p2", "a", "200m"), crossed: "a"}, // 92.5%
-			{uid: "p2"},                                 // 87.5%: above the re-arm line (80%)
-			{pod: pod("p3", "a", "200m")},               // 92.5% again: no edge
-			{uid: "p1"},                                 // 5%: re-armed
+			{uid: "p2"},                   // 87.5%: above the re-arm line (80%)
+			{pod: pod("p3", "a", "200m")}, // 92.5% again: no edge
+			{uid: "p1"},                   // 5%: re-armed
 			{pod: pod("p4", "a", "3500m"), crossed: "a"},
 		}},
 		{"a finished pod frees its requests", []step{
