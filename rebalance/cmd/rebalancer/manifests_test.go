@@ -194,8 +194,8 @@ func TestRebalanceComponentRenders(t *testing.T) {
 		t.Fatal(err)
 	}
 	descheduler.SetupPlugins()
-	isafit.Register(pluginregistry.PluginRegistry)
-	weightedload.Register(pluginregistry.PluginRegistry)
+	isafit.Register(pluginregistry.PluginRegistry, nil)
+	weightedload.Register(pluginregistry.PluginRegistry, nil)
 	policy, err := descheduler.LoadPolicyConfig(file, fake.NewClientset(), pluginregistry.PluginRegistry)
 	if err != nil {
 		t.Fatalf("policy in ConfigMap %s does not load: %v", cm.Name, err)

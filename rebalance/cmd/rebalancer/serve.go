@@ -28,12 +28,15 @@ import (
 	"sigs.k8s.io/descheduler/pkg/framework/pluginregistry"
 	"sigs.k8s.io/descheduler/pkg/tracing"
 
+	"github.com/isamatch/isamatch/rebalance/pkg/budget"
+	"github.com/isamatch/isamatch/rebalance/pkg/isafit"
 	"github.com/isamatch/isamatch/rebalance/pkg/trigger"
+	"github.com/isamatch/isamatch/rebalance/pkg/weightedload"
 )
 
 // serve is descheduler's app.Run (signals, /metrics and /healthz on the
 // secure port, tracing) around rebalance instead of descheduler.Run.
-func serve(rootCtx context.Context, rs *options.DeschedulerServer, trig trigger.Options) error {
+func serve(rootCtx context.Context, rs *options.DeschedulerServer, trig trigger.Options, bo budget.Options) error {
 	ctx, done := signal.NotifyContext(rootCtx, syscall.SIGINT, syscall.SIGTERM)
 	defer done()
 
@@ -61,7 +64,7 @@ func serve(rootCtx context.Context, rs *options.DeschedulerServer, trig trigger.
 	// clusters with thousands of pods.
 	watch.DefaultChanSize = 100000
 
-	err := rebalance(ctx, rs, trig)
+	err := rebalance(ctx, rs, trig, bo)
 	done()
 	if stoppedCh != nil {
 		<-stoppedCh
@@ -75,7 +78,7 @@ func serve(rootCtx context.Context, rs *options.DeschedulerServer, trig trigger.
 // trigger can start one without interrupting a running cycle. Unlike
 // descheduler, it holds leadership itself and passes the leader's context
 // down, so a lost lease stops the cycles (and the process).
-func rebalance(ctx context.Context, rs *options.DeschedulerServer, trig trigger.Options) error {
+func rebalance(ctx context.Context, rs *options.DeschedulerServer, trig trigger.Options, bo budget.Options) error {
 	metrics.Register()
 	cycles := k8smetrics.NewCounterVec(&k8smetrics.CounterOpts{
 		Subsystem: "isamatch_rebalancer",
@@ -96,6 +99,13 @@ func rebalance(ctx context.Context, rs *options.DeschedulerServer, trig trigger.
 		return fmt.Errorf("create event client: %w", err)
 	}
 	rs.Client = kc
+	// descheduler builds its global plugin registry from scratch;
+	// isamatch's plugins join it right after, sharing one eviction budget
+	// across cycles.
+	ledger := budget.New(bo, nil)
+	descheduler.SetupPlugins()
+	isafit.Register(pluginregistry.PluginRegistry, ledger)
+	weightedload.Register(pluginregistry.PluginRegistry, ledger)
 	policy, err := descheduler.LoadPolicyConfig(rs.PolicyConfigFile, kc, pluginregistry.PluginRegistry)
 	if err != nil {
 		return err

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/descheduler/pkg/framework/pluginregistry"
 	frameworktypes "sigs.k8s.io/descheduler/pkg/framework/types"
 
+	"github.com/isamatch/isamatch/rebalance/pkg/budget"
 	"github.com/isamatch/isamatch/rebalance/pkg/isafit"
 	"github.com/isamatch/isamatch/rebalance/pkg/podscope"
 )
@@ -29,17 +30,32 @@ type WeightedLoad struct {
 	handle frameworktypes.Handle
 	args   *WeightedLoadArgs
 	filter podutil.FilterFunc
+	budget *budget.Ledger
 }
 
 var _ frameworktypes.BalancePlugin = (*WeightedLoad)(nil)
 
-// Register adds the plugin to a descheduler plugin registry.
-func Register(r pluginregistry.Registry) {
-	pluginregistry.Register(PluginName, New, &WeightedLoad{}, &WeightedLoadArgs{}, ValidateWeightedLoadArgs, SetDefaultsWeightedLoadArgs, r)
+// Register adds the plugin to a descheduler plugin registry; every
+// instance counts its evictions in b, the per-namespace budget the
+// rebalancer's plugins share (nil: no budget).
+func Register(r pluginregistry.Registry, b *budget.Ledger) {
+	pluginregistry.Register(PluginName, Builder(b), &WeightedLoad{}, &WeightedLoadArgs{}, ValidateWeightedLoadArgs, SetDefaultsWeightedLoadArgs, r)
+}
+
+// Builder returns the plugin's builder with the eviction budget b.
+func Builder(b *budget.Ledger) pluginregistry.PluginBuilder {
+	return func(ctx context.Context, args runtime.Object, handle frameworktypes.Handle) (frameworktypes.Plugin, error) {
+		p, err := New(ctx, args, handle)
+		if err != nil {
+			return nil, err
+		}
+		p.(*WeightedLoad).budget = b
+		return p, nil
+	}
 }
 
 // New builds the plugin from its arguments (already defaulted and
-// validated by descheduler).
+// validated by descheduler), without an eviction budget.
 func New(ctx context.Context, args runtime.Object, handle frameworktypes.Handle) (frameworktypes.Plugin, error) {
 	a, ok := args.(*WeightedLoadArgs)
 	if !ok {
@@ -95,6 +111,10 @@ func (d *WeightedLoad) Balance(ctx context.Context, nodes []*v1.Node) *framework
 			if !ok || !d.handle.Evictor().PreEvictionFilter(p) {
 				continue
 			}
+			if !d.budget.Allow(p.Namespace) {
+				log.V(1).Info("Namespace eviction budget spent", "pod", klog.KObj(p), "budget", d.budget.Max())
+				continue
+			}
 			err := d.handle.Evictor().Evict(ctx, p, evictions.EvictOptions{
 				StrategyName: PluginName,
 				Reason:       fmt.Sprintf("node %s is above the cluster's size-weighted load by more than %d points; node %s is below it", src.node.Name, d.args.Tolerance, t.node.Name),
@@ -105,6 +125,7 @@ func (d *WeightedLoad) Balance(ctx context.Context, nodes []*v1.Node) *framework
 			case err == nil:
 				evicted++
 				perNode++
+				d.budget.Record(p.Namespace)
 				src.move(p, t)
 				log.V(1).Info("Evicted pod from a loaded node", "pod", klog.KObj(p), "node", src.node.Name, "target", t.node.Name)
 			case errors.As(err, &totalLimit):

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
@@ -13,6 +14,7 @@ import (
 	frameworktypes "sigs.k8s.io/descheduler/pkg/framework/types"
 
 	"github.com/isamatch/isamatch/pkg/isa"
+	"github.com/isamatch/isamatch/rebalance/pkg/budget"
 )
 
 // fakeCluster is the handle Balance runs against; its evictor records and
@@ -103,5 +105,37 @@ func TestBalance(t *testing.T) {
 				t.Errorf("evicted (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestBalanceBudgetAcrossCycles is the tenant attack on WeightedLoad: an
+// attacker's Guaranteed pods load node a, where a victim's Burstable pods
+// run, and every cycle would evict the victim's pods first. With a budget
+// of one eviction per namespace, shared by the cycles as the rebalancer
+// shares it, the victim loses one pod; then the attacker's own pods go.
+func TestBalanceBudgetAcrossCycles(t *testing.T) {
+	in := func(ns string) func(*v1.Pod) { return func(p *v1.Pod) { p.Namespace = ns } }
+	pods := []*v1.Pod{
+		pod("v1", "a", "500m", in("victim")), pod("v2", "a", "500m", in("victim")), pod("v3", "a", "500m", in("victim")),
+		pod("x1", "a", "1", in("attacker"), guaranteed), pod("x2", "a", "1", in("attacker"), guaranteed),
+	}
+	ledger := budget.New(budget.Options{Max: 1, Window: time.Hour}, nil)
+	c := &fakeCluster{pods: pods}
+	c.GetPodsAssignedToNodeFuncImpl = func(name string, filter podutil.FilterFunc) ([]*v1.Pod, error) {
+		return podsOnFunc(c.pods)(name, filter)
+	}
+	for range 3 {
+		args := WeightedLoadArgs{MaxEvictionsPerNode: 1}
+		SetDefaultsWeightedLoadArgs(&args)
+		p, err := Builder(ledger)(t.Context(), &args, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st := p.(*WeightedLoad).Balance(t.Context(), []*v1.Node{node("a", "4"), node("b", "4")}); st != nil && st.Err != nil {
+			t.Fatal(st.Err)
+		}
+	}
+	if diff := cmp.Diff([]string{"v1", "x1"}, c.evicted); diff != "" {
+		t.Errorf("evicted over three cycles (-want +got):\n%s", diff)
 	}
 }
