@@ -195,7 +195,7 @@ func TestRebalanceComponentRenders(t *testing.T) {
 	}
 	descheduler.SetupPlugins()
 	isafit.Register(pluginregistry.PluginRegistry, nil)
-	weightedload.Register(pluginregistry.PluginRegistry, nil)
+	weightedload.Register(pluginregistry.PluginRegistry, weightedload.Deps{})
 	policy, err := descheduler.LoadPolicyConfig(file, fake.NewClientset(), pluginregistry.PluginRegistry)
 	if err != nil {
 		t.Fatalf("policy in ConfigMap %s does not load: %v", cm.Name, err)

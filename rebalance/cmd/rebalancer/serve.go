@@ -103,9 +103,15 @@ func rebalance(ctx context.Context, rs *options.DeschedulerServer, trig trigger.
 	// isamatch's plugins join it right after, sharing one eviction budget
 	// across cycles.
 	ledger := budget.New(bo, nil)
+	// WeightedLoad's usage: metrics reads the Metrics API through the
+	// client descheduler would build for its own metrics collector.
+	mc, err := client.CreateMetricsClient(conn, "descheduler")
+	if err != nil {
+		return fmt.Errorf("create metrics client: %w", err)
+	}
 	descheduler.SetupPlugins()
 	isafit.Register(pluginregistry.PluginRegistry, ledger)
-	weightedload.Register(pluginregistry.PluginRegistry, ledger)
+	weightedload.Register(pluginregistry.PluginRegistry, weightedload.Deps{Budget: ledger, Metrics: mc, Observer: newLoadMetrics()})
 	policy, err := descheduler.LoadPolicyConfig(rs.PolicyConfigFile, kc, pluginregistry.PluginRegistry)
 	if err != nil {
 		return err
