@@ -79,7 +79,7 @@ func tenants(ctx SpecContext) {
 	Eventually(perNode).WithContext(ctx).WithTimeout(60*time.Second).WithPolling(250*time.Millisecond).
 		Should(Equal(map[string]int{"tenant-a": 2, "tenant-b": 2}), "the scheduler spreads the replicas evenly")
 
-	policy, err := cluster.ProfilePolicy("tenant-policy.yaml", "WeightedLoad", tenantPool+"=true")
+	policy, err := cluster.ProfilePolicy("tenant-policy.yaml", "WeightedLoad", tenantPool+"=true", nil)
 	Expect(err).NotTo(HaveOccurred())
 	rec, err := rebalancecluster.StartRecorder(ctx, c, victimNS, "victim")
 	Expect(err).NotTo(HaveOccurred())

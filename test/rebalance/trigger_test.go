@@ -55,7 +55,7 @@ func nodeJoin(ctx SpecContext) {
 	Eventually(hot).WithContext(ctx).WithTimeout(60*time.Second).WithPolling(250*time.Millisecond).
 		Should(Equal(map[string]int{"join-a": 6, "join-b": 6}), "the scheduler spreads the replicas evenly")
 
-	policy, err := cluster.ProfilePolicy("join-policy.yaml", "WeightedLoad", joinPool+"=true")
+	policy, err := cluster.ProfilePolicy("join-policy.yaml", "WeightedLoad", joinPool+"=true", nil)
 	Expect(err).NotTo(HaveOccurred())
 	rec := startRecorder(ctx)
 	hotEvictions := func() int {
