@@ -97,20 +97,39 @@ type Rebalancer struct {
 // every interval, plus extraArgs; its log is rebalancer-<name>.log in the
 // cluster's directory. It returns once /healthz answers.
 func (c *Cluster) StartRebalancer(ctx context.Context, policy, name, leaseNamespace string, interval time.Duration, extraArgs ...string) (*Rebalancer, error) {
+	return StartRebalancer(ctx, RebalancerOptions{
+		Bin: c.RebalancerBin, Kubeconfig: c.CP.KubeconfigPath, Policy: policy, Name: name, Dir: c.Dir, Interval: interval,
+		Args: append([]string{"--leader-elect=true", "--leader-elect-resource-namespace=" + leaseNamespace, "--leader-elect-resource-name=" + name}, extraArgs...),
+	})
+}
+
+// RebalancerOptions configures StartRebalancer.
+type RebalancerOptions struct {
+	// Bin is the rebalancer binary, Kubeconfig the cluster's.
+	Bin, Kubeconfig string
+	// Policy is the policy file; Name names the process and its log
+	// rebalancer-<Name>.log in Dir.
+	Policy, Name, Dir string
+	// Interval is --descheduling-interval.
+	Interval time.Duration
+	// Args are further flags.
+	Args []string
+}
+
+// StartRebalancer starts a long-running rebalancer on a free port and
+// returns once /healthz answers.
+func StartRebalancer(ctx context.Context, o RebalancerOptions) (*Rebalancer, error) {
 	var r *Rebalancer
 	err := testbed.StartOnFreePorts(1, func(ports []int) error {
 		args := append([]string{
-			"--kubeconfig=" + c.CP.KubeconfigPath,
-			"--policy-config-file=" + policy,
-			"--descheduling-interval=" + interval.String(),
-			"--leader-elect=true",
-			"--leader-elect-resource-namespace=" + leaseNamespace,
-			"--leader-elect-resource-name=" + name,
+			"--kubeconfig=" + o.Kubeconfig,
+			"--policy-config-file=" + o.Policy,
+			"--descheduling-interval=" + o.Interval.String(),
 			"--bind-address=127.0.0.1",
 			"--secure-port=" + strconv.Itoa(ports[0]),
 			"--v=1",
-		}, extraArgs...)
-		p, err := testbed.StartProcess("rebalancer-"+name, c.RebalancerBin, args, nil, filepath.Join(c.Dir, "rebalancer-"+name+".log"))
+		}, o.Args...)
+		p, err := testbed.StartProcess("rebalancer-"+o.Name, o.Bin, args, nil, filepath.Join(o.Dir, "rebalancer-"+o.Name+".log"))
 		if err != nil {
 			return err
 		}
