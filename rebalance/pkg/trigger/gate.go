@@ -46,13 +46,13 @@ func (g *gate) observe(name string, cur *v1.Node, usable bool) {
 	n.labelled = n.labelled || (cur != nil && cur.Labels[isa.GroupLabel] != "")
 }
 
-// allow reports whether the node may start a cycle now for a join (join
-// true) or a threshold crossing, and if so counts it as started. cur is
-// the node as it is now.
+// allow reports whether the node, usable now, may start a cycle for a
+// join (join true) or a threshold crossing, and if so counts it as
+// started. cur is the node as it is now (nil for a crossing seen on a pod).
 func (g *gate) allow(name string, cur *v1.Node, join bool) bool {
 	n := g.node(name)
 	first := join && (!n.seen || (!n.labelled && cur.Labels[isa.GroupLabel] != ""))
-	g.observe(name, cur, join)
+	g.observe(name, cur, true)
 	now := g.clk.Now()
 	if !first && !n.last.IsZero() && now.Sub(n.last) < g.cooldown {
 		return false

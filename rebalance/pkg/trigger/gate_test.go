@@ -40,6 +40,10 @@ func TestGate(t *testing.T) {
 			{after: 5 * time.Minute, join: group("g2"), want: true},
 			{after: time.Second, join: group("g1"), want: false},
 		}},
+		{"a crossing first: a later join is no first appearance", []step{
+			{up: true, want: true},
+			{after: time.Second, join: plain, want: false},
+		}},
 		{"a threshold crossing within the cooldown of a join", []step{
 			{join: group("g1"), want: true},
 			{after: time.Minute, up: true, want: false},
