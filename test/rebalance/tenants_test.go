@@ -49,7 +49,8 @@ var tenantNodes = []string{"tenant-a", "tenant-b"}
 // only slower) and sets --namespace-eviction-budget=3; the cooldown
 // (5m) and the re-arm band (10 points) are as shipped. The victim loses
 // at most its budget, each node starts at most one cycle, and the flips
-// start none beyond that.
+// start none beyond that. Before these defences the same rounds cost the
+// victim two pods each and started a cycle each, and each flip a cycle.
 func tenants(ctx SpecContext) {
 	By("two tenants' namespaces; the victim's Burstable replicas spread over two 4-CPU nodes")
 	for _, ns := range []string{victimNS, attackerNS} {
@@ -61,12 +62,16 @@ func tenants(ctx SpecContext) {
 		node.Labels[isa.GroupLabel] = "g1"
 		Expect(testbed.CreateReadyNode(ctx, cp.Client, node)).To(Succeed())
 	}
-	victim := poolDeploymentIn(tenantPool, "victim", fmt.Sprintf("%dm", victimCPU), victimPods, false)
-	victim.Namespace = victimNS
-	Expect(cp.Client.Create(ctx, victim)).To(Succeed())
+	// One replica per Deployment: WeightedLoad moves a pod only to a node
+	// that runs fewer of its siblings, and the victim's services are many.
+	for i := 1; i <= victimPods; i++ {
+		victim := poolDeploymentIn(tenantPool, fmt.Sprintf("victim-%d", i), fmt.Sprintf("%dm", victimCPU), 1, false)
+		victim.Namespace = victimNS
+		Expect(cp.Client.Create(ctx, victim)).To(Succeed())
+	}
 	perNode := func(g Gomega) map[string]int {
 		var list corev1.PodList
-		g.Expect(cp.Client.List(ctx, &list, client.InNamespace(victimNS), client.MatchingLabels{"app": "victim"})).To(Succeed())
+		g.Expect(cp.Client.List(ctx, &list, client.InNamespace(victimNS), client.HasLabels{tenantPool})).To(Succeed())
 		g.Expect(list.Items).To(HaveLen(victimPods))
 		out := map[string]int{}
 		for _, p := range list.Items {
@@ -77,11 +82,11 @@ func tenants(ctx SpecContext) {
 		return out
 	}
 	Eventually(perNode).WithContext(ctx).WithTimeout(60*time.Second).WithPolling(250*time.Millisecond).
-		Should(Equal(map[string]int{"tenant-a": 2, "tenant-b": 2}), "the scheduler spreads the replicas evenly")
+		Should(Equal(map[string]int{"tenant-a": 2, "tenant-b": 2}), "the scheduler spreads the victim's pods evenly")
 
 	policy, err := cluster.ProfilePolicy("tenant-policy.yaml", "WeightedLoad", tenantPool+"=true", nil)
 	Expect(err).NotTo(HaveOccurred())
-	rec, err := rebalancecluster.StartRecorder(ctx, c, victimNS, "victim")
+	rec, err := rebalancecluster.StartRecorder(ctx, c, victimNS, "victim-1")
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(rec.Stop)
 	r := startRebalancer(ctx, policy, "tenants", "--trigger-min-interval=1s", fmt.Sprintf("--namespace-eviction-budget=%d", tenantBudget))
