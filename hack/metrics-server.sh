@@ -42,7 +42,11 @@ OUT="$CACHE/metrics-server/$VERSION"
 HOME_OUT="${HOME:-/root}/.cache/isamatch/metrics-server/$VERSION"
 
 export GOWORK=off CGO_ENABLED=0
-LDFLAGS="-s -w -X k8s.io/component-base/version.gitVersion=$VERSION -X k8s.io/client-go/pkg/version.gitVersion=$VERSION"
+# As metrics-server's own Makefile: its version on client-go's version only.
+# component-base's version is the Kubernetes release the libraries
+# emulate; set to v0.8.0 it makes the API server library emulate
+# Kubernetes 0.8 and metrics-server exits at start.
+LDFLAGS="-s -w -X k8s.io/client-go/pkg/version.gitVersion=$VERSION -X k8s.io/client-go/pkg/version.gitCommit=module-$VERSION"
 STAMP="$(
 	printf 'metrics-server %s\ngo %s\nplatform %s/%s\n' "$VERSION" "$(go env GOVERSION)" "$(go env GOOS)" "$(go env GOARCH)"
 	printf 'ldflags %s\nflags -trimpath CGO_ENABLED=0\n' "$LDFLAGS"

@@ -133,14 +133,17 @@ func placeUsageScene(ctx context.Context) {
 	setSchedulable(ctx, usageNodes...)
 }
 
-// removeUsageScene deletes both Deployments, waits until their pods are
-// gone, and closes the nodes again.
+// removeUsageScene deletes both Deployments, their ReplicaSets and pods
+// (the cluster runs no garbage collector), waits until the pods are gone,
+// and closes the nodes again.
 func removeUsageScene(ctx context.Context) {
 	GinkgoHelper()
 	for _, app := range []string{"burn", "idle"} {
-		d := usageDeployment(app, "0", "0", 0)
-		Expect(cp.Client.Delete(ctx, d, client.PropagationPolicy("Background"))).To(Succeed())
+		Expect(cp.Client.Delete(ctx, usageDeployment(app, "0", "0", 0))).To(Succeed())
 	}
+	pool := client.MatchingLabels{usagePool: "true"}
+	Expect(cp.Client.DeleteAllOf(ctx, &appsv1.ReplicaSet{}, client.InNamespace(ns), pool)).To(Succeed())
+	Expect(cp.Client.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(ns), pool)).To(Succeed())
 	Eventually(func(g Gomega) {
 		var list corev1.PodList
 		g.Expect(cp.Client.List(ctx, &list, client.InNamespace(ns), client.HasLabels{usagePool})).To(Succeed())
