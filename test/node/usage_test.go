@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"time"
 
@@ -67,6 +68,12 @@ var _ = Describe("Measured load on the real node", Ordered, func() {
 		ov := writeMetricsServerOverlay(dir, reg.Host+"/isamatch-test/metrics-server", msDigest.String())
 		GinkgoWriter.Print(kubectlRun(ctx, "apply", "-k", ov))
 		DeferCleanup(func(ctx SpecContext) { kubectlRun(ctx, "delete", "-k", ov, "--ignore-not-found", "--wait=false") })
+		DeferCleanup(func(ctx SpecContext) {
+			if CurrentSpecReport().Failed() {
+				out, _ := exec.CommandContext(ctx, kubectl, "--kubeconfig="+cl.Kubeconfig, "-n", "kube-system", "logs", "deploy/metrics-server", "--tail=40").CombinedOutput()
+				AddReportEntry("metrics-server log", string(out))
+			}
+		})
 		Eventually(func(g Gomega) {
 			g.Expect(nodeMetricsCPU(g, ctx, host.NodeName)).To(BeNumerically(">", 0))
 		}).WithContext(ctx).WithTimeout(4*time.Minute).WithPolling(2*time.Second).Should(Succeed(), "metrics-server serves NodeMetrics for %s", host.NodeName)
