@@ -217,15 +217,7 @@ func (m *MetricsAPI) nodes(w http.ResponseWriter, r *http.Request, name string) 
 		item["usage"] = u
 		items = append(items, item)
 	}
-	if name != "" {
-		if len(items) == 0 {
-			http.NotFound(w, r)
-			return
-		}
-		writeJSON(w, items[0])
-		return
-	}
-	writeJSON(w, map[string]any{"kind": "NodeMetricsList", "apiVersion": "metrics.k8s.io/v1beta1", "metadata": map[string]any{}, "items": items})
+	writeItems(w, r, name, "NodeMetricsList", items)
 }
 
 func (m *MetricsAPI) pods(w http.ResponseWriter, r *http.Request, namespace, name string) {
@@ -251,18 +243,65 @@ func (m *MetricsAPI) pods(w http.ResponseWriter, r *http.Request, namespace, nam
 		item["containers"] = containers
 		items = append(items, item)
 	}
-	if name != "" {
-		if len(items) == 0 {
-			http.NotFound(w, r)
-			return
-		}
-		writeJSON(w, items[0])
+	writeItems(w, r, name, "PodMetricsList", items)
+}
+
+// writeItems answers a get of name (the one item, or 404) or, without a
+// name, a list of kind.
+func writeItems(w http.ResponseWriter, r *http.Request, name, kind string, items []map[string]any) {
+	if name == "" {
+		writeJSON(w, map[string]any{"kind": kind, "apiVersion": "metrics.k8s.io/v1beta1", "metadata": map[string]any{}, "items": items})
 		return
 	}
-	writeJSON(w, map[string]any{"kind": "PodMetricsList", "apiVersion": "metrics.k8s.io/v1beta1", "metadata": map[string]any{}, "items": items})
+	if len(items) == 0 {
+		http.NotFound(w, r)
+		return
+	}
+	writeJSON(w, items[0])
 }
 
 func writeJSON(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(v)
+}
+
+// NodeMetricsCPU is the node's CPU use in millicores as the Metrics API
+// (whoever serves it) reports it through the API server.
+func NodeMetricsCPU(ctx context.Context, c client.Client, name string) (float64, error) {
+	return metricsCPU(ctx, c, "NodeMetrics", client.ObjectKey{Name: name}, "usage")
+}
+
+// PodMetricsCPU is the pod's CPU use in millicores, summed over its
+// containers, as the Metrics API reports it.
+func PodMetricsCPU(ctx context.Context, c client.Client, namespace, name string) (float64, error) {
+	return metricsCPU(ctx, c, "PodMetrics", client.ObjectKey{Namespace: namespace, Name: name}, "containers")
+}
+
+// metricsCPU reads a metrics.k8s.io object of kind and sums the CPU of
+// its usage, or of each container's usage.
+func metricsCPU(ctx context.Context, c client.Client, kind string, key client.ObjectKey, field string) (float64, error) {
+	m := &unstructured.Unstructured{}
+	m.SetAPIVersion("metrics.k8s.io/v1beta1")
+	m.SetKind(kind)
+	if err := c.Get(ctx, key, m); err != nil {
+		return 0, fmt.Errorf("get %s %s: %w", kind, key, err)
+	}
+	usages := []any{m.Object[field]}
+	if field == "containers" {
+		usages, _, _ = unstructured.NestedSlice(m.Object, field)
+	}
+	var sum float64
+	for _, u := range usages {
+		um, _ := u.(map[string]any)
+		if field == "containers" {
+			um, _ = um["usage"].(map[string]any)
+		}
+		cpu, _ := um["cpu"].(string)
+		q, err := resource.ParseQuantity(cpu)
+		if err != nil {
+			return 0, fmt.Errorf("%s %s: usage.cpu %q: %w", kind, key, cpu, err)
+		}
+		sum += float64(q.MilliValue())
+	}
+	return sum, nil
 }

@@ -14,7 +14,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/isamatch/isamatch/internal/rebalancecluster"
@@ -188,32 +187,17 @@ images:
 // nodeMetricsCPU is the node's CPU usage in millicores as the Metrics API
 // reports it through the API server.
 func nodeMetricsCPU(g Gomega, ctx context.Context, name string) float64 {
-	m := &unstructured.Unstructured{}
-	m.SetAPIVersion("metrics.k8s.io/v1beta1")
-	m.SetKind("NodeMetrics")
-	g.Expect(cl.Client.Get(ctx, client.ObjectKey{Name: name}, m)).To(Succeed())
-	cpu, _, _ := unstructured.NestedString(m.Object, "usage", "cpu")
-	q, err := resource.ParseQuantity(cpu)
-	g.Expect(err).NotTo(HaveOccurred(), "NodeMetrics %s usage.cpu %q", name, cpu)
-	return float64(q.MilliValue())
+	cpu, err := rebalancecluster.NodeMetricsCPU(ctx, cl.Client, name)
+	g.Expect(err).NotTo(HaveOccurred())
+	return cpu
 }
 
-// podMetricsCPU is the pod's CPU usage in millicores, summed over its
-// containers, as the Metrics API reports it.
+// podMetricsCPU is the pod's CPU usage in millicores as the Metrics API
+// reports it.
 func podMetricsCPU(g Gomega, ctx context.Context, namespace, name string) float64 {
-	m := &unstructured.Unstructured{}
-	m.SetAPIVersion("metrics.k8s.io/v1beta1")
-	m.SetKind("PodMetrics")
-	g.Expect(cl.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, m)).To(Succeed())
-	containers, _, _ := unstructured.NestedSlice(m.Object, "containers")
-	var sum float64
-	for _, c := range containers {
-		cpu, _, _ := unstructured.NestedString(c.(map[string]any), "usage", "cpu")
-		q, err := resource.ParseQuantity(cpu)
-		g.Expect(err).NotTo(HaveOccurred(), "PodMetrics %s/%s usage.cpu %q", namespace, name, cpu)
-		sum += float64(q.MilliValue())
-	}
-	return sum
+	cpu, err := rebalancecluster.PodMetricsCPU(ctx, cl.Client, namespace, name)
+	g.Expect(err).NotTo(HaveOccurred())
+	return cpu
 }
 
 // requestedCPU is what the unfinished pods bound to node request, in

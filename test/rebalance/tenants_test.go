@@ -9,6 +9,7 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/isamatch/isamatch/internal/rebalancecluster"
@@ -111,15 +112,7 @@ func tenants(ctx SpecContext) {
 		before := cycles(ctx, r)
 		Expect(cp.Client.Create(ctx, push)).To(Succeed())
 		pushes = append(pushes, fmt.Sprintf("%s (%dm beside %d victim replicas)", target, cpu, spread[target]))
-		// Wait for the cycle the push starts, if any.
-		deadline := time.Now().Add(pushWait)
-		for time.Now().Before(deadline) && cycles(ctx, r)["threshold"] == before["threshold"] {
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(200 * time.Millisecond):
-			}
-		}
+		awaitCycle(ctx, r, "threshold", before)
 		Expect(cp.Client.Delete(ctx, push, client.GracePeriodSeconds(0))).To(Succeed())
 		Eventually(func() error { return cp.Client.Get(ctx, client.ObjectKeyFromObject(push), &corev1.Pod{}) }).
 			WithContext(ctx).WithTimeout(30 * time.Second).Should(MatchError(ContainSubstring("not found")))
@@ -131,16 +124,9 @@ func tenants(ctx SpecContext) {
 		var n corev1.Node
 		Expect(cp.Client.Get(ctx, client.ObjectKey{Name: tenantNodes[0]}, &n)).To(Succeed())
 		n.Labels[isa.GroupLabel] = []string{"g2", "g1"}[i%2]
-		Expect(cp.Client.Update(ctx, &n)).To(Succeed())
 		before := cycles(ctx, r)
-		deadline := time.Now().Add(pushWait)
-		for time.Now().Before(deadline) && cycles(ctx, r)["node_join"] == before["node_join"] {
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(200 * time.Millisecond):
-			}
-		}
+		Expect(cp.Client.Update(ctx, &n)).To(Succeed())
+		awaitCycle(ctx, r, "node_join", before)
 	}
 	final := cycles(ctx, r)
 	evicted := rec.Evicted()
@@ -154,6 +140,16 @@ func tenants(ctx SpecContext) {
 	Expect(len(evicted)).To(BeNumerically("<=", tenantBudget), "the victim loses at most its budget: %v", evicted)
 	Expect(afterPushes["threshold"]).To(BeNumerically("<=", len(tenantNodes)), "each node starts at most one cycle per cooldown")
 	Expect(final["node_join"]).To(BeZero(), "a node that started a cycle within the cooldown starts none by flipping its group label")
+}
+
+// awaitCycle waits up to pushWait for a cycle of kind to finish after
+// before (the counts before the event that may start it); a trigger the
+// defences hold back starts none, so this is a bound, not a condition.
+func awaitCycle(ctx context.Context, r *rebalancecluster.Rebalancer, kind string, before map[string]int) {
+	GinkgoHelper()
+	_ = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, pushWait, false, func(ctx context.Context) (bool, error) {
+		return cycles(ctx, r)[kind] > before[kind], nil
+	})
 }
 
 // cycles reads the rebalancer's cycle counter.

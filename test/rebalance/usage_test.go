@@ -12,8 +12,6 @@ import (
 	. "github.com/onsi/gomega"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/isamatch/isamatch/internal/rebalancecluster"
@@ -213,16 +211,11 @@ func measuredSpread(g Gomega, ctx context.Context) float64 {
 // measuredShare is the node's CPU usage as the Metrics API reports it,
 // over its allocatable CPU.
 func measuredShare(g Gomega, ctx context.Context, name string) float64 {
-	m := &unstructured.Unstructured{}
-	m.SetAPIVersion("metrics.k8s.io/v1beta1")
-	m.SetKind("NodeMetrics")
-	g.Expect(cp.Client.Get(ctx, client.ObjectKey{Name: name}, m)).To(Succeed())
-	cpu, _, _ := unstructured.NestedString(m.Object, "usage", "cpu")
+	cpu, err := rebalancecluster.NodeMetricsCPU(ctx, cp.Client, name)
+	g.Expect(err).NotTo(HaveOccurred())
 	var node corev1.Node
 	g.Expect(cp.Client.Get(ctx, client.ObjectKey{Name: name}, &node)).To(Succeed())
-	q, err := resource.ParseQuantity(cpu)
-	g.Expect(err).NotTo(HaveOccurred(), "NodeMetrics %s usage.cpu %q", name, cpu)
-	return float64(q.MilliValue()) / float64(node.Status.Allocatable.Cpu().MilliValue())
+	return cpu / float64(node.Status.Allocatable.Cpu().MilliValue())
 }
 
 // checkLoadGauge: once the run has settled (nothing moves), the
@@ -247,20 +240,6 @@ func checkLoadGauge(ctx context.Context, r *rebalancecluster.Rebalancer, mode st
 		Expect(found).To(BeTrue(), "a CPU load gauge for %s with source %s", n, source)
 		Expect(got).To(BeNumerically("~", want, 0.001), "the rebalancer's load of %s agrees with its source", n)
 	}
-}
-
-// startRebalancerEvery starts a rebalancer with a cycle every interval.
-func startRebalancerEvery(ctx context.Context, policy, name string, interval time.Duration) *rebalancecluster.Rebalancer {
-	GinkgoHelper()
-	r, err := cluster.StartRebalancer(ctx, policy, name, ns, interval)
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(func() {
-		if CurrentSpecReport().Failed() {
-			AddReportEntry("rebalancer "+name+" log", r.LogTail(80))
-		}
-		_ = r.Stop(10 * time.Second)
-	})
-	return r
 }
 
 func sumCycles(g Gomega, ctx context.Context, r *rebalancecluster.Rebalancer) int {
