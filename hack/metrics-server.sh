@@ -13,7 +13,9 @@
 # Kubernetes libraries with the versions hack/controlplane.sh builds
 # (v0.37.1) and this script builds with the same flags (-trimpath,
 # CGO_ENABLED=0), so Go's build cache already holds most of what it
-# compiles once the control plane is built.
+# compiles once the control plane is built. (v0.9.0 is the release that
+# works with them: v0.8.0's generated OpenAPI names predate v0.36's
+# and it exits at start.)
 # Binaries land in ${ISAMATCH_CACHE:-$ROOT/.cache}/metrics-server/<version>/;
 # a complete copy in $HOME/.cache/isamatch/metrics-server/<version>/ is
 # reused by fresh clones, and every build is also copied there. A directory
@@ -44,8 +46,8 @@ HOME_OUT="${HOME:-/root}/.cache/isamatch/metrics-server/$VERSION"
 export GOWORK=off CGO_ENABLED=0
 # As metrics-server's own Makefile: its version on client-go's version only.
 # component-base's version is the Kubernetes release the libraries
-# emulate; set to v0.8.0 it makes the API server library emulate
-# Kubernetes 0.8 and metrics-server exits at start.
+# emulate; set to the metrics-server version it makes the API server
+# library emulate Kubernetes 0.9 and metrics-server exits at start.
 LDFLAGS="-s -w -X k8s.io/client-go/pkg/version.gitVersion=$VERSION -X k8s.io/client-go/pkg/version.gitCommit=module-$VERSION"
 STAMP="$(
 	printf 'metrics-server %s\ngo %s\nplatform %s/%s\n' "$VERSION" "$(go env GOVERSION)" "$(go env GOOS)" "$(go env GOARCH)"
@@ -81,7 +83,7 @@ elif [[ "$HOME_OUT" != "$OUT" ]] && complete "$HOME_OUT"; then
 	install_copy "$HOME_OUT" "$OUT"
 else
 	log "building $MODULE/cmd/metrics-server $VERSION into $OUT"
-	log "about 1 minute on 2 free cores once hack/controlplane.sh has filled Go's build cache, about 4 without it; later runs reuse it"
+	log "a few minutes on 2 cores (most Kubernetes packages come from Go's build cache once hack/controlplane.sh has run); later runs reuse it"
 	TMP="$(mktemp -d "$CACHE/metrics-server/.tmp.XXXXXX")"
 	chmod 0755 "$TMP"
 	trap 'rm -rf "$TMP"' EXIT
