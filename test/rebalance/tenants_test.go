@@ -148,7 +148,8 @@ func tenants(ctx SpecContext) {
 func awaitCycle(ctx context.Context, r *rebalancecluster.Rebalancer, kind string, before map[string]int) {
 	GinkgoHelper()
 	_ = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, pushWait, false, func(ctx context.Context) (bool, error) {
-		return cycles(ctx, r)[kind] > before[kind], nil
+		got, err := r.Cycles(ctx)
+		return err == nil && got[kind] > before[kind], nil
 	})
 }
 
