@@ -24,7 +24,7 @@ controlplane:
 kueue:
 	hack/kueue.sh
 
-## test: control plane, node binaries and Kueue, then go vet, then unit tests and the ginkgo suites, the real-node suite included (KUBEBUILDER_ASSETS, ISAMATCH_NODE_ASSETS and ISAMATCH_KUEUE_ASSETS exported); output also in .cache/test.log, failures repeated at the end
+## test: control plane, node binaries, Kueue and metrics-server, then go vet, then unit tests and the ginkgo suites, the real-node suite included (KUBEBUILDER_ASSETS, ISAMATCH_NODE_ASSETS, ISAMATCH_KUEUE_ASSETS and ISAMATCH_METRICS_SERVER_ASSETS exported); output also in .cache/test.log, failures repeated at the end
 # go test skips its own vet subset: go vet has just run them all.
 test:
 	hack/deps.sh node
@@ -35,9 +35,10 @@ test:
 	hack/kueue.sh >.cache/kueue.dir & kueue_pid=$$!
 	assets="$$(hack/controlplane.sh)"
 	node_assets="$$(hack/controlplane.sh node)"
+	metrics_server_assets="$$(hack/metrics-server.sh)"
 	wait $$kueue_pid
 	kueue_assets="$$(tail -n1 .cache/kueue.dir)"
-	echo "KUBEBUILDER_ASSETS=$$assets ISAMATCH_NODE_ASSETS=$$node_assets ISAMATCH_KUEUE_ASSETS=$$kueue_assets"
+	echo "KUBEBUILDER_ASSETS=$$assets ISAMATCH_NODE_ASSETS=$$node_assets ISAMATCH_KUEUE_ASSETS=$$kueue_assets ISAMATCH_METRICS_SERVER_ASSETS=$$metrics_server_assets"
 	# test/node pushes the images of `make images` (tag node-test, this
 	# machine's platform): building them first keeps that compile out of the
 	# test timeout.
@@ -48,7 +49,7 @@ test:
 	$(GO) -C charts vet ./...
 	$(GO) -C hack/release vet ./...
 	status=0
-	KUBEBUILDER_ASSETS="$$assets" ISAMATCH_NODE_ASSETS="$$node_assets" ISAMATCH_KUEUE_ASSETS="$$kueue_assets" $(GO) test -vet=off -timeout $(GOTEST_TIMEOUT) $(GOTEST_FLAGS) $(PKGS) 2>&1 | tee .cache/test.log || status=$$?
+	KUBEBUILDER_ASSETS="$$assets" ISAMATCH_NODE_ASSETS="$$node_assets" ISAMATCH_KUEUE_ASSETS="$$kueue_assets" ISAMATCH_METRICS_SERVER_ASSETS="$$metrics_server_assets" $(GO) test -vet=off -timeout $(GOTEST_TIMEOUT) $(GOTEST_FLAGS) $(PKGS) 2>&1 | tee .cache/test.log || status=$$?
 	# rebalance/ is a module of its own (descheduler's libraries): its unit tests.
 	$(GO) -C rebalance test -vet=off $(GOTEST_FLAGS) ./... 2>&1 | tee -a .cache/test.log || status=$$?
 	# charts/ is a module of its own (Helm's libraries): the chart rendered
@@ -65,9 +66,10 @@ test-node:
 	hack/deps.sh node
 	assets="$$(hack/controlplane.sh)"
 	node_assets="$$(hack/controlplane.sh node)"
-	echo "KUBEBUILDER_ASSETS=$$assets ISAMATCH_NODE_ASSETS=$$node_assets"
+	metrics_server_assets="$$(hack/metrics-server.sh)"
+	echo "KUBEBUILDER_ASSETS=$$assets ISAMATCH_NODE_ASSETS=$$node_assets ISAMATCH_METRICS_SERVER_ASSETS=$$metrics_server_assets"
 	mkdir -p .cache
-	KUBEBUILDER_ASSETS="$$assets" ISAMATCH_NODE_ASSETS="$$node_assets" $(GO) test -timeout $(GOTEST_TIMEOUT) $(GOTEST_FLAGS) ./test/node -ginkgo.v 2>&1 | tee .cache/test-node.log
+	KUBEBUILDER_ASSETS="$$assets" ISAMATCH_NODE_ASSETS="$$node_assets" ISAMATCH_METRICS_SERVER_ASSETS="$$metrics_server_assets" $(GO) test -timeout $(GOTEST_TIMEOUT) $(GOTEST_FLAGS) ./test/node -ginkgo.v 2>&1 | tee .cache/test-node.log
 
 ## test-compat: the suites that exercise the Kubernetes features isamatch needs (test/labeler, test/webhook) against an older control plane, KUBE_VERSION (default the oldest release tested, README "Compatibility"); not part of `make test`: its build is a second 10-minute compile
 test-compat: KUBE_VERSION ?= v1.30.14

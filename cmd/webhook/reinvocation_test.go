@@ -140,12 +140,15 @@ func TestReinvocationIdempotent(t *testing.T) {
 		affinityChanges bool
 	}{
 		{name: "nothing changed", later: func(p *corev1.Pod) {}},
-		{name: "unrelated label added", later: func(p *corev1.Pod) {
+		// The pod had no label, so no spread constraint (no default
+		// spreading applies to it); with one, siblings can share it and
+		// the constraint that replaces the default spreading is added.
+		{name: "first label added", later: func(p *corev1.Pod) {
 			if p.Labels == nil {
 				p.Labels = map[string]string{}
 			}
 			p.Labels["injected"] = "true"
-		}},
+		}, wantPaths: []string{"/spec/topologySpreadConstraints"}},
 		// The stored decision holds numbers, not image references: the
 		// same platforms give the same decision, so nothing to patch.
 		{name: "tag rewritten to its digest", later: func(p *corev1.Pod) {

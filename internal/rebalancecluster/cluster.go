@@ -76,6 +76,7 @@ type Cluster struct {
 	image        string
 	progress     io.Writer
 	removeDir    bool
+	kubelets     kubelets
 	stopKubelets func()
 }
 
@@ -175,11 +176,12 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 	}
 	step()
 
+	c.kubelets.add(o.Namespace)
 	kctx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		simulateKubelets(kctx, c.CP.Client, o.Namespace)
+		simulateKubelets(kctx, c.CP.Client, &c.kubelets)
 	}()
 	c.stopKubelets = func() { stop(); <-done }
 	return c, nil
@@ -232,6 +234,17 @@ func (c *Cluster) startWebhook(ctx context.Context, bin, namespace string, nodes
 	if err != nil {
 		return fmt.Errorf("the webhook's inventory never counted all %d nodes: %w; last decision: %s", nodes, err, last)
 	}
+	return nil
+}
+
+// AddNamespace creates another workload namespace, with the registry's
+// pull secret, whose pods the simulated kubelets run too (a second
+// tenant).
+func (c *Cluster) AddNamespace(ctx context.Context, namespace string) error {
+	if err := democluster.SetUpNamespace(ctx, c.CP.Client, namespace, nil, pullSecret, c.Registry.DockerConfigJSON()); err != nil {
+		return err
+	}
+	c.kubelets.add(namespace)
 	return nil
 }
 

@@ -2,6 +2,7 @@ package rebalancecluster
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -9,20 +10,45 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// simulateKubelets does, for the pods of namespace, what the kubelets of
-// the simulated nodes would, until ctx ends: a pod bound to a node turns
-// Running and Ready (the disruption controller counts only Ready pods as
-// healthy), and a terminating pod is removed (grace period 0), as a
-// kubelet does once its containers have stopped. Errors are retried on
+// kubelets is the set of namespaces whose pods simulateKubelets plays the
+// kubelets' part for.
+type kubelets struct {
+	mu         sync.Mutex
+	namespaces map[string]bool
+}
+
+func (k *kubelets) add(ns string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.namespaces == nil {
+		k.namespaces = map[string]bool{}
+	}
+	k.namespaces[ns] = true
+}
+
+func (k *kubelets) has(ns string) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.namespaces[ns]
+}
+
+// simulateKubelets does, for the pods of k's namespaces, what the kubelets
+// of the simulated nodes would, until ctx ends: a pod bound to a node
+// turns Running and Ready (the disruption controller counts only Ready
+// pods as healthy), and a terminating pod is removed (grace period 0), as
+// a kubelet does once its containers have stopped. Errors are retried on
 // the next pass (conflicts with the controllers are expected).
-func simulateKubelets(ctx context.Context, c client.Client, namespace string) {
+func simulateKubelets(ctx context.Context, c client.Client, k *kubelets) {
 	t := time.NewTicker(100 * time.Millisecond)
 	defer t.Stop()
 	for {
 		var pods corev1.PodList
-		if err := c.List(ctx, &pods, client.InNamespace(namespace)); err == nil {
+		if err := c.List(ctx, &pods); err == nil {
 			for i := range pods.Items {
 				p := &pods.Items[i]
+				if !k.has(p.Namespace) {
+					continue
+				}
 				switch {
 				case p.DeletionTimestamp != nil:
 					_ = c.Delete(ctx, p, client.GracePeriodSeconds(0))

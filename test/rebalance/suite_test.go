@@ -58,6 +58,8 @@ var _ = Describe("Rebalancer", Ordered, func() {
 	It("ISAFit: moves rv64imfd replicas from vector nodes back to freed best-fit nodes, one disruption at a time, within a few cycles under the scheduler's defaults, and then stays put", isaFit, NodeTimeout(8*time.Minute))
 	It("WeightedLoad: spreads a hot node's load onto joining nodes cycle after cycle until it settles, never moving restartPolicy Never pods", weightedLoad, NodeTimeout(5*time.Minute))
 	It("Node join: a node joining starts a cycle at once, not at the next timer, and load moves to it; with the triggers off nothing moves", nodeJoin, NodeTimeout(5*time.Minute))
+	It("Usage: through a real aggregated Metrics API, pods leave the node that uses the most although another requests more, and the balance index rises; with usage: requests the same scene moves the wrong pods", usageBalance, NodeTimeout(8*time.Minute))
+	It("Tenants: a tenant loading a node or a node owner flipping its group label cannot make the rebalancer evict another tenant's pods beyond its budget, nor start more than one cycle per node per cooldown", tenants, NodeTimeout(5*time.Minute))
 })
 
 // podsOf lists the pods of ns labelled app=app.

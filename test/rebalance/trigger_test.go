@@ -55,7 +55,7 @@ func nodeJoin(ctx SpecContext) {
 	Eventually(hot).WithContext(ctx).WithTimeout(60*time.Second).WithPolling(250*time.Millisecond).
 		Should(Equal(map[string]int{"join-a": 6, "join-b": 6}), "the scheduler spreads the replicas evenly")
 
-	policy, err := cluster.ProfilePolicy("join-policy.yaml", "WeightedLoad", joinPool+"=true")
+	policy, err := cluster.ProfilePolicy("join-policy.yaml", "WeightedLoad", joinPool+"=true", nil)
 	Expect(err).NotTo(HaveOccurred())
 	rec := startRecorder(ctx)
 	hotEvictions := func() int {
@@ -108,7 +108,13 @@ func nodeJoin(ctx SpecContext) {
 // a cycle every longInterval; its log is reported when the spec fails.
 func startRebalancer(ctx context.Context, policy, name string, extraArgs ...string) *rebalancecluster.Rebalancer {
 	GinkgoHelper()
-	r, err := cluster.StartRebalancer(ctx, policy, name, ns, longInterval, extraArgs...)
+	return startRebalancerEvery(ctx, policy, name, longInterval, extraArgs...)
+}
+
+// startRebalancerEvery is startRebalancer with a cycle every interval.
+func startRebalancerEvery(ctx context.Context, policy, name string, interval time.Duration, extraArgs ...string) *rebalancecluster.Rebalancer {
+	GinkgoHelper()
+	r, err := cluster.StartRebalancer(ctx, policy, name, ns, interval, extraArgs...)
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(func() {
 		if CurrentSpecReport().Failed() {

@@ -2,8 +2,10 @@
 // isamatch plugins ISAFit and WeightedLoad registered beside descheduler's
 // own plugins, and cycles started by events as well as by the timer
 // (package trigger). Its flags and policy file are descheduler's, plus
-// --trigger-on-node-join, --trigger-on-threshold and
-// --trigger-min-interval.
+// the trigger flags (--trigger-on-node-join, --trigger-on-threshold,
+// --trigger-min-interval, --trigger-node-cooldown,
+// --trigger-threshold-rearm) and the per-namespace eviction budget
+// (--namespace-eviction-budget, --namespace-eviction-window).
 package main
 
 import (
@@ -19,12 +21,9 @@ import (
 	_ "k8s.io/component-base/logs/json/register"
 	"sigs.k8s.io/descheduler/cmd/descheduler/app"
 	"sigs.k8s.io/descheduler/cmd/descheduler/app/options"
-	"sigs.k8s.io/descheduler/pkg/descheduler"
-	"sigs.k8s.io/descheduler/pkg/framework/pluginregistry"
 
-	"github.com/isamatch/isamatch/rebalance/pkg/isafit"
+	"github.com/isamatch/isamatch/rebalance/pkg/budget"
 	"github.com/isamatch/isamatch/rebalance/pkg/trigger"
-	"github.com/isamatch/isamatch/rebalance/pkg/weightedload"
 )
 
 func main() { os.Exit(run(os.Args[1:])) }
@@ -48,6 +47,7 @@ func newCommand(out io.Writer) (*cobra.Command, error) {
 		return nil, err
 	}
 	trig := trigger.DefaultOptions()
+	budgetOpts := budget.DefaultOptions()
 	featureGate := featuregate.NewFeatureGate()
 	logConfig := logsapi.NewLoggingConfiguration()
 	cmd := &cobra.Command{
@@ -62,18 +62,13 @@ func newCommand(out io.Writer) (*cobra.Command, error) {
 			if err := trig.Validate(); err != nil {
 				return err
 			}
-			// descheduler builds its global plugin registry from scratch;
-			// isamatch's plugins join it right after.
-			descheduler.SetupPlugins()
-			isafit.Register(pluginregistry.PluginRegistry)
-			weightedload.Register(pluginregistry.PluginRegistry)
-			return nil
+			return budgetOpts.Validate()
 		},
 		RunE: func(c *cobra.Command, _ []string) error {
 			if err := s.Apply(); err != nil {
 				return err
 			}
-			return serve(c.Context(), s, trig)
+			return serve(c.Context(), s, trig, budgetOpts)
 		},
 	}
 	cmd.SetOut(out)
@@ -81,6 +76,7 @@ func newCommand(out io.Writer) (*cobra.Command, error) {
 	flags := cmd.Flags()
 	s.AddFlags(flags)
 	trig.AddFlags(flags)
+	budgetOpts.AddFlags(flags)
 	runtime.Must(logsapi.AddFeatureGates(featureGate))
 	logsapi.AddFlags(logConfig, flags)
 	return cmd, nil

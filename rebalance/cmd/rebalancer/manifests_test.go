@@ -169,6 +169,7 @@ func TestRebalanceComponentRenders(t *testing.T) {
 		{"reads pods, nodes and namespaces", manifests.Allows(cr.Rules, "", "pods", "get", "list", "watch") &&
 			manifests.Allows(cr.Rules, "", "nodes", "get", "list", "watch") && manifests.Allows(cr.Rules, "", "namespaces", "get", "list", "watch")},
 		{"evicts through the Eviction API", manifests.Allows(cr.Rules, "", "pods/eviction", "create")},
+		{"reads node and pod metrics (WeightedLoad usage: metrics)", manifests.Allows(cr.Rules, "metrics.k8s.io", "nodes", "get", "list") && manifests.Allows(cr.Rules, "metrics.k8s.io", "pods", "get", "list")},
 		{"never deletes, updates or patches pods", !manifests.Allows(cr.Rules, "", "pods", "delete") && !manifests.Allows(cr.Rules, "", "pods", "update") && !manifests.Allows(cr.Rules, "", "pods", "patch")},
 		{"reads PodDisruptionBudgets and PriorityClasses", manifests.Allows(cr.Rules, "policy", "poddisruptionbudgets", "list", "watch") &&
 			manifests.Allows(cr.Rules, "scheduling.k8s.io", "priorityclasses", "list", "watch")},
@@ -194,8 +195,8 @@ func TestRebalanceComponentRenders(t *testing.T) {
 		t.Fatal(err)
 	}
 	descheduler.SetupPlugins()
-	isafit.Register(pluginregistry.PluginRegistry)
-	weightedload.Register(pluginregistry.PluginRegistry)
+	isafit.Register(pluginregistry.PluginRegistry, nil)
+	weightedload.Register(pluginregistry.PluginRegistry, weightedload.Deps{})
 	policy, err := descheduler.LoadPolicyConfig(file, fake.NewClientset(), pluginregistry.PluginRegistry)
 	if err != nil {
 		t.Fatalf("policy in ConfigMap %s does not load: %v", cm.Name, err)
@@ -227,6 +228,9 @@ func TestRebalanceComponentRenders(t *testing.T) {
 	}
 	if loadArgs == nil {
 		t.Fatal("policy has no WeightedLoad args")
+	}
+	if loadArgs.Usage != weightedload.UsageMetrics || loadArgs.Hysteresis <= 0 {
+		t.Errorf("WeightedLoad usage %q, hysteresis %d: want measured use (%q, falling back to requests) and a hysteresis margin", loadArgs.Usage, loadArgs.Hysteresis, weightedload.UsageMetrics)
 	}
 	for _, ns := range []string{"kube-system", "isamatch-system", "isamatch-labeler"} {
 		if args.Namespaces == nil || !slices.Contains(args.Namespaces.Exclude, ns) {

@@ -28,12 +28,15 @@ import (
 	"sigs.k8s.io/descheduler/pkg/framework/pluginregistry"
 	"sigs.k8s.io/descheduler/pkg/tracing"
 
+	"github.com/isamatch/isamatch/rebalance/pkg/budget"
+	"github.com/isamatch/isamatch/rebalance/pkg/isafit"
 	"github.com/isamatch/isamatch/rebalance/pkg/trigger"
+	"github.com/isamatch/isamatch/rebalance/pkg/weightedload"
 )
 
 // serve is descheduler's app.Run (signals, /metrics and /healthz on the
 // secure port, tracing) around rebalance instead of descheduler.Run.
-func serve(rootCtx context.Context, rs *options.DeschedulerServer, trig trigger.Options) error {
+func serve(rootCtx context.Context, rs *options.DeschedulerServer, trig trigger.Options, bo budget.Options) error {
 	ctx, done := signal.NotifyContext(rootCtx, syscall.SIGINT, syscall.SIGTERM)
 	defer done()
 
@@ -63,7 +66,7 @@ func serve(rootCtx context.Context, rs *options.DeschedulerServer, trig trigger.
 	// clusters with thousands of pods.
 	watch.DefaultChanSize = 100000
 
-	err := rebalance(ctx, rs, trig)
+	err := rebalance(ctx, rs, trig, bo)
 	done()
 	if stoppedCh != nil {
 		<-stoppedCh
@@ -77,7 +80,7 @@ func serve(rootCtx context.Context, rs *options.DeschedulerServer, trig trigger.
 // trigger can start one without interrupting a running cycle. Unlike
 // descheduler, it holds leadership itself and passes the leader's context
 // down, so a lost lease stops the cycles (and the process).
-func rebalance(ctx context.Context, rs *options.DeschedulerServer, trig trigger.Options) error {
+func rebalance(ctx context.Context, rs *options.DeschedulerServer, trig trigger.Options, bo budget.Options) error {
 	metrics.Register()
 	cycles := k8smetrics.NewCounterVec(&k8smetrics.CounterOpts{
 		Subsystem: "isamatch_rebalancer",
@@ -98,6 +101,19 @@ func rebalance(ctx context.Context, rs *options.DeschedulerServer, trig trigger.
 		return fmt.Errorf("create event client: %w", err)
 	}
 	rs.Client = kc
+	// descheduler builds its global plugin registry from scratch;
+	// isamatch's plugins join it right after, sharing one eviction budget
+	// across cycles.
+	ledger := budget.New(bo, nil)
+	// WeightedLoad's usage: metrics reads the Metrics API through the
+	// client descheduler would build for its own metrics collector.
+	mc, err := client.CreateMetricsClient(conn, "descheduler")
+	if err != nil {
+		return fmt.Errorf("create metrics client: %w", err)
+	}
+	descheduler.SetupPlugins()
+	isafit.Register(pluginregistry.PluginRegistry, ledger)
+	weightedload.Register(pluginregistry.PluginRegistry, weightedload.Deps{Budget: ledger, Metrics: mc, Observer: newLoadMetrics()})
 	policy, err := descheduler.LoadPolicyConfig(rs.PolicyConfigFile, kc, pluginregistry.PluginRegistry)
 	if err != nil {
 		return err
@@ -135,7 +151,7 @@ func rebalance(ctx context.Context, rs *options.DeschedulerServer, trig trigger.
 	lead := func(ctx context.Context) error {
 		triggers := make(chan trigger.Reason, 1)
 		if interval > 0 && trig.Any() {
-			wo := trigger.WatchOptions{NodeJoin: trig.NodeJoin, Threshold: threshold, Selector: sel}
+			wo := trig.Watch(threshold, sel)
 			if err := trigger.Watch(ctx, kc, wo, func(r trigger.Reason) {
 				select {
 				case triggers <- r:
@@ -145,7 +161,8 @@ func rebalance(ctx context.Context, rs *options.DeschedulerServer, trig trigger.
 			}); err != nil {
 				return err
 			}
-			klog.InfoS("Triggers on", "nodeJoin", trig.NodeJoin, "cpuThresholdPercent", threshold, "minInterval", trig.MinInterval, "nodeSelector", sel.String())
+			klog.InfoS("Triggers on", "nodeJoin", trig.NodeJoin, "cpuThresholdPercent", threshold, "thresholdRearm", trig.ThresholdRearm,
+				"minInterval", trig.MinInterval, "nodeCooldown", trig.NodeCooldown, "nodeSelector", sel.String())
 		}
 		loop := trigger.Loop{
 			Interval: interval, MinInterval: trig.MinInterval,

@@ -58,6 +58,13 @@ type ISAFitArgs struct {
 	DisruptionWait metav1.Duration `json:"disruptionWait,omitempty"`
 	// RetryInterval is the wait between refused evictions.
 	RetryInterval metav1.Duration `json:"retryInterval,omitempty"`
+	// TargetNodeSelector, when set, limits the nodes a pod is moved to:
+	// a node's owner controls the ISA labels its labeler writes, and a
+	// node that claims a better tier would otherwise draw other tenants'
+	// pods to it. Select on a label kubelets cannot set on their own Node
+	// (node-restriction.kubernetes.io/..., which NodeRestriction keeps to
+	// admins). Pods on other nodes may still be moved away from them.
+	TargetNodeSelector *metav1.LabelSelector `json:"targetNodeSelector,omitempty"`
 }
 
 var _ runtime.Object = (*ISAFitArgs)(nil)
@@ -69,6 +76,7 @@ func (a *ISAFitArgs) DeepCopyObject() runtime.Object {
 	}
 	out := *a
 	out.Namespaces, out.LabelSelector = podscope.Copy(a.Namespaces, a.LabelSelector)
+	out.TargetNodeSelector = a.TargetNodeSelector.DeepCopy()
 	return &out
 }
 
@@ -110,6 +118,11 @@ func ValidateISAFitArgs(obj runtime.Object) error {
 	if a.LabelSelector != nil {
 		if _, err := metav1.LabelSelectorAsSelector(a.LabelSelector); err != nil {
 			return fmt.Errorf("%s: labelSelector: %w", PluginName, err)
+		}
+	}
+	if a.TargetNodeSelector != nil {
+		if _, err := metav1.LabelSelectorAsSelector(a.TargetNodeSelector); err != nil {
+			return fmt.Errorf("%s: targetNodeSelector: %w", PluginName, err)
 		}
 	}
 	return nil

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	nodeutil "sigs.k8s.io/descheduler/pkg/descheduler/node"
 	podutil "sigs.k8s.io/descheduler/pkg/descheduler/pod"
 )
@@ -32,6 +33,8 @@ type planOptions struct {
 	skip    func(*v1.Pod) bool
 	minAge  time.Duration
 	minGain int32
+	// targets admits the nodes a pod may move to; nil admits every node.
+	targets labels.Selector
 	now     time.Time
 }
 
@@ -66,7 +69,7 @@ func planMoves(ctx context.Context, nodes []*v1.Node, podsOn podutil.GetPodsAssi
 		}
 		st.tiered += len(pods)
 		for _, p := range pods {
-			if m, ok := bestMove(ctx, p, n, nodes, podsOn, o.minGain); ok {
+			if m, ok := bestMove(ctx, p, n, nodes, podsOn, o.minGain, o.targets); ok {
 				out = append(out, m)
 			}
 		}
@@ -92,8 +95,9 @@ type planStats struct {
 }
 
 // bestMove finds the node of the highest tier, at least minGain above the
-// pod's current node, that passes the fit check.
-func bestMove(ctx context.Context, pod *v1.Pod, from *v1.Node, nodes []*v1.Node, podsOn podutil.GetPodsAssignedToNodeFunc, minGain int32) (move, bool) {
+// pod's current node, that admit matches (nil: any) and that passes the
+// fit check.
+func bestMove(ctx context.Context, pod *v1.Pod, from *v1.Node, nodes []*v1.Node, podsOn podutil.GetPodsAssignedToNodeFunc, minGain int32, admit labels.Selector) (move, bool) {
 	terms := tierTerms(pod)
 	cur := tierWeight(terms, from)
 	type target struct {
@@ -102,7 +106,7 @@ func bestMove(ctx context.Context, pod *v1.Pod, from *v1.Node, nodes []*v1.Node,
 	}
 	var targets []target
 	for _, n := range nodes {
-		if n.Name == from.Name {
+		if n.Name == from.Name || (admit != nil && !admit.Matches(labels.Set(n.Labels))) {
 			continue
 		}
 		if w := tierWeight(terms, n); w-cur >= minGain {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -16,6 +17,7 @@ import (
 	"sigs.k8s.io/descheduler/pkg/framework/pluginregistry"
 	frameworktypes "sigs.k8s.io/descheduler/pkg/framework/types"
 
+	"github.com/isamatch/isamatch/rebalance/pkg/budget"
 	"github.com/isamatch/isamatch/rebalance/pkg/podscope"
 )
 
@@ -30,7 +32,10 @@ type ISAFit struct {
 	handle frameworktypes.Handle
 	args   *ISAFitArgs
 	filter podutil.FilterFunc
-	res    reservations
+	// targets admits the nodes a pod may be moved to (targetNodeSelector).
+	targets labels.Selector
+	budget  *budget.Ledger
+	res     reservations
 	// now and sleep are time.Now and a context-aware sleep; tests replace them.
 	now   func() time.Time
 	sleep func(context.Context, time.Duration) error
@@ -38,13 +43,27 @@ type ISAFit struct {
 
 var _ frameworktypes.BalancePlugin = (*ISAFit)(nil)
 
-// Register adds the plugin to a descheduler plugin registry.
-func Register(r pluginregistry.Registry) {
-	pluginregistry.Register(PluginName, New, &ISAFit{}, &ISAFitArgs{}, ValidateISAFitArgs, SetDefaultsISAFitArgs, r)
+// Register adds the plugin to a descheduler plugin registry; every
+// instance counts its evictions in b, the per-namespace budget the
+// rebalancer's plugins share (nil: no budget).
+func Register(r pluginregistry.Registry, b *budget.Ledger) {
+	pluginregistry.Register(PluginName, Builder(b), &ISAFit{}, &ISAFitArgs{}, ValidateISAFitArgs, SetDefaultsISAFitArgs, r)
+}
+
+// Builder returns the plugin's builder with the eviction budget b.
+func Builder(b *budget.Ledger) pluginregistry.PluginBuilder {
+	return func(ctx context.Context, args runtime.Object, handle frameworktypes.Handle) (frameworktypes.Plugin, error) {
+		p, err := New(ctx, args, handle)
+		if err != nil {
+			return nil, err
+		}
+		p.(*ISAFit).budget = b
+		return p, nil
+	}
 }
 
 // New builds the plugin from its arguments (already defaulted and
-// validated by descheduler).
+// validated by descheduler), without an eviction budget.
 func New(ctx context.Context, args runtime.Object, handle frameworktypes.Handle) (frameworktypes.Plugin, error) {
 	a, ok := args.(*ISAFitArgs)
 	if !ok {
@@ -54,7 +73,13 @@ func New(ctx context.Context, args runtime.Object, handle frameworktypes.Handle)
 	if err != nil {
 		return nil, err
 	}
-	return &ISAFit{handle: handle, args: a, filter: filter, now: time.Now, sleep: sleepCtx}, nil
+	targets := labels.Everything()
+	if a.TargetNodeSelector != nil {
+		if targets, err = metav1.LabelSelectorAsSelector(a.TargetNodeSelector); err != nil {
+			return nil, fmt.Errorf("%s: targetNodeSelector: %w", PluginName, err)
+		}
+	}
+	return &ISAFit{handle: handle, args: a, filter: filter, targets: targets, now: time.Now, sleep: sleepCtx}, nil
 }
 
 // Name implements frameworktypes.Plugin.
@@ -84,6 +109,7 @@ func (d *ISAFit) Balance(ctx context.Context, nodes []*v1.Node) *frameworktypes.
 			skip:    func(p *v1.Pod) bool { return skipped[p.UID] || refused[p.UID] || d.res.reserved(p) },
 			minAge:  d.args.MinPodAge.Duration,
 			minGain: d.args.MinWeightGain,
+			targets: d.targets,
 			now:     now,
 		})
 		if err != nil {
@@ -107,6 +133,11 @@ func (d *ISAFit) Balance(ctx context.Context, nodes []*v1.Node) *frameworktypes.
 			skipped[m.pod.UID] = true
 			continue
 		}
+		if !d.budget.Allow(m.pod.Namespace) {
+			skipped[m.pod.UID] = true
+			log.V(1).Info("Namespace eviction budget spent", "pod", klog.KObj(m.pod), "budget", d.budget.Max())
+			continue
+		}
 		live, err := d.liveOf(m.pod)
 		if err != nil {
 			return &frameworktypes.Status{Err: fmt.Errorf("%s: %w", PluginName, err)}
@@ -121,6 +152,7 @@ func (d *ISAFit) Balance(ctx context.Context, nodes []*v1.Node) *frameworktypes.
 		case err == nil:
 			evicted++
 			perNode[m.from]++
+			d.budget.Record(m.pod.Namespace)
 			d.res.add(m.pod, m.to, live, d.now())
 			log.V(1).Info("Evicted pod for a better ISA tier", "pod", klog.KObj(m.pod), "node", m.from, "target", m.to, "weight", m.fromWeight, "targetWeight", m.toWeight)
 		case errors.As(err, &nodeLimit):

@@ -17,7 +17,13 @@ import (
 	podutil "sigs.k8s.io/descheduler/pkg/descheduler/pod"
 	"sigs.k8s.io/descheduler/pkg/framework/fake"
 	frameworktypes "sigs.k8s.io/descheduler/pkg/framework/types"
+
+	"github.com/isamatch/isamatch/rebalance/pkg/budget"
 )
+
+// trustedLabel marks the nodes an admin trusts; kubelets cannot set it on
+// their own Node (NodeRestriction).
+const trustedLabel = "node-restriction.kubernetes.io/isamatch-trusted"
 
 // fakeCluster is the handle Balance runs against: pods in a fake clientset
 // (read through an informer), and an evictor that deletes them and can
@@ -69,12 +75,16 @@ func newFakeCluster(t *testing.T, pods []*v1.Pod, refuse int) *fakeCluster {
 func TestBalance(t *testing.T) {
 	imfd := node("imfd", groupIMFD, "2")
 	imfdv := node("imfdv", groupIMFDV, "8")
+	trusted := func(n *v1.Node) { n.Labels[trustedLabel] = "true" }
+	onlyTrusted := &metav1.LabelSelector{MatchLabels: map[string]string{trustedLabel: "true"}}
 	three := func() []*v1.Pod {
 		return []*v1.Pod{imfdPod("a", "imfdv", "1"), imfdPod("b", "imfdv", "1"), imfdPod("c", "imfdv", "1")}
 	}
 	for _, tc := range []struct {
 		name        string
 		args        ISAFitArgs
+		nodes       []*v1.Node // nil: imfd and imfdv
+		budget      int        // per namespace, 0: none
 		pods        []*v1.Pod
 		refuse      int
 		wantEvicted []string
@@ -106,6 +116,23 @@ func TestBalance(t *testing.T) {
 		refuse:      2,
 		wantEvicted: []string{"a"},
 		wantSleeps:  2,
+	}, {
+		name:        "a node claiming a better tier draws no pod unless targetNodeSelector admits it",
+		args:        ISAFitArgs{MaxEvictionsPerNode: 10, TargetNodeSelector: onlyTrusted},
+		pods:        three(),
+		wantEvicted: nil,
+	}, {
+		name:        "a trusted node of a better tier still draws pods",
+		args:        ISAFitArgs{MaxEvictionsPerNode: 10, TargetNodeSelector: onlyTrusted},
+		nodes:       []*v1.Node{node("imfd", groupIMFD, "2", trusted), imfdv},
+		pods:        three(),
+		wantEvicted: []string{"a", "b"},
+	}, {
+		name:        "the namespace's eviction budget",
+		args:        ISAFitArgs{MaxEvictionsPerNode: 10},
+		budget:      1,
+		pods:        three(),
+		wantEvicted: []string{"a"},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newFakeCluster(t, tc.pods, tc.refuse)
@@ -114,7 +141,8 @@ func TestBalance(t *testing.T) {
 			if err := ValidateISAFitArgs(&args); err != nil {
 				t.Fatal(err)
 			}
-			p, err := New(t.Context(), &args, c)
+			ledger := budget.New(budget.Options{Max: tc.budget, Window: time.Hour}, nil)
+			p, err := Builder(ledger)(t.Context(), &args, c)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -127,7 +155,11 @@ func TestBalance(t *testing.T) {
 				clock = clock.Add(args.RetryInterval.Duration)
 				return nil
 			}
-			if st := plugin.Balance(t.Context(), []*v1.Node{imfd, imfdv}); st != nil && st.Err != nil {
+			nodes := tc.nodes
+			if nodes == nil {
+				nodes = []*v1.Node{imfd, imfdv}
+			}
+			if st := plugin.Balance(t.Context(), nodes); st != nil && st.Err != nil {
 				t.Fatal(st.Err)
 			}
 			if diff := cmp.Diff(tc.wantEvicted, c.evicted); diff != "" {

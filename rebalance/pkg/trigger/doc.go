@@ -8,8 +8,11 @@
 // share WeightedLoad puts at the head of its queue).
 //
 // Edges, not levels: a node that stays above the threshold starts no
-// further cycle, and nothing in the informers' initial list starts one
-// (the first cycle runs at start anyway). Triggered cycles are at most one
-// per Options.MinInterval; events in between coalesce into one pending
-// cycle.
+// further cycle until it has dropped ThresholdRearm points below it, and
+// nothing in the informers' initial list starts one (the first cycle runs
+// at start anyway). What the triggers read about a node is in its owner's
+// hands, so one node starts at most one cycle per Options.NodeCooldown
+// (its first join and first group label excepted). Triggered cycles are at
+// most one per Options.MinInterval; events in between coalesce into one
+// pending cycle.
 package trigger

@@ -83,13 +83,15 @@ func joined(old, cur *v1.Node, sel labels.Selector) bool {
 // concurrent use (informer handlers run on one goroutine per informer;
 // Watch serialises them).
 type loads struct {
-	// threshold is a percentage of allocatable CPU.
-	threshold int64
-	sel       labels.Selector
-	pods      map[types.UID]podLoad
-	requested map[string]int64 // node -> millicores
-	alloc     map[string]int64 // usable node -> millicores
-	above     map[string]bool
+	// threshold is a percentage of allocatable CPU; rearm is how many
+	// percentage points below it a node that crossed must drop before it
+	// can cross again.
+	threshold, rearm int64
+	sel              labels.Selector
+	pods             map[types.UID]podLoad
+	requested        map[string]int64 // node -> millicores
+	alloc            map[string]int64 // usable node -> millicores
+	above            map[string]bool
 }
 
 type podLoad struct {
@@ -97,9 +99,9 @@ type podLoad struct {
 	cpu  int64
 }
 
-func newLoads(threshold int64, sel labels.Selector) *loads {
+func newLoads(threshold, rearm int64, sel labels.Selector) *loads {
 	return &loads{
-		threshold: threshold, sel: sel,
+		threshold: threshold, rearm: rearm, sel: sel,
 		pods: map[types.UID]podLoad{}, requested: map[string]int64{},
 		alloc: map[string]int64{}, above: map[string]bool{},
 	}
@@ -150,17 +152,27 @@ func (l *loads) setNode(name string, n *v1.Node) bool {
 
 // check updates whether node is above the threshold and reports an
 // upward crossing. Nodes that are not usable, or report no CPU, are never
-// above.
+// above. A node that crossed stays above (and cannot cross again) until
+// its share drops below the threshold minus the re-arm band: pods coming
+// and going around the line start one cycle, not one per change.
 func (l *loads) check(node string) bool {
 	alloc, ok := l.alloc[node]
-	now := ok && alloc > 0 && l.requested[node]*100 >= l.threshold*alloc
-	was := l.above[node]
-	if now {
-		l.above[node] = true
-	} else {
+	if !ok || alloc <= 0 {
 		delete(l.above, node)
+		return false
 	}
-	return now && !was
+	req := l.requested[node] * 100
+	if l.above[node] {
+		if req < (l.threshold-l.rearm)*alloc {
+			delete(l.above, node)
+		}
+		return false
+	}
+	if req >= l.threshold*alloc {
+		l.above[node] = true
+		return true
+	}
+	return false
 }
 
 // forget drops a deleted node's state.

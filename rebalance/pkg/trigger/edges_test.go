@@ -73,6 +73,15 @@ func TestLoadsCrossings(t *testing.T) {
 			{uid: "p1"},
 			{pod: pod("p2", "a", "3700m"), crossed: "a"},
 		}},
+		{"hovering around the threshold: one crossing until it drops below the re-arm line", []step{
+			{node: a},
+			{pod: pod("p1", "a", "3500m")}, // 87.5%
+			{pod: pod("p2", "a", "200m"), crossed: "a"}, // 92.5%
+			{uid: "p2"},                   // 87.5%: above the re-arm line (80%)
+			{pod: pod("p3", "a", "200m")}, // 92.5% again: no edge
+			{uid: "p1"},                   // 5%: re-armed
+			{pod: pod("p4", "a", "3500m"), crossed: "a"},
+		}},
 		{"a finished pod frees its requests", []step{
 			{node: a},
 			{pod: pod("p1", "a", "3700m"), crossed: "a"},
@@ -107,7 +116,7 @@ func TestLoadsCrossings(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			l := newLoads(90, labels.Everything())
+			l := newLoads(90, 10, labels.Everything())
 			var want, got []string
 			for _, s := range tc.steps {
 				want = append(want, s.crossed)

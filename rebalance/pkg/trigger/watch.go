@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -11,6 +12,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/clock"
 )
 
 // WatchOptions says what Watch reports.
@@ -20,15 +22,23 @@ type WatchOptions struct {
 	// Threshold, a percentage of allocatable CPU, reports nodes whose
 	// requested CPU crosses it upward; 0 turns it off.
 	Threshold int64
+	// Rearm is how many percentage points below Threshold a node that
+	// crossed it must drop before a crossing counts again.
+	Rearm int64
+	// Cooldown is the shortest time between two cycles one node starts
+	// (its first join and its first group label excepted: see gate).
+	Cooldown time.Duration
 	// Selector limits both to the nodes it matches (the policy's
 	// nodeSelector); nil means every node.
 	Selector labels.Selector
+	// Clock is the cooldown's clock; nil means the real one.
+	Clock clock.PassiveClock
 }
 
 // Watch starts node (and, with a threshold, pod) informers on client and
 // calls fire for every join and upward threshold crossing after their
-// initial lists, until ctx ends. It returns once the informers have
-// synced. fire must not block.
+// initial lists that the node's cooldown allows, until ctx ends. It
+// returns once the informers have synced. fire must not block.
 func Watch(ctx context.Context, client kubernetes.Interface, o WatchOptions, fire func(Reason)) error {
 	if !o.NodeJoin && o.Threshold <= 0 {
 		return nil
@@ -37,22 +47,37 @@ func Watch(ctx context.Context, client kubernetes.Interface, o WatchOptions, fir
 	if sel == nil {
 		sel = labels.Everything()
 	}
+	clk := o.Clock
+	if clk == nil {
+		clk = clock.RealClock{}
+	}
 	var mu sync.Mutex // the node and pod handlers run on two goroutines
-	l := newLoads(o.Threshold, sel)
+	l := newLoads(o.Threshold, o.Rearm, sel)
+	g := newGate(o.Cooldown, clk)
 	factory := informers.NewSharedInformerFactoryWithOptions(client, 0, informers.WithTransform(trim))
 	nodeChanged := func(old, cur *v1.Node, name string, initial bool) {
 		mu.Lock()
 		if cur == nil {
 			l.forget(name)
+			g.forget(name)
 		}
 		up := o.Threshold > 0 && cur != nil && l.setNode(name, cur)
-		mu.Unlock()
+		var r *Reason
 		switch {
 		case initial:
+			g.observe(name, cur, usable(cur, sel))
 		case o.NodeJoin && joined(old, cur, sel):
-			fire(Reason{Kind: NodeJoin, Node: name})
+			if g.allow(name, cur, true) {
+				r = &Reason{Kind: NodeJoin, Node: name}
+			}
 		case up:
-			fire(Reason{Kind: Threshold, Node: name})
+			if g.allow(name, cur, false) {
+				r = &Reason{Kind: Threshold, Node: name}
+			}
+		}
+		mu.Unlock()
+		if r != nil {
+			fire(*r)
 		}
 	}
 	if _, err := factory.Core().V1().Nodes().Informer().AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{
@@ -92,8 +117,9 @@ func Watch(ctx context.Context, client kubernetes.Interface, o WatchOptions, fir
 			} else {
 				node, up = l.setPod(p.UID, p)
 			}
+			up = up && !initial && g.allow(node, nil, false)
 			mu.Unlock()
-			if up && !initial {
+			if up {
 				fire(Reason{Kind: Threshold, Node: node})
 			}
 		}
@@ -121,7 +147,7 @@ func trim(obj any) (any, error) {
 	case *v1.Node:
 		return &v1.Node{
 			ObjectMeta: metav1.ObjectMeta{Name: o.Name, UID: o.UID, ResourceVersion: o.ResourceVersion, Labels: o.Labels},
-			Spec:       v1.NodeSpec{Unschedulable: o.Spec.Unschedulable},
+			Spec:       v1.NodeSpec{Unschedulable: o.Spec.Unschedulable, Taints: o.Spec.Taints},
 			Status:     v1.NodeStatus{Allocatable: o.Status.Allocatable, Conditions: o.Status.Conditions},
 		}, nil
 	case *v1.Pod:

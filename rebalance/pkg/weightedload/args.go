@@ -8,6 +8,7 @@ import (
 	"sigs.k8s.io/descheduler/pkg/api"
 
 	"github.com/isamatch/isamatch/rebalance/pkg/podscope"
+	"github.com/isamatch/isamatch/rebalance/pkg/usage"
 )
 
 // Defaults of the plugin's arguments.
@@ -16,7 +17,44 @@ const (
 	DefaultHighThreshold        = 90
 	DefaultMaxEvictionsPerCycle = 10
 	DefaultMaxEvictionsPerNode  = 2
+	// DefaultHysteresis, in percentage points, is added to the tolerance
+	// for a measured dimension before a node is queued.
+	DefaultHysteresis = 5
+	// DefaultWeight is every dimension's weight: the design source adds
+	// CPU%, memory%, network% and disk-IO% alike.
+	DefaultWeight = 1
 )
+
+// The usage sources a policy can ask for.
+const (
+	// UsageRequests balances what pods request (the default).
+	UsageRequests = "requests"
+	// UsageMetrics balances what nodes and pods use: the Metrics API for
+	// CPU and memory, Prometheus for network and disk IO; requests where
+	// they have no value.
+	UsageMetrics = "metrics"
+)
+
+// Weights are the weights of the dimensions in the load formula, each from
+// 0 (left out) to 100; unset means DefaultWeight.
+type Weights struct {
+	CPU     *int32 `json:"cpu,omitempty"`
+	Memory  *int32 `json:"memory,omitempty"`
+	Network *int32 `json:"network,omitempty"`
+	Disk    *int32 `json:"disk,omitempty"`
+}
+
+// vec returns the weights in dimension order.
+func (w Weights) vec() vec {
+	var out vec
+	for i, p := range []*int32{w.CPU, w.Memory, w.Network, w.Disk} {
+		out[i] = DefaultWeight
+		if p != nil {
+			out[i] = float64(*p)
+		}
+	}
+	return out
+}
 
 // WeightedLoadArgs configures the WeightedLoad plugin in a
 // DeschedulerPolicy:
@@ -26,6 +64,8 @@ const (
 //	  args:
 //	    tolerance: 10
 //	    highThreshold: 90
+//	    usage: metrics
+//	    weights: {cpu: 1, memory: 1, network: 1, disk: 1}
 type WeightedLoadArgs struct {
 	metav1.TypeMeta `json:",inline"`
 
@@ -44,6 +84,17 @@ type WeightedLoadArgs struct {
 	MaxEvictionsPerCycle int `json:"maxEvictionsPerCycle,omitempty"`
 	// MaxEvictionsPerNode bounds the evictions from one node per cycle.
 	MaxEvictionsPerNode int `json:"maxEvictionsPerNode,omitempty"`
+	// Usage is what load is: UsageRequests (the default) or UsageMetrics.
+	Usage string `json:"usage,omitempty"`
+	// Weights weigh the dimensions in the load formula.
+	Weights Weights `json:"weights,omitempty"`
+	// Hysteresis, in percentage points, is added to Tolerance for a
+	// measured dimension before a node is queued; once queued, a node
+	// sheds pods until it is back within Tolerance.
+	Hysteresis int `json:"hysteresis,omitempty"`
+	// Prometheus are the queries of network and disk IO, run through the
+	// Prometheus client of the policy's metricsProviders.
+	Prometheus usage.Queries `json:"prometheus,omitempty"`
 }
 
 var _ runtime.Object = (*WeightedLoadArgs)(nil)
@@ -55,6 +106,12 @@ func (a *WeightedLoadArgs) DeepCopyObject() runtime.Object {
 	}
 	out := *a
 	out.Namespaces, out.LabelSelector = podscope.Copy(a.Namespaces, a.LabelSelector)
+	for _, p := range []**int32{&out.Weights.CPU, &out.Weights.Memory, &out.Weights.Network, &out.Weights.Disk} {
+		if *p != nil {
+			v := **p
+			*p = &v
+		}
+	}
 	return &out
 }
 
@@ -72,6 +129,12 @@ func SetDefaultsWeightedLoadArgs(obj runtime.Object) {
 	}
 	if a.MaxEvictionsPerNode == 0 {
 		a.MaxEvictionsPerNode = DefaultMaxEvictionsPerNode
+	}
+	if a.Usage == "" {
+		a.Usage = UsageRequests
+	}
+	if a.Hysteresis == 0 {
+		a.Hysteresis = DefaultHysteresis
 	}
 }
 
@@ -91,6 +154,21 @@ func ValidateWeightedLoadArgs(obj runtime.Object) error {
 		if _, err := metav1.LabelSelectorAsSelector(a.LabelSelector); err != nil {
 			return fmt.Errorf("%s: labelSelector: %w", PluginName, err)
 		}
+	}
+	if a.Usage != "" && a.Usage != UsageRequests && a.Usage != UsageMetrics {
+		return fmt.Errorf("%s: usage %q: want %q or %q", PluginName, a.Usage, UsageRequests, UsageMetrics)
+	}
+	if a.Hysteresis < 0 || a.Hysteresis > 100 {
+		return fmt.Errorf("%s: hysteresis %d: want percentage points from 0 (the default, %d) to 100", PluginName, a.Hysteresis, DefaultHysteresis)
+	}
+	w := a.Weights.vec()
+	for i, v := range w {
+		if v < 0 || v > 100 {
+			return fmt.Errorf("%s: weights.%s %v: want 0 (left out) to 100", PluginName, usage.Dimensions[i], v)
+		}
+	}
+	if w[cpuDim]+w[memDim] == 0 {
+		return fmt.Errorf("%s: weights: cpu and memory are both 0; at least one must count (network and disk are measured only with usage %q and Prometheus)", PluginName, UsageMetrics)
 	}
 	return nil
 }

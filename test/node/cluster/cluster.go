@@ -136,6 +136,13 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		}
 	}
 	c.Kubeconfig = kubeconfigs["admin"]
+	// The aggregation layer's client certificate (kubeadm's front-proxy
+	// client): aggregated APIs such as metrics-server trust the user the
+	// API server names in its request headers only with it.
+	frontProxy, frontProxyKey, err := ca.issue(pki, "front-proxy-client", certSpec{commonName: "front-proxy-client"})
+	if err != nil {
+		return c, err
+	}
 	kubeletServing, kubeletServingKey, err := ca.issue(pki, "kubelet-serving", certSpec{
 		commonName: c.NodeName, server: true, dnsNames: []string{c.NodeName}, ips: []net.IP{nodeIP},
 	})
@@ -180,6 +187,13 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		"--service-cluster-ip-range=" + ServiceCIDR,
 		"--authorization-mode=Node,RBAC",
 		"--enable-admission-plugins=NodeRestriction",
+		"--requestheader-client-ca-file=" + caFile, "--requestheader-allowed-names=front-proxy-client",
+		"--requestheader-username-headers=X-Remote-User", "--requestheader-group-headers=X-Remote-Group",
+		"--requestheader-extra-headers-prefix=X-Remote-Extra-",
+		"--proxy-client-cert-file=" + frontProxy, "--proxy-client-key-file=" + frontProxyKey,
+		// Aggregated APIs are reached at their endpoints (pod IPs on the
+		// bridge) rather than through a ClusterIP from the host.
+		"--enable-aggregator-routing=true",
 		"--allow-privileged=true",
 	}, nil)
 	if err != nil {
