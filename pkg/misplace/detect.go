@@ -89,4 +89,3 @@ func failure(s corev1.ContainerStatus) (reason string, code int32, msg string) {
 	}
 	return "", 0, ""
 }
-
