@@ -204,7 +204,7 @@ func TestMonitoringComponent(t *testing.T) {
 	// labeler's collectors, as their mains register them, and
 	// controller-runtime's own (controller_runtime_webhook_*).
 	reg := prometheus.NewRegistry()
-	if _, _, _, err := registerMetrics(reg); err != nil {
+	if _, err := registerMetrics(reg); err != nil {
 		t.Fatal(err)
 	}
 	if err := isametrics.Register(reg, "labeler metrics", labeler.NewMetrics().Collectors()...); err != nil {

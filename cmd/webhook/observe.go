@@ -7,33 +7,48 @@ import (
 
 	"github.com/isamatch/isamatch/internal/buildinfo"
 	"github.com/isamatch/isamatch/internal/metrics"
+	"github.com/isamatch/isamatch/pkg/audit"
 	"github.com/isamatch/isamatch/pkg/gate"
 	"github.com/isamatch/isamatch/pkg/imageisa"
+	"github.com/isamatch/isamatch/pkg/misplace"
 	"github.com/isamatch/isamatch/pkg/mutate"
 	"github.com/isamatch/isamatch/pkg/registry"
 )
 
+// webhookMetrics are the collectors registerMetrics registered.
+type webhookMetrics struct {
+	registry *registry.Metrics
+	mutate   *mutate.Metrics
+	gate     *gate.Metrics
+	misplace *misplace.Metrics
+	audit    *audit.Metrics
+}
+
 // registerMetrics registers what the webhook exports beside
 // controller-runtime's own metrics (controller_runtime_webhook_*, ...):
-// isamatch_build_info, isamatch_registry_* and isamatch_webhook_* (the gate
-// controller's isamatch_webhook_gate_* among them).
-func registerMetrics(reg prometheus.Registerer) (*registry.Metrics, *mutate.Metrics, *gate.Metrics, error) {
+// isamatch_build_info, isamatch_registry_*, isamatch_webhook_* (the gate
+// controller's isamatch_webhook_gate_* among them), the misplacement
+// watcher's and the audit's.
+func registerMetrics(reg prometheus.Registerer) (*webhookMetrics, error) {
 	if err := reg.Register(buildinfo.Read().Collector()); err != nil {
-		return nil, nil, nil, fmt.Errorf("register build info: %w", err)
+		return nil, fmt.Errorf("register build info: %w", err)
 	}
-	regMetrics := registry.NewMetrics()
-	if err := metrics.Register(reg, "registry metrics", regMetrics.Collectors()...); err != nil {
-		return nil, nil, nil, err
+	m := &webhookMetrics{registry: registry.NewMetrics(), mutate: mutate.NewMetrics(), gate: gate.NewMetrics(), misplace: misplace.NewMetrics(), audit: audit.NewMetrics()}
+	for _, set := range []struct {
+		what string
+		cs   []prometheus.Collector
+	}{
+		{"registry metrics", m.registry.Collectors()},
+		{"webhook metrics", m.mutate.Collectors()},
+		{"gate controller metrics", m.gate.Collectors()},
+		{"misplacement metrics", m.misplace.Collectors()},
+		{"audit metrics", m.audit.Collectors()},
+	} {
+		if err := metrics.Register(reg, set.what, set.cs...); err != nil {
+			return nil, err
+		}
 	}
-	mutMetrics := mutate.NewMetrics()
-	if err := metrics.Register(reg, "webhook metrics", mutMetrics.Collectors()...); err != nil {
-		return nil, nil, nil, err
-	}
-	gateMetrics := gate.NewMetrics()
-	if err := metrics.Register(reg, "gate controller metrics", gateMetrics.Collectors()...); err != nil {
-		return nil, nil, nil, err
-	}
-	return regMetrics, mutMetrics, gateMetrics, nil
+	return m, nil
 }
 
 // inferCacheBytes bounds the ELF inference cache: an outcome is a few
