@@ -17,6 +17,9 @@ const (
 	// maxCounts bounds the decision-counts annotation read: the webhook
 	// writes a few hundred bytes; anything longer is not its own.
 	maxCounts = 8 << 10
+	// maxNodeISA bounds a node's ISA in a message: an x86-64 node's
+	// extensions beyond its level run long.
+	maxNodeISA = 96
 	// maxTerms bounds the required terms shown.
 	maxTerms = 4
 )
@@ -121,7 +124,7 @@ func unresolved(us []mutate.UnresolvedImage) string {
 // label it.
 func NodeISA(labels, annotations map[string]string) string {
 	if native, _, ok := isa.NodeFromLabels(labels); ok {
-		return registry.Sanitize(native.Compact(), maxShown)
+		return registry.Sanitize(native.Compact(), maxNodeISA)
 	}
 	if a := annotations[isa.NativeISAAnnotation]; a != "" {
 		return registry.Sanitize(a, maxShown) + " (annotation; no isamatch labels)"
