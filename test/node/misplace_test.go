@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -193,6 +194,23 @@ var _ = Describe("Misplaced pods on a real node", Ordered, func() {
 				g.Expect(v).To(BeNumerically(">=", 1), "%s%v", w.name, w.match)
 			}
 		}).WithContext(ctx).WithTimeout(2 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+	})
+
+	It("lists them with kubectl isa audit -A", func(ctx SpecContext) {
+		bin := filepath.Join(GinkgoT().TempDir(), "kubectl-isa")
+		run(ctx, repoRoot, "go", "build", "-o", bin, "./cmd/kubectl-isa")
+		var res struct {
+			Findings []audit.Finding `json:"findings"`
+		}
+		out := run(ctx, repoRoot, bin, "--kubeconfig", cl.Kubeconfig, "audit", "-A", "-o", "json")
+		Expect(json.Unmarshal([]byte(out), &res)).To(Succeed(), "%s", out)
+		got := map[string][]string{}
+		for _, f := range res.Findings {
+			got[f.Namespace+"/"+f.Pod] = f.Reasons
+		}
+		Expect(got).To(HaveKeyWithValue(misplaceNamespace+"/sigill", []string{audit.ReasonRuntime}))
+		Expect(got).To(HaveKeyWithValue(misplaceNamespace+"/undecided", []string{audit.ReasonUndecided}))
+		GinkgoWriter.Print(run(ctx, repoRoot, bin, "--kubeconfig", cl.Kubeconfig, "audit", "-A", "-o", "wide"))
 	})
 })
 
