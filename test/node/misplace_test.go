@@ -142,7 +142,9 @@ var _ = Describe("Misplaced pods on a real node", Ordered, func() {
 			first = pods[0]
 			g.Expect(first.Annotations).NotTo(HaveKey(isa.DecisionCountsAnnotation))
 			g.Expect(misplace.Detect(&first)).To(ContainElement(HaveField("Reason", misplace.ReasonExecFormat)))
-		}).WithContext(ctx).WithTimeout(3 * time.Minute).WithPolling(time.Second).Should(Succeed())
+		}).WithContext(ctx).WithTimeout(3*time.Minute).WithPolling(time.Second).Should(Succeed(), func() string {
+			return fmt.Sprintf("pod status: %+v; events: %v", first.Status, eventReasons(ctx, &first))
+		})
 
 		By("scaling the webhook back: its leader notices, records, evicts")
 		scaleWebhook(ctx, 2)

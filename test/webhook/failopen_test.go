@@ -2,7 +2,7 @@ package webhook
 
 import (
 	"context"
-
+	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -31,7 +31,7 @@ var _ = Describe("The API server's admission metrics the failing-open alert read
 	// only.
 	probe := func(policy admissionregistrationv1.FailurePolicyType) *admissionregistrationv1.MutatingWebhookConfiguration {
 		return &admissionregistrationv1.MutatingWebhookConfiguration{
-			ObjectMeta: metav1.ObjectMeta{Name: "isamatch-test-probe-" + string(policy)},
+			ObjectMeta: metav1.ObjectMeta{Name: "isamatch-test-probe-" + strings.ToLower(string(policy))},
 			Webhooks: []admissionregistrationv1.MutatingWebhook{{
 				Name:                    shippedWebhookName,
 				AdmissionReviewVersions: []string{"v1"},
