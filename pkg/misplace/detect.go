@@ -17,7 +17,12 @@ const (
 	ReasonSIGILL = "sigill"
 	// ReasonExecFormat: a container could not start, its binary is not
 	// for the node's architecture ("exec format error" from the kernel's
-	// execve, ENOEXEC).
+	// execve, ENOEXEC). runc (1.2 and later) fails that execve after the
+	// container started and says so on the container's stderr only, with
+	// exit code 1: the status carries the text when the container's
+	// terminationMessagePolicy is FallbackToLogsOnError (the kubelet then
+	// copies the log's end into it) or when the runtime failed the start
+	// itself (reason StartError). Logs are never read.
 	ReasonExecFormat = "exec_format"
 )
 

@@ -338,6 +338,10 @@ func scaleWebhook(ctx context.Context, replicas int32) {
 func foreignDeployment(image string) *appsv1.Deployment {
 	labels := map[string]string{"app": "foreign"}
 	pod := testbed.MakePod("foreign", misplaceNamespace).Image(image).Obj()
+	// runc reports a failed execve after the container started, on its
+	// stderr ("exec /pause: exec format error"), with exit code 1: the
+	// status shows it only when the kubelet copies the log's end into it.
+	pod.Spec.Containers[0].TerminationMessagePolicy = corev1.TerminationMessageFallbackToLogsOnError
 	return &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Namespace: misplaceNamespace, Name: "foreign"},
 		Spec: appsv1.DeploymentSpec{
