@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/lru"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -38,6 +39,9 @@ const ReportingController = "isamatch-misplacement"
 // DefaultMaxSeen bounds the containers a Watcher remembers reporting.
 const DefaultMaxSeen = 65536
 
+// DefaultEvictGrace is WatcherOptions.EvictGrace's default.
+const DefaultEvictGrace = time.Minute
+
 // maxNote is the most an Event's note may hold (events.k8s.io/v1: 1 kB).
 const maxNote = 1024
 
@@ -51,6 +55,10 @@ type Watcher struct {
 	evictor Evictor
 	seen    *lru.Cache
 	owners  *backoff
+	now     func() time.Time
+	// graceEnd is when the remedy may evict: EvictGrace after the
+	// Watcher was built.
+	graceEnd time.Time
 }
 
 // WatcherOptions configures NewWatcher.
@@ -65,6 +73,12 @@ type WatcherOptions struct {
 	// Evictor, when set, is the remedy: misplaced pods isamatch did not
 	// decide and a controller replaces are evicted through it.
 	Evictor Evictor
+	// EvictGrace is how long after the Watcher is built (the webhook
+	// started) the remedy waits before its first eviction: until then the
+	// API server may not reach the webhook yet (its Service's endpoints,
+	// kube-proxy), and a replacement would be admitted undecided again.
+	// DefaultEvictGrace when 0; none when negative.
+	EvictGrace time.Duration
 	// MaxSeen bounds the containers remembered (DefaultMaxSeen when 0).
 	MaxSeen int
 	// Now is the clock (time.Now when nil).
@@ -79,10 +93,15 @@ func NewWatcher(o WatcherOptions) *Watcher {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Watcher{rec: o.Recorder, nodes: o.Nodes, metrics: o.Metrics, evictor: o.Evictor, seen: lru.New(o.MaxSeen), owners: newBackoff(o.Now)}
+	if o.EvictGrace == 0 {
+		o.EvictGrace = DefaultEvictGrace
+	}
+	return &Watcher{rec: o.Recorder, nodes: o.Nodes, metrics: o.Metrics, evictor: o.Evictor, seen: lru.New(o.MaxSeen), owners: newBackoff(o.Now),
+		now: o.Now, graceEnd: o.Now().Add(max(o.EvictGrace, 0))}
 }
 
-// seenKey identifies one failure of one pod's container.
+// seenKey identifies one failure of one pod's container; an eviction
+// scheduled for a pod is remembered under its UID and reason "evict".
 type seenKey struct {
 	uid       string
 	container string
@@ -95,8 +114,12 @@ func (w *Watcher) Observe(ctx context.Context, pod *corev1.Pod) int {
 	if pod.UID == "" || pod.DeletionTimestamp != nil || pod.Spec.NodeName == "" {
 		return 0
 	}
+	failures := Detect(pod)
+	if len(failures) > 0 && w.evictor != nil {
+		defer w.evict(ctx, pod)
+	}
 	var fresh []Failure
-	for _, f := range Detect(pod) {
+	for _, f := range failures {
 		k := seenKey{string(pod.UID), f.Container, f.Reason}
 		if _, ok := w.seen.Get(k); ok {
 			continue
@@ -114,9 +137,6 @@ func (w *Watcher) Observe(ctx context.Context, pod *corev1.Pod) int {
 		w.metrics.misplaced(f.Reason)
 		w.rec.Eventf(containerRef(pod, f), nil, corev1.EventTypeWarning, ReasonMisplaced, "Detect", "%s", Note(f, pod.Spec.NodeName, node, needs))
 		log.Info("misplaced pod", "container", f.Container, "reason", f.Reason)
-	}
-	if w.evictor != nil {
-		w.evict(ctx, pod)
 	}
 	return len(fresh)
 }
@@ -151,10 +171,29 @@ func (w *Watcher) nodeISA(ctx context.Context, name string) string {
 }
 
 // evict is the remedy: pod is evicted when evictable and its controller
-// had no pod evicted within EvictBackoff.
+// had no pod evicted within EvictBackoff; within the grace, once, when the
+// grace ends.
 func (w *Watcher) evict(ctx context.Context, pod *corev1.Pod) {
 	owner, ok := evictable(pod)
-	if !ok || !w.owners.take(owner) {
+	if !ok {
+		return
+	}
+	if wait := w.graceEnd.Sub(w.now()); wait > 0 {
+		k := seenKey{string(pod.UID), "", "evict"}
+		if _, ok := w.seen.Get(k); !ok {
+			w.seen.Add(k, struct{}{})
+			pod := pod.DeepCopy()
+			time.AfterFunc(wait, func() { w.evictNow(ctx, pod, owner) })
+		}
+		return
+	}
+	w.evictNow(ctx, pod, owner)
+}
+
+// evictNow evicts pod unless its controller had a pod evicted within
+// EvictBackoff.
+func (w *Watcher) evictNow(ctx context.Context, pod *corev1.Pod, owner types.UID) {
+	if ctx.Err() != nil || !w.owners.take(owner) {
 		return
 	}
 	log := ctrl.LoggerFrom(ctx).WithValues("pod", klog.KObj(pod))

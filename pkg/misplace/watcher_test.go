@@ -3,6 +3,7 @@ package misplace
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -147,7 +148,7 @@ func TestEvictRemedy(t *testing.T) {
 			})
 			rec := &fakeRecorder{}
 			m := NewMetrics()
-			w := NewWatcher(WatcherOptions{Recorder: rec, Evictor: ev, Metrics: m, Now: func() time.Time { return now }})
+			w := NewWatcher(WatcherOptions{Recorder: rec, Evictor: ev, Metrics: m, EvictGrace: -1, Now: func() time.Time { return now }})
 			for _, p := range tc.pods {
 				w.Observe(t.Context(), p)
 				now = now.Add(tc.advance)
@@ -198,5 +199,43 @@ func TestSlim(t *testing.T) {
 	}
 	if _, ok := Decision(s); !ok || metav1.GetControllerOf(s) == nil {
 		t.Errorf("Slim lost the decision or the controller")
+	}
+}
+
+// TestEvictWaitsForTheGrace: a pod seen failing right after the webhook
+// started is evicted once the grace ends, once, however often it is seen.
+func TestEvictWaitsForTheGrace(t *testing.T) {
+	var mu sync.Mutex
+	var evicted []string
+	ev := EvictorFunc(func(_ context.Context, pod *corev1.Pod) error {
+		mu.Lock()
+		defer mu.Unlock()
+		evicted = append(evicted, pod.Name)
+		return nil
+	})
+	const grace = 200 * time.Millisecond
+	w := NewWatcher(WatcherOptions{Recorder: &fakeRecorder{}, Evictor: ev, EvictGrace: grace})
+	start := time.Now()
+	pod := failedPod("u1", "ReplicaSet", false)
+	for range 3 {
+		w.Observe(t.Context(), pod)
+	}
+	got := func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(evicted)
+	}
+	if len(got()) != 0 {
+		t.Fatalf("evicted within the grace: %v", got())
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(got()) == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if diff := cmp.Diff([]string{"p-u1"}, got()); diff != "" {
+		t.Errorf("evicted (-want +got):\n%s", diff)
+	}
+	if since := time.Since(start); since < grace {
+		t.Errorf("evicted after %v, before the grace of %v ended", since, grace)
 	}
 }

@@ -153,7 +153,10 @@ var _ = Describe("Misplaced pods on a real node", Ordered, func() {
 		Expect(ev.Note).To(ContainSubstring("exec format error"))
 		Expect(ev.Note).To(ContainSubstring("not decided by isamatch"))
 		GinkgoWriter.Printf("%s: %s\n", ev.Reason, ev.Note)
-		waitEvent(ctx, &first, misplace.ReasonEvicted, time.Minute)
+		// Not before a minute after the webhook started
+		// (misplace.DefaultEvictGrace): the API server must reach it again,
+		// or the replacement is admitted undecided as well.
+		waitEvent(ctx, &first, misplace.ReasonEvicted, 3*time.Minute)
 		var second corev1.Pod
 		Eventually(func(g Gomega) {
 			pods := deploymentPods(ctx, g)
