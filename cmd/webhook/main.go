@@ -18,6 +18,7 @@ import (
 	"github.com/isamatch/isamatch/internal/buildinfo"
 	"github.com/isamatch/isamatch/internal/logging"
 	"github.com/isamatch/isamatch/internal/metricsauth"
+	"github.com/isamatch/isamatch/pkg/audit"
 	"github.com/isamatch/isamatch/pkg/gate"
 	"github.com/isamatch/isamatch/pkg/imageisa"
 	"github.com/isamatch/isamatch/pkg/isa"
@@ -109,6 +110,9 @@ type options struct {
 	gateAttempt        time.Duration
 	leaderElect        bool
 	podEvents          bool
+	misplaceEvents     bool
+	evictMisplaced     bool
+	auditInterval      time.Duration
 	pullSecrets        bool
 	credProviderConfig string
 	credProviderBinDir string
@@ -166,6 +170,9 @@ func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
 	fs.BoolVar(&o.gateController, "gate-controller", true, "run the gate controller (on the elected leader) that resolves gated pods and releases them; off, admission still gates (for tests, or when another replica set runs it)")
 	fs.BoolVar(&o.leaderElect, "leader-elect", true, "elect one replica, with a Lease in --namespace, to run the gate controller and the pod events (false: this process runs them; one replica only)")
 	fs.BoolVar(&o.podEvents, "pod-events", true, "record Events on each decided pod (on the elected leader): IsamatchDecided, IsamatchImageUnresolved per image whose platforms are unknown, IsamatchNoNode when no node satisfies the pod's required affinity")
+	fs.BoolVar(&o.misplaceEvents, "misplacement-events", true, "watch the scheduled pods (on the elected leader) for containers that died of SIGILL or could not start with \"exec format error\": a Warning event IsamatchMisplaced on the pod naming the node's ISA and what the pod needs, and isamatch_runtime_misplacements_total{reason}")
+	fs.BoolVar(&o.evictMisplaced, "evict-misplaced", false, "evict a misplaced pod that isamatch did not decide and that a controller (not a DaemonSet) replaces, so the replacement is admitted with a decision; at most one pod per controller every 10 minutes, none in the first minute after start (needs create on pods/eviction: the kustomize component config/components/evict-misplaced)")
+	fs.DurationVar(&o.auditInterval, "audit-interval", audit.DefaultInterval, "how often the elected leader audits the running pods and sets isamatch_misplaced_pods{reason}, isamatch_nodes, isamatch_isa_groups and isamatch_gated_pods_overdue (0: never)")
 	fs.BoolVar(&o.pullSecrets, "pull-secrets", false, "resolve images with the pod's imagePullSecrets and its ServiceAccount's, as the kubelet pulls them (needs get on secrets and serviceaccounts in every namespace: the kustomize component config/components/pull-secrets); off: registries are read anonymously")
 	fs.StringVar(&o.credProviderConfig, "image-credential-provider-config", "", "the kubelet's CredentialProviderConfig (a file, or a directory of *.yaml/*.yml/*.json files): registry credentials for every pod from the image credential provider plugins it names (ecr-credential-provider, gcp-credential-provider, acr-credential-provider), asked after the pod's pull secrets; needs --image-credential-provider-bin-dir (the kustomize component config/components/credential-providers)")
 	fs.StringVar(&o.credProviderBinDir, "image-credential-provider-bin-dir", "", "directory of the credential provider plugin executables that --image-credential-provider-config names (a plugin is only ever run from there)")
@@ -210,6 +217,12 @@ func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
 	}
 	if o.gateAttempt <= 0 || o.gateAttempt > o.gateTimeout {
 		return o, fmt.Errorf("--gate-attempt %v: want a duration in (0, %v] (--gate-timeout)", o.gateAttempt, o.gateTimeout)
+	}
+	if o.evictMisplaced && !o.misplaceEvents {
+		return o, errors.New("--evict-misplaced needs --misplacement-events: the watcher finds the pods it evicts")
+	}
+	if o.auditInterval < 0 || (o.auditInterval > 0 && o.auditInterval < 10*time.Second) {
+		return o, fmt.Errorf("--audit-interval %v: want 0 (off) or at least 10s", o.auditInterval)
 	}
 	if o.inferTimeout <= 0 || o.inferTimeout > time.Minute {
 		return o, fmt.Errorf("--infer-elf-timeout %v: want a duration in (0, 1m]", o.inferTimeout)

@@ -39,6 +39,8 @@ func TestParseArgs(t *testing.T) {
 		gateController:  true,
 		leaderElect:     true,
 		podEvents:       true,
+		misplaceEvents:  true,
+		auditInterval:   time.Minute,
 		inferELF:        true,
 		inferMaxBytes:   64 << 20,
 		inferTimeout:    10 * time.Second,
@@ -88,6 +90,9 @@ func TestParseArgs(t *testing.T) {
 		}},
 		{name: "plugin runs per namespace above the total", args: []string{"--image-credential-provider-max-runs", "4", "--image-credential-provider-max-runs-per-namespace", "5"},
 			wantErr: "--image-credential-provider-max-runs-per-namespace 5: want 1..4 (--image-credential-provider-max-runs)"},
+		{name: "evict needs the watcher", args: []string{"--evict-misplaced", "--misplacement-events=false"}, wantErr: "--evict-misplaced needs --misplacement-events: the watcher finds the pods it evicts"},
+		{name: "audit too often", args: []string{"--audit-interval=1s"}, wantErr: "--audit-interval 1s: want 0 (off) or at least 10s"},
+		{name: "audit off, eviction on", args: []string{"--audit-interval=0", "--evict-misplaced"}, want: func(o *options) { o.auditInterval, o.evictMisplaced = 0, true }},
 		{name: "plugin runs 0", args: []string{"--image-credential-provider-max-runs", "0"}, wantErr: "--image-credential-provider-max-runs 0: want 1..64"},
 		{name: "metrics audience", args: []string{"--metrics-token-audience", "prometheus.example/isamatch"}, want: func(o *options) { o.metricsAudience = "prometheus.example/isamatch" }},
 		{name: "metrics audience empty", args: []string{"--metrics-token-audience", ""}, wantErr: `--metrics-token-audience: token audience "": want 1..253 characters`},
@@ -196,9 +201,12 @@ func TestNeedsLeader(t *testing.T) {
 	}{
 		{name: "defaults", want: true},
 		{name: "sync mode: the pod events", args: []string{"--resolve=sync"}, want: true},
-		{name: "sync mode without pod events", args: []string{"--resolve=sync", "--pod-events=false"}, want: false},
-		{name: "gate controller only", args: []string{"--pod-events=false"}, want: true},
-		{name: "neither", args: []string{"--gate-controller=false", "--pod-events=false"}, want: false},
+		{name: "sync mode without pod events", args: []string{"--resolve=sync", "--pod-events=false"}, want: true},
+		{name: "sync mode, nothing on the leader", args: []string{"--resolve=sync", "--pod-events=false", "--misplacement-events=false", "--audit-interval=0"}, want: false},
+		{name: "gate controller only", args: []string{"--pod-events=false", "--misplacement-events=false", "--audit-interval=0"}, want: true},
+		{name: "misplacement watcher only", args: []string{"--gate-controller=false", "--pod-events=false", "--audit-interval=0"}, want: true},
+		{name: "audit only", args: []string{"--gate-controller=false", "--pod-events=false", "--misplacement-events=false"}, want: true},
+		{name: "none", args: []string{"--gate-controller=false", "--pod-events=false", "--misplacement-events=false", "--audit-interval=0"}, want: false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -7,43 +7,50 @@ import (
 
 	"github.com/isamatch/isamatch/internal/buildinfo"
 	"github.com/isamatch/isamatch/internal/metrics"
+	"github.com/isamatch/isamatch/pkg/audit"
 	"github.com/isamatch/isamatch/pkg/gate"
 	"github.com/isamatch/isamatch/pkg/imageisa"
+	"github.com/isamatch/isamatch/pkg/misplace"
 	"github.com/isamatch/isamatch/pkg/mutate"
 	"github.com/isamatch/isamatch/pkg/registry"
 	"github.com/isamatch/isamatch/pkg/registry/credprov"
 )
 
-// webhookMetrics are the collectors of the webhook's parts.
+// webhookMetrics are the collectors registerMetrics registered.
 type webhookMetrics struct {
 	registry *registry.Metrics
 	credprov *credprov.Metrics
 	mutate   *mutate.Metrics
 	gate     *gate.Metrics
+	misplace *misplace.Metrics
+	audit    *audit.Metrics
 }
 
 // registerMetrics registers what the webhook exports beside
 // controller-runtime's own metrics (controller_runtime_webhook_*, ...):
 // isamatch_build_info, isamatch_registry_* (the credential providers'
-// isamatch_registry_credential_provider_* among them) and
-// isamatch_webhook_* (the gate controller's isamatch_webhook_gate_* among
-// them).
-func registerMetrics(reg prometheus.Registerer) (webhookMetrics, error) {
+// isamatch_registry_credential_provider_* among them), isamatch_webhook_*
+// (the gate controller's isamatch_webhook_gate_* among them), the
+// misplacement watcher's and the audit's.
+func registerMetrics(reg prometheus.Registerer) (*webhookMetrics, error) {
 	if err := reg.Register(buildinfo.Read().Collector()); err != nil {
-		return webhookMetrics{}, fmt.Errorf("register build info: %w", err)
+		return nil, fmt.Errorf("register build info: %w", err)
 	}
-	m := webhookMetrics{registry: registry.NewMetrics(), credprov: credprov.NewMetrics(), mutate: mutate.NewMetrics(), gate: gate.NewMetrics()}
-	for _, part := range []struct {
-		what       string
-		collectors []prometheus.Collector
+	m := &webhookMetrics{registry: registry.NewMetrics(), credprov: credprov.NewMetrics(), mutate: mutate.NewMetrics(), gate: gate.NewMetrics(),
+		misplace: misplace.NewMetrics(), audit: audit.NewMetrics()}
+	for _, set := range []struct {
+		what string
+		cs   []prometheus.Collector
 	}{
 		{"registry metrics", m.registry.Collectors()},
 		{"credential provider metrics", m.credprov.Collectors()},
 		{"webhook metrics", m.mutate.Collectors()},
 		{"gate controller metrics", m.gate.Collectors()},
+		{"misplacement metrics", m.misplace.Collectors()},
+		{"audit metrics", m.audit.Collectors()},
 	} {
-		if err := metrics.Register(reg, part.what, part.collectors...); err != nil {
-			return webhookMetrics{}, err
+		if err := metrics.Register(reg, set.what, set.cs...); err != nil {
+			return nil, err
 		}
 	}
 	return m, nil

@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"time"
 
 	"github.com/open-policy-agent/cert-controller/pkg/rotator"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -24,9 +26,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
+	"github.com/isamatch/isamatch/pkg/audit"
 	"github.com/isamatch/isamatch/pkg/gate"
 	"github.com/isamatch/isamatch/pkg/inventory"
 	"github.com/isamatch/isamatch/pkg/isa"
+	"github.com/isamatch/isamatch/pkg/misplace"
 	"github.com/isamatch/isamatch/pkg/mutate"
 	"github.com/isamatch/isamatch/pkg/podevents"
 	"github.com/isamatch/isamatch/pkg/registry"
@@ -50,7 +54,10 @@ import (
 //     which runs on the elected leader only;
 //  6. the pod events (unless --pod-events=false), on the elected leader,
 //     with the handler explaining each decision again for its Event;
-//  7. the health and readiness checks.
+//  7. the misplacement watcher and the audit (unless
+//     --misplacement-events=false and --audit-interval=0), on the elected
+//     leader;
+//  8. the health and readiness checks.
 //
 // The order of 4 is the one that matters. controller-runtime adds the
 // webhook server to the manager on the first call of GetWebhookServer(),
@@ -91,18 +98,18 @@ func setup(cfg *rest.Config, o options) (manager.Manager, error) {
 			return nil, fmt.Errorf("set up emulator index: %w", err)
 		}
 	}
-	handler, gateMetrics, err := newHandler(mgr, inv, emulators, o, gateAlive)
+	handler, m, err := newHandler(mgr, inv, emulators, o, gateAlive)
 	if err != nil {
 		return nil, err
 	}
 	if leaseWatch != nil {
-		leaseWatch.Metrics = gateMetrics
+		leaseWatch.Metrics = m.gate
 	}
 	if err := addWebhookStarter(mgr, certsReady, handler); err != nil {
 		return nil, err
 	}
 	if o.runsGateController() {
-		if err := gate.Setup(mgr, handler, gate.Options{Timeout: o.gateTimeout, Workers: o.gateWorkers, WorkersPerNamespace: o.gateNSWorkers, Attempt: o.gateAttempt, Metrics: gateMetrics}); err != nil {
+		if err := gate.Setup(mgr, handler, gate.Options{Timeout: o.gateTimeout, Workers: o.gateWorkers, WorkersPerNamespace: o.gateNSWorkers, Attempt: o.gateAttempt, Metrics: m.gate}); err != nil {
 			return nil, err
 		}
 	}
@@ -110,6 +117,9 @@ func setup(cfg *rest.Config, o options) (manager.Manager, error) {
 		if err := podevents.Setup(mgr, podevents.Options{Explain: handler.Explain}); err != nil {
 			return nil, err
 		}
+	}
+	if err := addMisplacement(mgr, inv, o, m); err != nil {
+		return nil, err
 	}
 	if err := addChecks(mgr, srv, certsReady, inv); err != nil {
 		return nil, err
@@ -140,9 +150,39 @@ func (o options) runsGateController() bool {
 }
 
 // needsLeader reports whether this process runs something one replica
-// only may run: the gate controller or the pod events.
+// only may run: the gate controller, the pod events, the misplacement
+// watcher or the audit.
 func (o options) needsLeader() bool {
-	return o.runsGateController() || o.podEvents
+	return o.runsGateController() || o.podEvents || o.misplaceEvents || o.auditInterval > 0
+}
+
+// addMisplacement adds the informer of scheduled pods with the
+// misplacement watcher (--misplacement-events) and the audit
+// (--audit-interval), when either is on.
+func addMisplacement(mgr manager.Manager, inv *inventory.Inventory, o options, m *webhookMetrics) error {
+	if !o.misplaceEvents && o.auditInterval == 0 {
+		return nil
+	}
+	pods, err := misplace.Setup(mgr, misplace.Options{Events: o.misplaceEvents, Evict: o.evictMisplaced, Metrics: m.misplace})
+	if err != nil {
+		return err
+	}
+	if o.auditInterval == 0 {
+		return nil
+	}
+	var gateTimeout time.Duration
+	if o.resolve != mutate.ResolveSync {
+		gateTimeout = o.gateTimeout
+	}
+	return audit.Setup(mgr, pods, inv, audit.Options{
+		WebhookConfig: WebhookConfigName, SkipNamespaces: skipNamespaces(o), GateTimeout: gateTimeout,
+		Interval: o.auditInterval, Metrics: m.audit,
+	})
+}
+
+// skipNamespaces are the namespaces the webhook leaves alone.
+func skipNamespaces(o options) []string {
+	return []string{metav1.NamespaceSystem, o.namespace}
 }
 
 // leaseName is the Lease the replicas elect the gate controller's runner
@@ -228,7 +268,7 @@ func addGateLeaseWatch(mgr manager.Manager, o options) (*gate.LeaseWatch, error)
 
 // newHandler builds the resolver and the pod mutator and registers their
 // metrics and the gate controller's.
-func newHandler(mgr manager.Manager, inv *inventory.Inventory, emulators mutate.Emulators, o options, gateAlive func() bool) (*mutate.PodMutator, *gate.Metrics, error) {
+func newHandler(mgr manager.Manager, inv *inventory.Inventory, emulators mutate.Emulators, o options, gateAlive func() bool) (*mutate.PodMutator, *webhookMetrics, error) {
 	keychains, err := newKeychainFactory(mgr.GetConfig(), o)
 	if err != nil {
 		return nil, nil, err
@@ -265,7 +305,7 @@ func newHandler(mgr manager.Manager, inv *inventory.Inventory, emulators mutate.
 	return mutate.NewPodMutator(res, inv, mutate.Options{
 		Infer:          infer,
 		Budget:         o.budget,
-		SkipNamespaces: []string{"kube-system", o.namespace},
+		SkipNamespaces: skipNamespaces(o),
 		Metrics:        m.mutate,
 		Enforcement:    o.enforcement,
 		Resolve:        o.resolve,
@@ -273,7 +313,7 @@ func newHandler(mgr manager.Manager, inv *inventory.Inventory, emulators mutate.
 		Emulators:      emulators,
 
 		FallbackArchitecture: isa.Arch(o.fallbackArch),
-	}), m.gate, nil
+	}), m, nil
 }
 
 // registryOptions are the resolver's options of the registry flags, with

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/spf13/cobra"
+
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/isamatch/isamatch/pkg/inventory"
@@ -50,7 +52,7 @@ func Check(ctx context.Context, cs kubernetes.Interface, request string) (CheckR
 	if err != nil {
 		return CheckResult{}, fmt.Errorf("request %q: %w", clean(request, maxShown), err)
 	}
-	nodes, err := listNodes(ctx, cs)
+	nodes, err := listNodes(ctx, cs, "")
 	if err != nil {
 		return CheckResult{}, err
 	}
@@ -69,12 +71,12 @@ func Check(ctx context.Context, cs kubernetes.Interface, request string) (CheckR
 	}
 	for k := range nodes {
 		n := &nodes[k]
-		if !anyTermMatches(d.Required, n.Labels) {
+		if !requiredMatches(d.Required, n) {
 			continue
 		}
 		row := nodeRow(n)
 		c := CheckRow{Node: n.Name, ISA: row.ISA, Group: row.Group}
-		c.Tier, c.Weight = preferredScore(d.Preferred, n.Labels)
+		c.Tier, c.Weight = preferredScore(d.Preferred, n)
 		if native, _, ok := isa.NodeFromLabels(n.Labels); ok {
 			for _, alt := range req.Alternatives {
 				c.Affinity = max(c.Affinity, isa.Affinity(native, alt))
@@ -101,7 +103,7 @@ func tierString(t int) string {
 	return fmt.Sprint(t)
 }
 
-func writeCheck(w io.Writer, res CheckResult) error {
+func writeCheck(w io.Writer, res CheckResult, wide bool) error {
 	fmt.Fprintf(w, "request:  %s\nrequired: %s (%d node(s) now)\n", res.Request, res.Required, res.MatchingNodes)
 	for _, wn := range res.Warnings {
 		fmt.Fprintf(w, "warning:  %s\n", wn)
@@ -111,9 +113,61 @@ func writeCheck(w io.Writer, res CheckResult) error {
 		return err
 	}
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, "NODE\tTIER\tWEIGHT\tAFFINITY\tGROUP\tISA")
+	head := "NODE\tTIER\tWEIGHT\tAFFINITY"
+	if wide {
+		head += "\tGROUP\tISA"
+	}
+	fmt.Fprintln(tw, head)
 	for _, r := range res.Nodes {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%.4f\t%s\t%s\n", r.Node, tierString(r.Tier), r.Weight, r.Affinity, orNone(r.Group), orNone(r.ISA))
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%.4f", r.Node, tierString(r.Tier), r.Weight, r.Affinity)
+		if wide {
+			fmt.Fprintf(tw, "\t%s\t%s", orNone(r.Group), orNone(r.ISA))
+		}
+		fmt.Fprintln(tw)
 	}
 	return tw.Flush()
+}
+
+func newCheckCommand(o *Options) *cobra.Command {
+	var out outputFlag
+	cmd := &cobra.Command{
+		Use:   "check REQUEST",
+		Short: "List the nodes a pod asking for REQUEST could run on now, best first",
+		Long: `Decide a pod that asks for REQUEST (as the annotation isa.isamatch.io/request
+would) against the cluster's nodes now, as the webhook would, and list the
+nodes its required affinity admits, best first: the scheduler's node
+affinity score, then instruction affinity. REQUEST may list alternatives
+separated by '|'.`,
+		Example: `  kubectl isa check rv64gcv
+  kubectl isa check "rv64gcv_zba | x86-64-v3" -o wide
+  kubectl isa check x86-64-v2 -o name`,
+		Args: exactArgs(1, "REQUEST"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cs, err := o.clientset()
+			if err != nil {
+				return err
+			}
+			res, err := Check(cmd.Context(), cs, args[0])
+			if err != nil {
+				return err
+			}
+			names := make([]string, len(res.Nodes))
+			for k, r := range res.Nodes {
+				names[k] = "node/" + r.Node
+			}
+			return out.print(o.Streams.Out, res, names, func(w io.Writer, wide bool) error { return writeCheck(w, res, wide) })
+		},
+	}
+	out.add(cmd, outputJSON, outputYAML, outputWide, outputName)
+	return cmd
+}
+
+// exactArgs is cobra.ExactArgs with a usage error naming what is wanted.
+func exactArgs(n int, what string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) != n {
+			return fmt.Errorf("%w: %s takes %s, got %d argument(s)", ErrUsage, cmd.Name(), what, len(args))
+		}
+		return nil
+	}
 }

@@ -1,6 +1,9 @@
-// Package kubectlisa is the cluster side of the kubectl-isa plugin: it reads
-// nodes and pods through a client-go clientset and shows what isamatch sees
-// and decided. [Execute] runs one command (nodes, check, explain) from
-// [Options]; [NewClient] builds the clientset from the usual kubeconfig
-// flags. The offline commands (normalize, match) live in internal/isacli.
+// Package kubectlisa is the kubectl-isa plugin's command tree: [NewCommand]
+// builds it on k8s.io/cli-runtime (kubectl's kubeconfig flags) and cobra
+// (per-command help, examples, completion). The cluster commands read
+// nodes and pods through a client-go clientset: [Nodes], [Check],
+// [Explain], [Audit] (package audit's judgement) and [Ungater] (package
+// gate's release past the bound); each prints a table, -o wide, or -o
+// json|yaml|name. The offline commands (normalize, match) live in
+// internal/isacli.
 package kubectlisa

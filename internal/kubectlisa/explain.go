@@ -7,55 +7,64 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"time"
 
+	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 
+	"github.com/isamatch/isamatch/pkg/inventory"
 	"github.com/isamatch/isamatch/pkg/isa"
+	"github.com/isamatch/isamatch/pkg/misplace"
 	"github.com/isamatch/isamatch/pkg/mutate"
 )
 
-// Explanation is why a pod is placed where it is.
+// Explanation is why a pod is placed where it is, from the pod, the
+// decision the webhook recorded on it and the nodes now.
 type Explanation struct {
 	Pod string `json:"pod"`
-	// Decided is true when the webhook wrote its decision annotation;
-	// Decision is that annotation (the decision's numbers) and Detail the
-	// readable decision of the pod's newest isamatch Event (IsamatchDecided,
-	// or the gate controller's release), "" once Events have expired.
-	Decided  bool   `json:"decided"`
-	Decision string `json:"decision,omitempty"`
-	Detail   string `json:"detail,omitempty"`
+	// Decided is true when the webhook recorded its decision; Counts is
+	// that decision as stored (isa.DecisionAnnotation) and Decision its
+	// line for people: the newest IsamatchDecided or gate release Event of
+	// the pod (or, for pods admitted by earlier releases, the line the
+	// annotation held), shown as written (cut and sanitised), never parsed.
+	Decided  bool                   `json:"decided"`
+	Counts   *mutate.DecisionCounts `json:"counts,omitempty"`
+	Decision string                 `json:"decision,omitempty"`
 	// Request and QEMU are what the pod asks for, with the key each came
 	// from; RequestError is the denial a malformed one gets.
-	Request      *Asked       `json:"request,omitempty"`
-	QEMU         *Asked       `json:"qemu,omitempty"`
-	RequestError string       `json:"requestError,omitempty"`
-	Images       []ImageEntry `json:"images"`
-	// RequiredText is the webhook's description of the required affinity;
-	// Required the pod's required node selector terms (ORed).
-	RequiredText string   `json:"requiredText,omitempty"`
-	Required     []string `json:"required"`
-	Tiers        []Tier   `json:"tiers"`
-	// Node is where the pod runs ("" while Pending), with the tier and the
-	// preferred weight it gets there.
-	Node       string `json:"node,omitempty"`
-	NodeGroup  string `json:"nodeGroup,omitempty"`
-	NodeTier   int    `json:"nodeTier"`
-	NodeWeight int32  `json:"nodeWeight"`
+	Request      *Asked `json:"request,omitempty"`
+	QEMU         *Asked `json:"qemu,omitempty"`
+	RequestError string `json:"requestError,omitempty"`
+	// RequestNeeds is what the request needs, decided again now against
+	// the nodes (the images are not looked up): the webhook's description
+	// of the required affinity, and how many nodes meet it.
+	RequestNeeds      string `json:"requestNeeds,omitempty"`
+	RequestNeedsNodes int    `json:"requestNeedsNodes,omitempty"`
+	// Images are the pod's image references in pod order; Unresolved
+	// those the decision was made without (Counts.Unresolved).
+	Images     []string `json:"images"`
+	Unresolved []string `json:"unresolved,omitempty"`
+	// Required are the pod's required node selector terms (ORed).
+	Required []string `json:"required"`
+	Tiers    []Tier   `json:"tiers"`
+	// Node is where the pod runs ("" while Pending), with its ISA, group,
+	// the tier and the preferred weight it gets there, and whether it
+	// still satisfies the pod's required node affinity.
+	Node          string `json:"node,omitempty"`
+	NodeISA       string `json:"nodeISA,omitempty"`
+	NodeGroup     string `json:"nodeGroup,omitempty"`
+	NodeTier      int    `json:"nodeTier"`
+	NodeWeight    int32  `json:"nodeWeight"`
+	NodeSatisfies bool   `json:"nodeSatisfiesRequired"`
 }
 
 // Asked is one request of a pod.
 type Asked struct {
 	Text string `json:"text"`
 	From string `json:"from"`
-}
-
-// ImageEntry is one image of the pod; Platforms are those the decision
-// recorded ("error KIND" when resolution failed), nil when not recorded.
-type ImageEntry struct {
-	Ref       string   `json:"ref"`
-	Platforms []string `json:"platforms,omitempty"`
 }
 
 // Tier is one preferred term of the pod, highest weight first, with the
@@ -80,28 +89,34 @@ func podName(ref string) (string, error) {
 			return name, nil
 		}
 	}
-	return "", fmt.Errorf("%w: %q: explain takes pod/NAME or NAME", ErrUsage, clean(ref, maxShown))
+	return "", fmt.Errorf("%w: %q: want pod/NAME or NAME", ErrUsage, clean(ref, maxShown))
 }
 
-// Explain reads pod ns/name, the nodes, and the decision recorded on it.
+// Explain reads pod ns/name and the nodes, and explains the pod.
 func Explain(ctx context.Context, cs kubernetes.Interface, ns, name string) (Explanation, error) {
 	pod, err := cs.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return Explanation{}, fmt.Errorf("get pod %s/%s: %w", ns, name, err)
 	}
-	nodes, err := listNodes(ctx, cs)
+	nodes, err := listNodes(ctx, cs, "")
 	if err != nil {
 		return Explanation{}, err
 	}
-	detail, err := decisionEvent(ctx, cs, pod)
-	if err != nil {
-		return Explanation{}, err
+	ex := explain(pod, nodes)
+	if ex.Decided && ex.Decision == "" {
+		line, err := decisionEvent(ctx, cs, pod)
+		if err != nil {
+			return Explanation{}, err
+		}
+		ex.Decision = clean(line, maxDecision)
 	}
-	return explain(pod, nodes, detail), nil
+	return ex, nil
 }
 
 // decisionEvent returns the note of the newest isamatch Event on pod that
-// carries its readable decision, "" when there is none.
+// tells its decision: the webhook's IsamatchDecided or the gate
+// controller's release. Events expire (an hour by default), so "" is a
+// normal answer for an old pod.
 func decisionEvent(ctx context.Context, cs kubernetes.Interface, pod *corev1.Pod) (string, error) {
 	list, err := cs.CoreV1().Events(pod.Namespace).List(ctx, metav1.ListOptions{
 		FieldSelector: "involvedObject.kind=Pod,involvedObject.name=" + pod.Name,
@@ -112,10 +127,10 @@ func decisionEvent(ctx context.Context, cs kubernetes.Interface, pod *corev1.Pod
 	var newest *corev1.Event
 	for k := range list.Items {
 		e := &list.Items[k]
-		if e.InvolvedObject.UID != pod.UID || !strings.HasPrefix(e.Reason, "Isamatch") || (e.Reason != "IsamatchDecided" && e.Action != "Release") {
+		if e.InvolvedObject.UID != pod.UID || (e.Reason != "IsamatchDecided" && !(strings.HasPrefix(e.Reason, "Isamatch") && e.Action == "Release")) {
 			continue
 		}
-		if newest == nil || e.EventTime.After(newest.EventTime.Time) {
+		if newest == nil || eventTime(e).After(eventTime(newest)) {
 			newest = e
 		}
 	}
@@ -125,19 +140,30 @@ func decisionEvent(ctx context.Context, cs kubernetes.Interface, pod *corev1.Pod
 	return newest.Message, nil
 }
 
-func explain(pod *corev1.Pod, nodes []corev1.Node, detail string) Explanation {
-	ex := Explanation{Pod: pod.Namespace + "/" + pod.Name, Images: []ImageEntry{}, Required: []string{}, Tiers: []Tier{}}
-	decision, ok := pod.Annotations[isa.DecisionAnnotation]
-	ex.Decided = ok
-	if ok {
-		ex.Decision = clean(decision, maxDecision)
+// eventTime is when e last happened, whichever API wrote it.
+func eventTime(e *corev1.Event) time.Time {
+	switch {
+	case !e.EventTime.IsZero():
+		return e.EventTime.Time
+	case !e.LastTimestamp.IsZero():
+		return e.LastTimestamp.Time
 	}
-	if !strings.HasPrefix(decision, "{") {
-		detail = decision // the readable line of the earlier format
+	return e.CreationTimestamp.Time
+}
+
+// maxDecision bounds the decision line shown.
+const maxDecision = 1024
+
+func explain(pod *corev1.Pod, nodes []corev1.Node) Explanation {
+	ex := Explanation{Pod: pod.Namespace + "/" + pod.Name, Images: []string{}, Required: []string{}, Tiers: []Tier{}}
+	if c, ok := misplace.Decision(pod); ok {
+		ex.Decided, ex.Counts = true, &c
+		for _, u := range c.Unresolved {
+			ex.Unresolved = append(ex.Unresolved, clean(u.Image, maxShown)+" ("+clean(u.Kind, 32)+")")
+		}
 	}
-	ex.Detail = clean(detail, maxDecision)
-	if t, found := summaryPart(detail, "required"); found {
-		ex.RequiredText = clean(t, 4*maxShown)
+	if line, ok := pod.Annotations[isa.DecisionAnnotation]; ok && !strings.HasPrefix(line, "{") {
+		ex.Decision = clean(line, maxDecision) // written by an earlier release
 	}
 
 	in, msg := mutate.PodInput(pod.ObjectMeta)
@@ -148,15 +174,25 @@ func explain(pod *corev1.Pod, nodes []corev1.Node, detail string) Explanation {
 	if in.QEMU != nil {
 		ex.QEMU = &Asked{Text: clean(in.QEMUText, maxShown), From: in.QEMUFrom}
 	}
+	if msg == "" && (in.Request != nil || in.QEMU != nil) {
+		labels := make(map[string]map[string]string, len(nodes))
+		for _, n := range nodes {
+			labels[n.Name] = n.Labels
+		}
+		d := mutate.NewMatcher().Decide(in, inventory.NewStatic(labels).Snapshot())
+		if d.Denied != "" {
+			ex.RequestError = clean(d.Denied, 4*maxShown)
+		} else {
+			ex.RequestNeeds, ex.RequestNeedsNodes = clean(d.RequiredText, 4*maxShown), d.MatchingNodes
+		}
+	}
 
-	platforms := summaryImages(detail)
 	seen := map[string]bool{}
 	for _, c := range slices.Concat(pod.Spec.InitContainers, pod.Spec.Containers) {
-		if seen[c.Image] {
-			continue
+		if !seen[c.Image] {
+			seen[c.Image] = true
+			ex.Images = append(ex.Images, clean(c.Image, maxShown))
 		}
-		seen[c.Image] = true
-		ex.Images = append(ex.Images, ImageEntry{Ref: c.Image, Platforms: platforms[c.Image]})
 	}
 
 	var na *corev1.NodeAffinity
@@ -167,46 +203,70 @@ func explain(pod *corev1.Pod, nodes []corev1.Node, detail string) Explanation {
 	if na != nil {
 		if r := na.RequiredDuringSchedulingIgnoredDuringExecution; r != nil {
 			for _, t := range r.NodeSelectorTerms {
-				ex.Required = append(ex.Required, termString(t))
+				ex.Required = append(ex.Required, clean(misplace.TermString(t), 4*maxShown))
 			}
 		}
 		preferred = slices.Clone(na.PreferredDuringSchedulingIgnoredDuringExecution)
 		slices.SortStableFunc(preferred, func(a, b corev1.PreferredSchedulingTerm) int { return cmp.Compare(b.Weight, a.Weight) })
 	}
 	for k, p := range preferred {
-		t := Tier{Tier: k + 1, Weight: p.Weight, Term: termString(p.Preference), Nodes: []string{}}
+		t := Tier{Tier: k + 1, Weight: p.Weight, Term: clean(misplace.TermString(p.Preference), 4*maxShown), Nodes: []string{}}
 		for _, e := range p.Preference.MatchExpressions {
 			if e.Key == isa.GroupLabel && e.Operator == corev1.NodeSelectorOpIn {
 				t.Groups = append(t.Groups, e.Values...)
 			}
 		}
-		for _, n := range nodes {
-			if termMatches(p.Preference, n.Labels) {
-				t.Nodes = append(t.Nodes, n.Name)
+		for k := range nodes {
+			if _, w := preferredScore([]corev1.PreferredSchedulingTerm{p}, &nodes[k]); w > 0 {
+				t.Nodes = append(t.Nodes, nodes[k].Name)
 			}
 		}
 		ex.Tiers = append(ex.Tiers, t)
 	}
 
 	ex.Node = pod.Spec.NodeName
-	for _, n := range nodes {
-		if n.Name == ex.Node {
+	for k := range nodes {
+		if n := &nodes[k]; n.Name == ex.Node {
+			ex.NodeISA = misplace.NodeISA(n.Labels, n.Annotations)
 			ex.NodeGroup = n.Labels[isa.GroupLabel]
-			ex.NodeTier, ex.NodeWeight = preferredScore(preferred, n.Labels)
+			ex.NodeTier, ex.NodeWeight = preferredScore(preferred, n)
+			ok, err := nodeaffinity.GetRequiredNodeAffinity(pod).Match(n)
+			ex.NodeSatisfies = ok && err == nil
 		}
 	}
 	return ex
 }
 
-func writeExplanation(w io.Writer, ex Explanation) error {
+func writeExplanation(w io.Writer, ex Explanation, wide bool) error {
 	p := func(format string, a ...any) { fmt.Fprintf(w, format, a...) }
 	p("pod:       %s\n", ex.Pod)
-	if !ex.Decided {
+	switch {
+	case !ex.Decided:
 		p("decision:  not decided by isamatch (no %s annotation: the pod or its namespace is ignored, or it was admitted before isamatch or while the webhook was down)\n", isa.DecisionAnnotation)
-	} else {
-		p("decision:  %s\n", ex.Decision)
-		if ex.Detail != "" && ex.Detail != ex.Decision {
-			p("detail:    %s\n", ex.Detail)
+	default:
+		c := ex.Counts
+		p("decision:  %d node(s) met the required affinity at admission", c.RequiredNodes)
+		if c.NoNode {
+			p(" (none: it waits for such a node)")
+		}
+		if c.Gate != "" {
+			p("; gate %s", c.Gate)
+		}
+		if c.WouldDeny {
+			p("; would deny (enforcement=warn)")
+		}
+		if c.Narrowed {
+			p("; narrowed to one alternative per required term")
+		}
+		if c.Inferred > 0 {
+			p("; %d platform(s) inferred from their entrypoint binary", c.Inferred)
+		}
+		if c.Fallback != "" {
+			p("; fallback architecture %s", c.Fallback)
+		}
+		p("\n")
+		if wide && ex.Decision != "" {
+			p("           %s\n", ex.Decision)
 		}
 	}
 	switch {
@@ -220,17 +280,14 @@ func writeExplanation(w io.Writer, ex Explanation) error {
 	if ex.QEMU != nil {
 		p("qemu:      %q (%s)\n", ex.QEMU.Text, ex.QEMU.From)
 	}
-	p("images:\n")
-	for _, img := range ex.Images {
-		pl := "platforms not recorded"
-		if img.Platforms != nil {
-			pl = strings.Join(img.Platforms, " ")
-		}
-		p("  %s: %s\n", img.Ref, pl)
+	if ex.RequestNeeds != "" {
+		p("needs:     %s (%d node(s) now)\n", ex.RequestNeeds, ex.RequestNeedsNodes)
 	}
-	if ex.RequiredText != "" {
-		p("required:  %s\n", ex.RequiredText)
-	} else if len(ex.Required) == 0 {
+	p("images:    %s\n", orNone(strings.Join(ex.Images, " ")))
+	if len(ex.Unresolved) > 0 {
+		p("           decided without the platforms of %s\n", strings.Join(ex.Unresolved, ", "))
+	}
+	if len(ex.Required) == 0 {
 		p("required:  nothing\n")
 	} else {
 		p("required:\n")
@@ -254,9 +311,55 @@ func writeExplanation(w io.Writer, ex Explanation) error {
 	case ex.Node == "":
 		p("node:      none yet (Pending)\n")
 	case ex.NodeTier == 0:
-		p("node:      %s (group %s, no preferred term: tier -, weight 0)\n", ex.Node, orNone(ex.NodeGroup))
+		p("node:      %s (%s; group %s, no preferred term: tier -, weight 0)\n", ex.Node, ex.NodeISA, orNone(ex.NodeGroup))
 	default:
-		p("node:      %s (group %s, tier %d, weight %d)\n", ex.Node, orNone(ex.NodeGroup), ex.NodeTier, ex.NodeWeight)
+		p("node:      %s (%s; group %s, tier %d, weight %d)\n", ex.Node, ex.NodeISA, orNone(ex.NodeGroup), ex.NodeTier, ex.NodeWeight)
+	}
+	if ex.Node != "" && !ex.NodeSatisfies {
+		p("warning:   the node no longer satisfies the pod's required node affinity (its labels changed after the pod was scheduled)\n")
 	}
 	return nil
+}
+
+func newExplainCommand(o *Options) *cobra.Command {
+	var out outputFlag
+	cmd := &cobra.Command{
+		Use:   "explain (pod/NAME | NAME)",
+		Short: "Explain why a pod is placed where it is",
+		Long: `Explain a pod: whether isamatch decided it and the decision's numbers,
+what it asks for and what that needs on the nodes now, its images, its
+required and preferred node affinity with the nodes each term matches now,
+and the node it runs on, its ISA and the tier it got there. -o wide adds the
+decision's line as the webhook wrote it.`,
+		Example: `  kubectl isa explain pod/app-7d9c -n shop
+  kubectl isa explain app-7d9c -o yaml`,
+		Args: exactArgs(1, "pod/NAME or NAME"),
+		ValidArgsFunction: func(cmd *cobra.Command, args []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			if len(args) > 0 {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			return o.completePods(cmd.Context()), cobra.ShellCompDirectiveNoFileComp
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name, err := podName(args[0])
+			if err != nil {
+				return err
+			}
+			cs, err := o.clientset()
+			if err != nil {
+				return err
+			}
+			ns, err := o.namespace()
+			if err != nil {
+				return err
+			}
+			ex, err := Explain(cmd.Context(), cs, ns, name)
+			if err != nil {
+				return err
+			}
+			return out.print(o.Streams.Out, ex, []string{"pod/" + name}, func(w io.Writer, wide bool) error { return writeExplanation(w, ex, wide) })
+		},
+	}
+	out.add(cmd, outputJSON, outputYAML, outputWide, outputName)
+	return cmd
 }

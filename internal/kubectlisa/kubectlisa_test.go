@@ -54,27 +54,26 @@ func cluster(t *testing.T) []runtime.Object {
 	}
 }
 
-func execute(t *testing.T, o Options, objs ...runtime.Object) string {
-	t.Helper()
-	var out bytes.Buffer
-	if err := Execute(t.Context(), fake.NewClientset(objs...), "default", o, &out); err != nil {
-		t.Fatalf("%s: %v", o.Command, err)
-	}
-	return out.String()
-}
-
 func TestNodesTable(t *testing.T) {
+	rows, err := Nodes(t.Context(), fake.NewClientset(cluster(t)...), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := writeNodes(&out, rows, true); err != nil {
+		t.Fatal(err)
+	}
 	var got [][]string
-	for line := range strings.Lines(execute(t, Options{Command: "nodes"}, cluster(t)...)) {
+	for line := range strings.Lines(out.String()) {
 		got = append(got, strings.Fields(line))
 	}
 	row := func(name, arch, s, emulates string) []string {
 		i := mustParse(t, s)
-		return []string{name, arch, i.Compact(), isa.GroupID(i), emulates}
+		return []string{name, arch, i.Compact(), isa.GroupID(i), emulates, "true"}
 	}
 	want := [][]string{
-		{"NAME", "ARCH", "ISA", "GROUP", "EMULATES"},
-		{"new-arm", "arm64", "arm64+sve", "<none>", "<none>"},
+		{"NAME", "ARCH", "ISA", "GROUP", "EMULATES", "LABELLED"},
+		{"new-arm", "arm64", "arm64+sve", "<none>", "<none>", "false"},
 		row("rv-gc", "riscv64", "rv64gc", "<none>"),
 		row("rv-gcv", "riscv64", "rv64gcv", "<none>"),
 		row("rv-gcvb", "riscv64", "rv64gcv_zba_zbb_zbs", "<none>"),
@@ -99,8 +98,8 @@ func TestCheckRanksLikeTheWebhook(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			var res CheckResult
-			if err := json.Unmarshal([]byte(execute(t, Options{Command: "check", Output: "json", Args: []string{tc.request}}, cluster(t)...)), &res); err != nil {
+			res, err := Check(t.Context(), fake.NewClientset(cluster(t)...), tc.request)
+			if err != nil {
 				t.Fatal(err)
 			}
 			nodes, tiers := []string{}, []int{}
@@ -118,8 +117,7 @@ func TestCheckRanksLikeTheWebhook(t *testing.T) {
 }
 
 func TestCheckRefusesMalformedRequest(t *testing.T) {
-	var out bytes.Buffer
-	err := Execute(t.Context(), fake.NewClientset(cluster(t)...), "default", Options{Command: "check", Args: []string{"rv64gc_zbx"}}, &out)
+	_, err := Check(t.Context(), fake.NewClientset(cluster(t)...), "rv64gc_zbx")
 	if err == nil || !strings.Contains(err.Error(), `"rv64gc_zbx"`) {
 		t.Errorf("err = %v, want one naming the request", err)
 	}
@@ -142,7 +140,7 @@ func decidedPod(t *testing.T, objs []runtime.Object, node string) *corev1.Pod {
 		Images: []mutate.ImageInfo{{Ref: "registry.example/app:v1", Platforms: []registry.Platform{{OS: "linux", Architecture: "riscv64"}, {OS: "linux", Architecture: "amd64"}}}}}
 	d := mutate.NewMatcher().Decide(in, inventory.NewStatic(labels).Snapshot())
 	pod := testbed.MakePod("app", "default").Image("registry.example/app:v1").Annotation(isa.BareRequestAnnotation, "rv64gc").
-		Annotation(isa.DecisionAnnotation, d.Summary).Obj()
+		Annotation(isa.DecisionAnnotation, d.Counts.Encode()).Obj()
 	pod.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
 		RequiredDuringSchedulingIgnoredDuringExecution:  &corev1.NodeSelector{NodeSelectorTerms: d.Required},
 		PreferredDuringSchedulingIgnoredDuringExecution: d.Preferred,
@@ -157,37 +155,42 @@ func TestExplain(t *testing.T) {
 	plain := testbed.MakePod("plain", "default").Image("busybox").Obj()
 	plain.Spec.NodeName = "x86-v3"
 	type summary struct {
-		Decided   bool
-		Request   *Asked
-		Images    []ImageEntry
-		Tiers     [][]string // nodes of each tier
-		Node      string
-		NodeTier  int
-		Required  int
-		NoReasons bool
+		Decided       bool
+		RequiredNodes int
+		Request       *Asked
+		Needs         string
+		Images        []string
+		Tiers         [][]string // nodes of each tier
+		Node          string
+		NodeTier      int
+		Required      int
+		Satisfies     bool
 	}
 	tests := []struct {
 		name string
-		ref  string
+		pod  *corev1.Pod
 		want summary
 	}{
-		{name: "decided pod on its second tier", ref: "pod/app", want: summary{
-			Decided: true, Request: &Asked{Text: "rv64gc", From: "annotation " + isa.BareRequestAnnotation},
-			Images: []ImageEntry{{Ref: "registry.example/app:v1", Platforms: []string{"linux/riscv64", "linux/amd64"}}},
-			Tiers:  [][]string{{"rv-gc"}, {"rv-gcv"}, {"rv-gcvb"}}, Node: "rv-gcv", NodeTier: 2, Required: 1,
+		{name: "decided pod on its second tier", pod: decided, want: summary{
+			Decided: true, RequiredNodes: 3, Request: &Asked{Text: "rv64gc", From: "annotation " + isa.BareRequestAnnotation}, Needs: "rv64gc",
+			Images: []string{"registry.example/app:v1"}, Tiers: [][]string{{"rv-gc"}, {"rv-gcv"}, {"rv-gcvb"}}, Node: "rv-gcv", NodeTier: 2, Required: 1, Satisfies: true,
 		}},
-		{name: "pod isamatch did not decide", ref: "plain", want: summary{
-			Images: []ImageEntry{{Ref: "busybox"}}, Tiers: [][]string{}, Node: "x86-v3",
+		{name: "pod isamatch did not decide", pod: plain, want: summary{
+			Images: []string{"busybox"}, Tiers: [][]string{}, Node: "x86-v3", Satisfies: true,
 		}},
+	}
+	var nodes []corev1.Node
+	for _, o := range objs {
+		nodes = append(nodes, *o.(*corev1.Node))
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			var ex Explanation
-			out := execute(t, Options{Command: "explain", Output: "json", Args: []string{tc.ref}}, append(objs, decided, plain)...)
-			if err := json.Unmarshal([]byte(out), &ex); err != nil {
-				t.Fatal(err)
+			ex := explain(tc.pod, nodes)
+			got := summary{Decided: ex.Decided, Request: ex.Request, Needs: ex.RequestNeeds, Images: ex.Images, Tiers: [][]string{}, Node: ex.Node, NodeTier: ex.NodeTier,
+				Required: len(ex.Required), Satisfies: ex.NodeSatisfies}
+			if ex.Counts != nil {
+				got.RequiredNodes = ex.Counts.RequiredNodes
 			}
-			got := summary{Decided: ex.Decided, Request: ex.Request, Images: ex.Images, Tiers: [][]string{}, Node: ex.Node, NodeTier: ex.NodeTier, Required: len(ex.Required)}
 			for _, tier := range ex.Tiers {
 				got.Tiers = append(got.Tiers, tier.Nodes)
 			}
@@ -200,9 +203,29 @@ func TestExplain(t *testing.T) {
 
 func TestExplainTextSaysNotDecided(t *testing.T) {
 	plain := testbed.MakePod("plain", "default").Image("busybox").Obj()
-	out := execute(t, Options{Command: "explain", Args: []string{"plain"}}, plain)
-	if !strings.Contains(out, "not decided by isamatch") {
-		t.Errorf("explain of an undecided pod does not say so:\n%s", out)
+	var out bytes.Buffer
+	if err := writeExplanation(&out, explain(plain, nil), false); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "not decided by isamatch") {
+		t.Errorf("explain of an undecided pod does not say so:\n%s", out.String())
+	}
+}
+
+func TestExplainWarnsWhenTheNodeNoLongerFits(t *testing.T) {
+	objs := cluster(t)
+	pod := decidedPod(t, objs, "x86-v3") // requires rv64gc natively
+	var nodes []corev1.Node
+	for _, o := range objs {
+		nodes = append(nodes, *o.(*corev1.Node))
+	}
+	ex := explain(pod, nodes)
+	var out bytes.Buffer
+	if err := writeExplanation(&out, ex, false); err != nil {
+		t.Fatal(err)
+	}
+	if ex.NodeSatisfies || !strings.Contains(out.String(), "no longer satisfies") {
+		t.Errorf("a pod on a node outside its required affinity: NodeSatisfies %v, text:\n%s", ex.NodeSatisfies, out.String())
 	}
 }
 
@@ -232,4 +255,13 @@ func TestCleanBoundsUntrustedValues(t *testing.T) {
 	if got, want := clean("a\x1b[31mb"+strings.Repeat("x", 200), 8), "a?[31mbx…"; got != want {
 		t.Errorf("clean = %q, want %q", got, want)
 	}
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/spf13/cobra"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -55,9 +57,10 @@ func nodeRow(n *corev1.Node) NodeRow {
 	return r
 }
 
-// listNodes returns every node, sorted by name.
-func listNodes(ctx context.Context, cs kubernetes.Interface) ([]corev1.Node, error) {
-	list, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+// listNodes returns the nodes selector (a label selector, "" for all)
+// selects, sorted by name.
+func listNodes(ctx context.Context, cs kubernetes.Interface, selector string) ([]corev1.Node, error) {
+	list, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: selector})
 	if err != nil {
 		return nil, fmt.Errorf("list nodes: %w", err)
 	}
@@ -65,9 +68,9 @@ func listNodes(ctx context.Context, cs kubernetes.Interface) ([]corev1.Node, err
 	return list.Items, nil
 }
 
-// Nodes returns a row per node, sorted by name.
-func Nodes(ctx context.Context, cs kubernetes.Interface) ([]NodeRow, error) {
-	nodes, err := listNodes(ctx, cs)
+// Nodes returns a row per node selector selects, sorted by name.
+func Nodes(ctx context.Context, cs kubernetes.Interface, selector string) ([]NodeRow, error) {
+	nodes, err := listNodes(ctx, cs, selector)
 	if err != nil {
 		return nil, err
 	}
@@ -85,11 +88,54 @@ func orNone(s string) string {
 	return s
 }
 
-func writeNodes(w io.Writer, rows []NodeRow) error {
+func writeNodes(w io.Writer, rows []NodeRow, wide bool) error {
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tARCH\tISA\tGROUP\tEMULATES")
+	head := "NAME\tARCH\tISA\tGROUP"
+	if wide {
+		head += "\tEMULATES\tLABELLED"
+	}
+	fmt.Fprintln(tw, head)
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Name, orNone(r.Arch), orNone(r.ISA), orNone(r.Group), orNone(strings.Join(r.Emulates, ",")))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s", r.Name, orNone(r.Arch), orNone(r.ISA), orNone(r.Group))
+		if wide {
+			fmt.Fprintf(tw, "\t%s\t%t", orNone(strings.Join(r.Emulates, ",")), r.Labelled)
+		}
+		fmt.Fprintln(tw)
 	}
 	return tw.Flush()
+}
+
+func newNodesCommand(o *Options) *cobra.Command {
+	var (
+		out      outputFlag
+		selector string
+	)
+	cmd := &cobra.Command{
+		Use:   "nodes",
+		Short: "List nodes with the ISA isamatch found on each",
+		Long: `List nodes with their native architecture and ISA, their ISA group and,
+with -o wide, what they emulate and whether isamatch's labeler labelled them.`,
+		Example: `  kubectl isa nodes
+  kubectl isa nodes -o wide
+  kubectl isa nodes -l kubernetes.io/arch=riscv64 -o yaml`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cs, err := o.clientset()
+			if err != nil {
+				return err
+			}
+			rows, err := Nodes(cmd.Context(), cs, selector)
+			if err != nil {
+				return err
+			}
+			names := make([]string, len(rows))
+			for k, r := range rows {
+				names[k] = "node/" + r.Name
+			}
+			return out.print(o.Streams.Out, rows, names, func(w io.Writer, wide bool) error { return writeNodes(w, rows, wide) })
+		},
+	}
+	out.add(cmd, outputJSON, outputYAML, outputWide, outputName)
+	cmd.Flags().StringVarP(&selector, "selector", "l", "", "Selector (label query) to filter nodes on, as kubectl's")
+	return cmd
 }

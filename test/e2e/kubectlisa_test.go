@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -91,9 +92,16 @@ func kubectlISASpecs(cluster func() *democluster.Cluster) {
 		Expect(c.Client.Get(ctx, client.ObjectKeyFromObject(pod), pod)).To(Succeed())
 
 		var ex kubectlisa.Explanation
-		kubectlISA(ctx, &ex, "explain", "-n", ns.Name, "pod/"+pod.Name)
+		// The readable line is the webhook's IsamatchDecided Event, recorded
+		// after admission by its own workers.
+		Eventually(func(g Gomega) {
+			ex = kubectlisa.Explanation{}
+			kubectlISA(ctx, &ex, "explain", "-n", ns.Name, "pod/"+pod.Name)
+			g.Expect(ex.Decision).To(ContainSubstring("rv64imfdv"), "the decision's line names the request")
+		}).WithContext(ctx).WithTimeout(time.Minute).Should(Succeed())
 		Expect(ex.Decided).To(BeTrue(), "decision %q", ex.Decision)
-		Expect(ex.Decision).To(Equal(pod.Annotations[isa.DecisionAnnotation]))
+		Expect(ex.Counts).NotTo(BeNil())
+		Expect(ex.Counts.Encode()).To(Equal(pod.Annotations[isa.DecisionAnnotation]), "the decision as stored")
 		Expect(ex.Request).NotTo(BeNil())
 		Expect(ex.Request.Text).To(Equal("rv64imfdv"))
 		Expect(ex.Node).To(Equal(pod.Spec.NodeName))

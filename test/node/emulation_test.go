@@ -1,6 +1,7 @@
 package node
 
 import (
+	"context"
 	"path/filepath"
 	"slices"
 	"time"
@@ -208,7 +209,7 @@ func vectorPod(name, qemu, image string) *corev1.Pod {
 
 // waitWebhookReady waits until every replica of the webhook Deployment is
 // of its latest generation and ready.
-func waitWebhookReady(ctx SpecContext) {
+func waitWebhookReady(ctx context.Context) {
 	GinkgoHelper()
 	Eventually(func(g Gomega) {
 		var d appsv1.Deployment

@@ -25,6 +25,7 @@ import (
 	"github.com/isamatch/isamatch/internal/testbed"
 	"github.com/isamatch/isamatch/pkg/gate"
 	"github.com/isamatch/isamatch/pkg/isa"
+	"github.com/isamatch/isamatch/pkg/mutate"
 	"github.com/isamatch/isamatch/test/node/cluster"
 )
 
@@ -345,10 +346,11 @@ func sameDecisions(before, after map[string]*corev1.Pod) {
 // one no node carries.
 const neutralSpreadKey = isa.GroupDomainPrefix + "none"
 
-// gated reports whether admission gated p (its decision counts name the
-// gate's outcome).
+// gated reports whether admission gated p (its decision, in either stored
+// form, names the gate's outcome).
 func gated(p *corev1.Pod) bool {
-	return strings.Contains(p.Annotations[isa.DecisionCountsAnnotation], `"gate":`)
+	c, err := mutate.ParseDecision(p.Annotations)
+	return err == nil && c.Gate != ""
 }
 
 // stillRunning: the pods admitted before the roll are the same pods, in the

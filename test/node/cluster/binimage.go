@@ -18,7 +18,7 @@ func PushBinary(ctx context.Context, bin, path, ref string) (v1.Hash, error) {
 	if err != nil {
 		return v1.Hash{}, fmt.Errorf("parse %s: %w", ref, err)
 	}
-	img, err := binaryImage(bin, path, runtime.GOARCH)
+	img, err := BinaryImage(bin, path, runtime.GOARCH)
 	if err != nil {
 		return v1.Hash{}, err
 	}

@@ -41,7 +41,7 @@ func PushPause(ctx context.Context, src, workDir, ref string) (v1.Hash, error) {
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return v1.Hash{}, fmt.Errorf("go build pause for %s: %w\n%s", arch, err, out)
 		}
-		img, err := binaryImage(bin, "/pause", arch)
+		img, err := BinaryImage(bin, "/pause", arch)
 		if err != nil {
 			return v1.Hash{}, err
 		}
@@ -56,8 +56,9 @@ func PushPause(ctx context.Context, src, workDir, ref string) (v1.Hash, error) {
 	return idx.Digest()
 }
 
-// binaryImage is an OCI image of one static binary at path, its entrypoint.
-func binaryImage(bin, path, arch string) (v1.Image, error) {
+// BinaryImage is an OCI image for linux/arch of one static binary bin at
+// path, its entrypoint.
+func BinaryImage(bin, path, arch string) (v1.Image, error) {
 	data, err := os.ReadFile(bin)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", bin, err)
@@ -103,7 +104,7 @@ func PushProgram(ctx context.Context, bin, arch, ref string) error {
 	if err != nil {
 		return fmt.Errorf("parse %s: %w", ref, err)
 	}
-	img, err := binaryImage(bin, "/program", arch)
+	img, err := BinaryImage(bin, "/program", arch)
 	if err != nil {
 		return err
 	}

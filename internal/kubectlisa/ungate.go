@@ -1,0 +1,262 @@
+package kubectlisa
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/isamatch/isamatch/pkg/gate"
+	"github.com/isamatch/isamatch/pkg/inventory"
+	"github.com/isamatch/isamatch/pkg/mutate"
+	"github.com/isamatch/isamatch/pkg/registry"
+	"github.com/isamatch/isamatch/pkg/sanitize"
+)
+
+// Results of ungate for one pod.
+const (
+	UngateReleased = "released"
+	UngateNotGated = "notGated"
+)
+
+// UngateResult is what ungate did to one pod.
+type UngateResult struct {
+	Namespace string `json:"namespace"`
+	Pod       string `json:"pod"`
+	// Result is UngateReleased, UngateNotGated or "error: ..." .
+	Result string `json:"result"`
+}
+
+// errNotLookedUp is what ungate's resolver answers: it never reaches a
+// registry. The gate controller's release from the cache never asks it.
+var errNotLookedUp = errors.New("kubectl isa ungate does not look images up")
+
+// Ungater releases gated pods without the webhook, exactly as the gate
+// controller releases a pod past its bound: gate.Reconciler with a bound
+// already passed, which releases from its resolver's cache alone. Its resolver holds
+// nothing, so every image is left out of the affinity as unresolved and
+// the decision records them in DecisionCounts.Unresolved; the pod's own
+// request still counts. The Event (IsamatchGateTimeout) is recorded by
+// kubectl-isa.
+type Ungater struct {
+	r *gate.Reconciler
+}
+
+// NewUngater returns an Ungater writing through c, deciding against the
+// nodes of cs now and recording Events with cs (warnings on warn).
+func NewUngater(ctx context.Context, c client.Client, cs kubernetes.Interface, warn io.Writer) (*Ungater, error) {
+	nodes, err := listNodes(ctx, cs, "")
+	if err != nil {
+		return nil, err
+	}
+	labels := make(map[string]map[string]string, len(nodes))
+	for _, n := range nodes {
+		labels[n.Name] = n.Labels
+	}
+	nothing := mutate.ImageResolverFunc(func(context.Context, string, registry.PullAuth) ([]registry.Platform, error) {
+		return nil, errNotLookedUp
+	})
+	m := mutate.NewPodMutator(nothing, inventory.NewStatic(labels), mutate.Options{})
+	return &Ungater{r: &gate.Reconciler{Client: c, Releaser: m, Recorder: syncRecorder{cs, warn}, Timeout: pastBound}}, nil
+}
+
+// pastBound is the gate's bound ungate releases with: below zero, so every
+// pod is past it whatever the skew between this machine's clock and the
+// API server's (which set the pod's creation time).
+const pastBound = -24 * time.Hour
+
+// Ungate releases pod if it carries the gate.
+func (u *Ungater) Ungate(ctx context.Context, pod *corev1.Pod) UngateResult {
+	res := UngateResult{Namespace: pod.Namespace, Pod: pod.Name}
+	if !mutate.HasGate(pod.Spec.SchedulingGates) {
+		res.Result = UngateNotGated
+		return res
+	}
+	if _, err := u.r.Reconcile(ctx, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(pod)}); err != nil {
+		res.Result = "error: " + clean(err.Error(), 4*maxShown)
+		return res
+	}
+	res.Result = UngateReleased
+	return res
+}
+
+// syncRecorder records each Event at once with a create (client-go's
+// broadcaster sends them in the background, and a command exits first);
+// an Event it cannot record is reported on warn.
+type syncRecorder struct {
+	cs   kubernetes.Interface
+	warn io.Writer
+}
+
+var _ events.EventRecorder = syncRecorder{}
+
+func (r syncRecorder) Eventf(regarding, _ runtime.Object, eventtype, reason, action, note string, args ...any) {
+	pod, ok := regarding.(*corev1.Pod)
+	if !ok {
+		return
+	}
+	now := metav1.NowMicro()
+	ev := &eventsv1.Event{
+		// Named as client-go's recorder names events.
+		ObjectMeta:          metav1.ObjectMeta{Name: fmt.Sprintf("%s.%x", pod.Name, now.UnixNano()), Namespace: pod.Namespace},
+		EventTime:           now,
+		ReportingController: "isamatch.io/kubectl-isa",
+		ReportingInstance:   userAgent,
+		Action:              action,
+		Reason:              reason,
+		Type:                eventtype,
+		Note:                sanitize.Line(fmt.Sprintf(note, args...), 1024),
+		Regarding:           corev1.ObjectReference{Kind: "Pod", APIVersion: "v1", Namespace: pod.Namespace, Name: pod.Name, UID: pod.UID},
+	}
+	if _, err := r.cs.EventsV1().Events(pod.Namespace).Create(context.Background(), ev, metav1.CreateOptions{}); err != nil {
+		fmt.Fprintf(r.warn, "warning: event %s on pod %s/%s not recorded: %v\n", reason, pod.Namespace, pod.Name, err)
+	}
+}
+
+func writeUngate(w io.Writer, rs []UngateResult, allNamespaces bool) error {
+	if len(rs) == 0 {
+		_, err := fmt.Fprintln(w, "No gated pods found.")
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
+	head := "NAME\tRESULT"
+	if allNamespaces {
+		head = "NAMESPACE\t" + head
+	}
+	fmt.Fprintln(tw, head)
+	for _, r := range rs {
+		if allNamespaces {
+			fmt.Fprintf(tw, "%s\t", r.Namespace)
+		}
+		fmt.Fprintf(tw, "%s\t%s\n", r.Pod, r.Result)
+	}
+	return tw.Flush()
+}
+
+func newUngateCommand(o *Options) *cobra.Command {
+	var (
+		out           outputFlag
+		all           bool
+		allNamespaces bool
+		selector      string
+	)
+	cmd := &cobra.Command{
+		Use:   "ungate (NAME... | --all | -l SELECTOR)",
+		Short: "Release pods held by isamatch's scheduling gate without the webhook",
+		Long: `Release pods that carry the scheduling gate isa.isamatch.io/resolve when the
+webhook's gate controller cannot (it is down, or isamatch is being removed).
+Each pod is released exactly as the gate controller releases a pod past its
+bound, with isamatch's code: its images are not looked up, so they are left
+out of its node affinity and its decision lists them as unresolved (gate
+"timeout"); its own ISA request still counts, decided against the nodes
+now. An Event IsamatchGateTimeout on the pod says so.`,
+		Example: `  kubectl isa ungate app-7d9c -n shop
+  kubectl isa ungate --all -n shop
+  kubectl isa ungate -A -l app=web -o name`,
+		ValidArgsFunction: func(cmd *cobra.Command, _ []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			return o.completePods(cmd.Context()), cobra.ShellCompDirectiveNoFileComp
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 && !all && !allNamespaces && selector == "" {
+				return fmt.Errorf("%w: ungate takes pod names, --all, -A or -l", ErrUsage)
+			}
+			if len(args) > 0 && (all || allNamespaces || selector != "") {
+				return fmt.Errorf("%w: ungate takes pod names or --all/-A/-l, not both", ErrUsage)
+			}
+			ctx := cmd.Context()
+			cfg, err := o.restConfig()
+			if err != nil {
+				return err
+			}
+			cs, err := kubernetes.NewForConfig(cfg)
+			if err != nil {
+				return fmt.Errorf("new clientset: %w", err)
+			}
+			scheme := runtime.NewScheme()
+			if err := corev1.AddToScheme(scheme); err != nil {
+				return fmt.Errorf("build scheme: %w", err)
+			}
+			c, err := client.New(cfg, client.Options{Scheme: scheme})
+			if err != nil {
+				return fmt.Errorf("new client: %w", err)
+			}
+			ns := ""
+			if !allNamespaces {
+				if ns, err = o.namespace(); err != nil {
+					return err
+				}
+			}
+			pods, err := podsToUngate(ctx, cs, ns, args, selector)
+			if err != nil {
+				return err
+			}
+			u, err := NewUngater(ctx, c, cs, o.Streams.ErrOut)
+			if err != nil {
+				return err
+			}
+			rs := []UngateResult{}
+			names := []string{}
+			failed := 0
+			for k := range pods {
+				r := u.Ungate(ctx, &pods[k])
+				if len(args) == 0 && r.Result == UngateNotGated {
+					continue
+				}
+				if r.Result != UngateReleased && r.Result != UngateNotGated {
+					failed++
+				}
+				rs = append(rs, r)
+				names = append(names, "pod/"+r.Pod)
+			}
+			if err := out.print(o.Streams.Out, rs, names, func(w io.Writer, _ bool) error { return writeUngate(w, rs, allNamespaces) }); err != nil {
+				return err
+			}
+			if failed > 0 {
+				return fmt.Errorf("%d pod(s) not released", failed)
+			}
+			return nil
+		},
+	}
+	out.add(cmd, outputJSON, outputYAML, outputName)
+	cmd.Flags().BoolVar(&all, "all", false, "Release every gated pod of the namespace")
+	cmd.Flags().BoolVarP(&allNamespaces, "all-namespaces", "A", false, "Release the gated pods of every namespace")
+	cmd.Flags().StringVarP(&selector, "selector", "l", "", "Selector (label query) to filter pods on, as kubectl's")
+	return cmd
+}
+
+// podsToUngate reads the pods named, or those selector selects in ns ("":
+// every namespace).
+func podsToUngate(ctx context.Context, cs kubernetes.Interface, ns string, names []string, selector string) ([]corev1.Pod, error) {
+	if len(names) == 0 {
+		list, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: selector})
+		if err != nil {
+			return nil, fmt.Errorf("list pods: %w", err)
+		}
+		return list.Items, nil
+	}
+	out := make([]corev1.Pod, 0, len(names))
+	for _, ref := range names {
+		name, err := podName(ref)
+		if err != nil {
+			return nil, err
+		}
+		p, err := cs.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("get pod %s/%s: %w", ns, name, err)
+		}
+		out = append(out, *p)
+	}
+	return out, nil
+}

@@ -1,0 +1,187 @@
+package audit
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
+
+	"github.com/isamatch/isamatch/pkg/inventory"
+	"github.com/isamatch/isamatch/pkg/misplace"
+	"github.com/isamatch/isamatch/pkg/mutate"
+	"github.com/isamatch/isamatch/pkg/sanitize"
+)
+
+// Reasons a pod is misplaced (Finding.Reasons, and the label of
+// isamatch_misplaced_pods).
+const (
+	ReasonUndecided = "undecided"
+	ReasonRequest   = "request"
+	ReasonAffinity  = "affinity"
+	ReasonRuntime   = "runtime"
+)
+
+// Reasons lists every reason, in the order a Finding lists them.
+var Reasons = []string{ReasonUndecided, ReasonRequest, ReasonAffinity, ReasonRuntime}
+
+// Finding is one misplaced pod.
+type Finding struct {
+	Namespace string `json:"namespace"`
+	Pod       string `json:"pod"`
+	Node      string `json:"node"`
+	// NodeISA is the node's ISA for people (misplace.NodeISA).
+	NodeISA string `json:"nodeISA"`
+	// Reasons are the Reason* constants that hold, in Reasons' order;
+	// Details says, for each, what is wrong.
+	Reasons []string       `json:"reasons"`
+	Details []string       `json:"details"`
+	Needs   misplace.Needs `json:"needs"`
+}
+
+// Input is what Audit reads.
+type Input struct {
+	// Pods may be whole or cut by misplace.Slim; only the running ones
+	// (bound, not finished, not being deleted) are audited.
+	Pods []*corev1.Pod
+	// Nodes are the nodes' metadata by name; a pod whose node is not
+	// there is skipped (its node is gone, the pod with it).
+	Nodes map[string]*metav1.ObjectMeta
+	// Inventory is the node inventory the request is decided against.
+	Inventory *inventory.Snapshot
+	Scope     Scope
+	// Matcher decides the pods' requests (a new one when nil).
+	Matcher *mutate.Matcher
+}
+
+// Audit returns the misplaced pods of in, sorted by namespace and name.
+func Audit(in Input) []Finding {
+	if in.Matcher == nil {
+		in.Matcher = mutate.NewMatcher()
+	}
+	if in.Inventory == nil {
+		in.Inventory = inventory.NewStatic(nil).Snapshot()
+	}
+	req := requests{m: in.Matcher, snap: in.Inventory, memo: map[string]requestRule{}}
+	var out []Finding
+	for _, pod := range in.Pods {
+		if pod.Spec.NodeName == "" || pod.DeletionTimestamp != nil || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		meta, ok := in.Nodes[pod.Spec.NodeName]
+		if !ok {
+			continue
+		}
+		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: meta.Name, Labels: meta.Labels}}
+		f := Finding{Namespace: pod.Namespace, Pod: pod.Name, Node: pod.Spec.NodeName}
+		add := func(reason, detail string) {
+			f.Reasons = append(f.Reasons, reason)
+			f.Details = append(f.Details, detail)
+		}
+		_, decided := misplace.Decision(pod)
+		if !decided && in.Scope.Handles(pod) {
+			add(ReasonUndecided, "no isamatch decision: admitted while the webhook failed open or before it was installed; create it again")
+		}
+		if detail := req.check(pod, node); detail != "" {
+			add(ReasonRequest, detail)
+		}
+		if decided {
+			if ok, err := nodeaffinity.GetRequiredNodeAffinity(pod).Match(node); err == nil && !ok {
+				add(ReasonAffinity, "the node no longer satisfies the pod's required node affinity: its labels changed after the pod was scheduled")
+			}
+		}
+		for _, fl := range misplace.Detect(pod) {
+			add(ReasonRuntime, "container "+fl.Container+" died of "+runtimeText(fl.Reason))
+			break
+		}
+		if len(f.Reasons) == 0 {
+			continue
+		}
+		f.NodeISA = misplace.NodeISA(meta.Labels, meta.Annotations)
+		f.Needs = misplace.PodNeeds(pod)
+		out = append(out, f)
+	}
+	slices.SortFunc(out, func(a, b Finding) int {
+		return cmp.Or(strings.Compare(a.Namespace, b.Namespace), strings.Compare(a.Pod, b.Pod))
+	})
+	return out
+}
+
+func runtimeText(reason string) string {
+	if reason == misplace.ReasonSIGILL {
+		return "SIGILL (an instruction the node lacks)"
+	}
+	return "exec format error (a binary of another architecture)"
+}
+
+// Count returns how many findings hold each reason (every reason present,
+// 0 when none).
+func Count(fs []Finding) map[string]int {
+	out := make(map[string]int, len(Reasons))
+	for _, r := range Reasons {
+		out[r] = 0
+	}
+	for _, f := range fs {
+		for _, r := range f.Reasons {
+			out[r]++
+		}
+	}
+	return out
+}
+
+// requestRule is what one request needs: a selector of the nodes that
+// meet it (nil: anything), or the reason it cannot be decided.
+type requestRule struct {
+	sel    *nodeaffinity.LazyErrorNodeSelector
+	denied string
+}
+
+// requests judges pods' own requests, each distinct request decided once.
+type requests struct {
+	m    *mutate.Matcher
+	snap *inventory.Snapshot
+	memo map[string]requestRule
+}
+
+// check returns what is wrong with node for pod's request, "" when nothing
+// (or the pod asks nothing).
+func (r *requests) check(pod *corev1.Pod, node *corev1.Node) string {
+	in, msg := mutate.PodInput(pod.ObjectMeta)
+	if msg != "" {
+		return "malformed request: " + sanitize.Line(msg, 256)
+	}
+	if in.Request == nil && in.QEMU == nil {
+		return ""
+	}
+	key := in.RequestFrom + "\x00" + in.RequestText + "\x00" + in.QEMUFrom + "\x00" + in.QEMUText
+	rule, ok := r.memo[key]
+	if !ok {
+		d := r.m.Decide(in, r.snap)
+		switch {
+		case d.Denied != "":
+			rule.denied = sanitize.Line(d.Denied, 256)
+		case len(d.Required) > 0:
+			rule.sel = nodeaffinity.NewLazyErrorNodeSelector(&corev1.NodeSelector{NodeSelectorTerms: d.Required})
+		}
+		r.memo[key] = rule
+	}
+	if rule.denied != "" {
+		return "the webhook would deny the request: " + rule.denied
+	}
+	if rule.sel == nil {
+		return ""
+	}
+	if ok, err := rule.sel.Match(node); err == nil && !ok {
+		var what []string
+		if in.Request != nil {
+			what = append(what, "request "+sanitize.Line(in.RequestText, 160))
+		}
+		if in.QEMU != nil {
+			what = append(what, "qemu "+sanitize.Line(in.QEMUText, 160))
+		}
+		return "the node cannot run the pod's " + strings.Join(what, ", ")
+	}
+	return ""
+}

@@ -1,0 +1,207 @@
+package audit
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/isamatch/isamatch/internal/testbed"
+	"github.com/isamatch/isamatch/pkg/inventory"
+	"github.com/isamatch/isamatch/pkg/isa"
+)
+
+// labelled returns the labels the labeler writes for an ISA.
+func labelled(t *testing.T, s, arch string) map[string]string {
+	t.Helper()
+	native, err := isa.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := isa.NodeLabels(native, nil)
+	l[isa.KubeArchLabel] = arch
+	return l
+}
+
+func nodes(t *testing.T) map[string]map[string]string {
+	return map[string]map[string]string{
+		"x86":  labelled(t, "x86-64-v3", "amd64"),
+		"rv":   labelled(t, "rv64gc", "riscv64"),
+		"bare": {isa.KubeArchLabel: "amd64"},
+	}
+}
+
+func input(t *testing.T, scope Scope, pods ...*corev1.Pod) Input {
+	t.Helper()
+	ls := nodes(t)
+	metas := map[string]*metav1.ObjectMeta{}
+	for n, l := range ls {
+		metas[n] = &metav1.ObjectMeta{Name: n, Labels: l}
+	}
+	return Input{Pods: pods, Nodes: metas, Inventory: inventory.NewStatic(ls).Snapshot(), Scope: scope}
+}
+
+const decided = `{"requiredNodes":1}`
+
+// pod is a running pod on node.
+func pod(name, ns, node string, opts ...func(*corev1.Pod)) *corev1.Pod {
+	p := testbed.MakePod(name, ns).Image("reg/app:v1").Obj()
+	p.Spec.NodeName = node
+	p.Status.Phase = corev1.PodRunning
+	for _, o := range opts {
+		o(p)
+	}
+	return p
+}
+
+func annotate(k, v string) func(*corev1.Pod) {
+	return func(p *corev1.Pod) {
+		if p.Annotations == nil {
+			p.Annotations = map[string]string{}
+		}
+		p.Annotations[k] = v
+	}
+}
+
+func requireArch(arch string) func(*corev1.Pod) {
+	return func(p *corev1.Pod) {
+		p.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+			NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: isa.KubeArchLabel, Operator: corev1.NodeSelectorOpIn, Values: []string{arch}}}}}}}}
+	}
+}
+
+func TestAudit(t *testing.T) {
+	sigill := func(p *corev1.Pod) {
+		p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: p.Spec.Containers[0].Name,
+			LastTerminationState: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 132}}}}
+	}
+	finished := func(p *corev1.Pod) { p.Status.Phase = corev1.PodSucceeded }
+	ignored := func(p *corev1.Pod) { p.Labels = map[string]string{isa.IgnoreLabel: "true"} }
+	tests := []struct {
+		name string
+		pod  *corev1.Pod
+		want []string // reasons; nil: not misplaced
+	}{
+		{name: "decided, fits", pod: pod("ok", "app", "x86", annotate(isa.DecisionAnnotation, decided), requireArch("amd64"))},
+		{name: "undecided", pod: pod("p", "app", "x86"), want: []string{ReasonUndecided}},
+		{name: "undecided in a skipped namespace", pod: pod("p", "kube-system", "x86")},
+		{name: "undecided, opted out", pod: pod("p", "app", "x86", ignored)},
+		{name: "undecided, finished", pod: pod("p", "app", "x86", finished)},
+		{name: "undecided on a node that is gone", pod: pod("p", "app", "gone")},
+		{name: "request the node meets", pod: pod("p", "app", "x86", annotate(isa.DecisionAnnotation, decided), annotate(isa.RequestAnnotation, "x86-64-v2"))},
+		{name: "request the node lacks, undecided", pod: pod("p", "app", "x86", annotate(isa.RequestAnnotation, "rv64gc")),
+			want: []string{ReasonUndecided, ReasonRequest}},
+		{name: "request on an unlabelled node", pod: pod("p", "app", "bare", annotate(isa.DecisionAnnotation, decided), annotate(isa.BareRequestAnnotation, "x86-64-v2")),
+			want: []string{ReasonRequest}},
+		{name: "qemu request no node here meets", pod: pod("p", "app", "x86", annotate(isa.DecisionAnnotation, decided), annotate(isa.QEMUAnnotation, "rv64gcv")),
+			want: []string{ReasonRequest}},
+		{name: "malformed request", pod: pod("p", "app", "x86", annotate(isa.DecisionAnnotation, decided), annotate(isa.RequestAnnotation, "rv64gc_zbx")),
+			want: []string{ReasonRequest}},
+		{name: "decided, node labels changed since", pod: pod("p", "app", "x86", annotate(isa.DecisionAnnotation, decided), requireArch("riscv64")),
+			want: []string{ReasonAffinity}},
+		{name: "died of SIGILL", pod: pod("p", "app", "x86", annotate(isa.DecisionAnnotation, decided), sigill), want: []string{ReasonRuntime}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fs := Audit(input(t, Scope{SkipNamespaces: DefaultSkipNamespaces}, tc.pod))
+			var got []string
+			if len(fs) > 0 {
+				got = fs[0].Reasons
+				if len(fs[0].Details) != len(got) || fs[0].NodeISA == "" {
+					t.Errorf("finding %+v: a detail per reason and the node's ISA wanted", fs[0])
+				}
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("reasons (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// shippedSelectors are config/webhook's selectors with the opt-in component.
+func shippedSelectors() *admissionregistrationv1.MutatingWebhookConfiguration {
+	return &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: "isamatch"},
+		Webhooks: []admissionregistrationv1.MutatingWebhook{{Name: "pods.isa.isamatch.io", NamespaceSelector: &metav1.LabelSelector{
+			MatchExpressions: []metav1.LabelSelectorRequirement{
+				{Key: corev1.LabelMetadataName, Operator: metav1.LabelSelectorOpNotIn, Values: []string{"kube-system", "isamatch-system"}},
+				{Key: isa.IgnoreLabel, Operator: metav1.LabelSelectorOpNotIn, Values: []string{"true"}},
+				{Key: isa.EnabledLabel, Operator: metav1.LabelSelectorOpIn, Values: []string{"true"}},
+			}}}}}
+}
+
+func TestScopeFromOptIn(t *testing.T) {
+	sc, err := ScopeFrom(shippedSelectors(), "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := map[string]map[string]string{
+		"on":  {corev1.LabelMetadataName: "on", isa.EnabledLabel: "true"},
+		"off": {corev1.LabelMetadataName: "off"},
+	}
+	sc.NamespaceLabels = func(n string) (map[string]string, bool) { l, ok := ns[n]; return l, ok }
+	fs := Audit(input(t, sc, pod("a", "on", "x86"), pod("b", "off", "x86"), pod("c", "isamatch-system", "x86")))
+	if len(fs) != 1 || fs[0].Namespace != "on" {
+		t.Errorf("findings %+v, want the undecided pod of the opted-in namespace only", fs)
+	}
+	if _, err := ScopeFrom(shippedSelectors(), "other", nil); err == nil {
+		t.Error("ScopeFrom of a webhook the configuration lacks: no error")
+	}
+}
+
+type podList []*corev1.Pod
+
+func (p podList) Pods() []*corev1.Pod { return p }
+func (podList) HasSynced() bool       { return true }
+
+func TestScanSetsGauges(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	ls := nodes(t)
+	var objs []runtime.Object
+	for n, l := range ls {
+		objs = append(objs, &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n, Labels: l}})
+	}
+	now := time.Now()
+	gated := testbed.MakePod("gated", "app").Image("reg/app:v1").Obj()
+	gated.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: isa.ResolveGate}}
+	gated.CreationTimestamp = metav1.NewTime(now.Add(-5 * time.Minute))
+	fresh := gated.DeepCopy()
+	fresh.Name, fresh.CreationTimestamp = "fresh", metav1.NewTime(now)
+	mwc := shippedSelectors()
+	mwc.Webhooks[0].NamespaceSelector.MatchExpressions = mwc.Webhooks[0].NamespaceSelector.MatchExpressions[:2] // opt-out, the default
+	objs = append(objs, gated, fresh, mwc, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "quiet", Labels: map[string]string{isa.IgnoreLabel: "true"}}})
+	c := fake.NewClientBuilder().WithScheme(scheme).WithRuntimeObjects(objs...).Build()
+	m := NewMetrics()
+	s := &Scanner{
+		Pods:      podList{pod("a", "app", "x86"), pod("b", "app", "rv", annotate(isa.RequestAnnotation, "x86-64")), pod("c", "quiet", "x86")},
+		Inventory: inventory.NewStatic(ls), Cache: c, API: c, WebhookConfig: "isamatch", GateTimeout: time.Minute, Metrics: m,
+	}
+	if _, err := s.Scan(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, r := range Reasons {
+		got["misplaced "+r] = testutil.ToFloat64(m.Misplaced.WithLabelValues(r))
+	}
+	got["nodes amd64 labelled"] = testutil.ToFloat64(m.Nodes.WithLabelValues("amd64", "true"))
+	got["nodes amd64 unlabelled"] = testutil.ToFloat64(m.Nodes.WithLabelValues("amd64", "false"))
+	got["nodes riscv64 labelled"] = testutil.ToFloat64(m.Nodes.WithLabelValues("riscv64", "true"))
+	got["groups"] = testutil.ToFloat64(m.Groups)
+	got["overdue"] = testutil.ToFloat64(m.GatedOverdue)
+	want := map[string]float64{
+		"misplaced undecided": 2, "misplaced request": 1, "misplaced affinity": 0, "misplaced runtime": 0,
+		"nodes amd64 labelled": 1, "nodes amd64 unlabelled": 1, "nodes riscv64 labelled": 1, "groups": 2, "overdue": 1,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("gauges (-want +got):\n%s", diff)
+	}
+}

@@ -1,0 +1,189 @@
+package audit
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/go-logr/logr"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	"github.com/isamatch/isamatch/pkg/inventory"
+	"github.com/isamatch/isamatch/pkg/mutate"
+)
+
+// PodSource holds the scheduled pods (misplace.Runner).
+type PodSource interface {
+	Pods() []*corev1.Pod
+	HasSynced() bool
+}
+
+// Inventory provides the node inventory (inventory.Inventory).
+type Inventory interface {
+	Snapshot() *inventory.Snapshot
+}
+
+// DefaultInterval is how often the Scanner audits.
+const DefaultInterval = time.Minute
+
+// gateGrace is how long past the gate's bound a gated pod counts as
+// overdue: the controller releases it at the bound, within a retry.
+const gateGrace = time.Minute
+
+// Scanner audits the cluster every Interval and sets Metrics. Its zero
+// Interval is DefaultInterval.
+type Scanner struct {
+	Pods      PodSource
+	Inventory Inventory
+	// Cache reads node metadata and unscheduled pods (the manager's
+	// cache, whose informers the webhook runs anyway).
+	Cache client.Reader
+	// API reads the MutatingWebhookConfiguration and the namespaces'
+	// metadata once per audit (the manager's API reader).
+	API client.Reader
+	// WebhookConfig names the MutatingWebhookConfiguration whose
+	// selectors make the Scope; SkipNamespaces are the namespaces the
+	// webhook skips.
+	WebhookConfig  string
+	SkipNamespaces []string
+	// GateTimeout is the gate's bound; 0 when pods are never gated.
+	GateTimeout time.Duration
+	Metrics     *Metrics
+	Interval    time.Duration
+	Log         logr.Logger
+	// Now is the clock (time.Now when nil).
+	Now func() time.Time
+
+	matcher *mutate.Matcher
+}
+
+var _ manager.LeaderElectionRunnable = (*Scanner)(nil)
+
+// NeedLeaderElection: the leader exports the gauges.
+func (*Scanner) NeedLeaderElection() bool { return true }
+
+// Start audits once the pods are listed, then every Interval, until ctx
+// ends. A failed audit is logged and tried again at the next tick.
+func (s *Scanner) Start(ctx context.Context) error {
+	interval := s.Interval
+	if interval <= 0 {
+		interval = DefaultInterval
+	}
+	if err := wait.PollUntilContextCancel(ctx, time.Second, true, func(context.Context) (bool, error) { return s.Pods.HasSynced(), nil }); err != nil {
+		return nil // ctx ended
+	}
+	wait.UntilWithContext(ctx, func(ctx context.Context) {
+		fs, err := s.Scan(ctx)
+		if err != nil {
+			s.Log.Error(err, "Audit failed")
+			return
+		}
+		s.Log.V(1).Info("audited", "misplaced", len(fs))
+	}, interval)
+	return nil
+}
+
+// Scan audits once and sets the gauges.
+func (s *Scanner) Scan(ctx context.Context) ([]Finding, error) {
+	if s.matcher == nil {
+		s.matcher = mutate.NewMatcher()
+	}
+	nodes := &metav1.PartialObjectMetadataList{}
+	nodes.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("NodeList"))
+	if err := s.Cache.List(ctx, nodes); err != nil {
+		return nil, fmt.Errorf("list nodes: %w", err)
+	}
+	byName := make(map[string]*metav1.ObjectMeta, len(nodes.Items))
+	for k := range nodes.Items {
+		byName[nodes.Items[k].Name] = &nodes.Items[k].ObjectMeta
+	}
+	snap := s.Inventory.Snapshot()
+	fs := Audit(Input{Pods: s.Pods.Pods(), Nodes: byName, Inventory: snap, Scope: s.scope(ctx), Matcher: s.matcher})
+	if m := s.Metrics; m != nil {
+		for r, n := range Count(fs) {
+			m.Misplaced.WithLabelValues(r).Set(float64(n))
+		}
+		setNodes(m, snap)
+		overdue, err := s.overdue(ctx)
+		if err != nil {
+			return fs, err
+		}
+		m.GatedOverdue.Set(float64(overdue))
+	}
+	return fs, nil
+}
+
+// scope reads the webhook's selectors and the namespaces' labels; what it
+// cannot read, it leaves out (and logs): a missing configuration makes the
+// default Scope, unknown namespace labels the name alone.
+func (s *Scanner) scope(ctx context.Context) Scope {
+	sc := Scope{SkipNamespaces: s.SkipNamespaces}
+	mwc := &admissionregistrationv1.MutatingWebhookConfiguration{}
+	if err := s.API.Get(ctx, client.ObjectKey{Name: s.WebhookConfig}, mwc); err != nil {
+		s.Log.Info("audit without the webhook's selectors", "error", err.Error())
+		return sc
+	}
+	sc, err := ScopeFrom(mwc, "", s.SkipNamespaces)
+	if err != nil {
+		s.Log.Info("audit without the webhook's selectors", "error", err.Error())
+		return Scope{SkipNamespaces: s.SkipNamespaces}
+	}
+	nss := &metav1.PartialObjectMetadataList{}
+	nss.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("NamespaceList"))
+	if err := s.API.List(ctx, nss); err != nil {
+		s.Log.Info("audit without namespace labels", "error", err.Error())
+		return sc
+	}
+	labels := make(map[string]map[string]string, len(nss.Items))
+	for _, ns := range nss.Items {
+		labels[ns.Name] = ns.Labels
+	}
+	sc.NamespaceLabels = func(ns string) (map[string]string, bool) {
+		l, ok := labels[ns]
+		return l, ok
+	}
+	return sc
+}
+
+// overdue counts the pods gated past the gate's bound plus gateGrace.
+func (s *Scanner) overdue(ctx context.Context) (int, error) {
+	if s.GateTimeout <= 0 {
+		return 0, nil
+	}
+	pods := &corev1.PodList{}
+	if err := s.Cache.List(ctx, pods); err != nil {
+		return 0, fmt.Errorf("list unscheduled pods: %w", err)
+	}
+	now := time.Now
+	if s.Now != nil {
+		now = s.Now
+	}
+	n := 0
+	for _, p := range pods.Items {
+		if mutate.HasGate(p.Spec.SchedulingGates) && p.DeletionTimestamp == nil && now().Sub(p.CreationTimestamp.Time) > s.GateTimeout+gateGrace {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// setNodes sets the node inventory gauges from snap: every architecture
+// the kubelets report, labelled and not.
+func setNodes(m *Metrics, snap *inventory.Snapshot) {
+	labelled := map[string]int{}
+	for _, g := range snap.Groups {
+		labelled[string(g.Native.Arch)] += g.Nodes
+	}
+	m.Nodes.Reset()
+	for arch, n := range snap.ArchNodes {
+		m.Nodes.WithLabelValues(arch, strconv.FormatBool(true)).Set(float64(labelled[arch]))
+		m.Nodes.WithLabelValues(arch, strconv.FormatBool(false)).Set(float64(max(0, n-labelled[arch])))
+	}
+	m.Groups.Set(float64(len(snap.Groups)))
+}

@@ -1,0 +1,128 @@
+package misplace
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	toolscache "k8s.io/client-go/tools/cache"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+)
+
+// Options configures Setup.
+type Options struct {
+	// Events turns the watcher on: Events and
+	// isamatch_runtime_misplacements_total. Off, the informer still runs
+	// for the audit.
+	Events bool
+	// Evict turns the remedy on (needs create on pods/eviction).
+	Evict   bool
+	Metrics *Metrics
+}
+
+// Runner runs the informer of scheduled pods on the elected leader and
+// feeds the Watcher. Its Pods are what package audit reads.
+type Runner struct {
+	informer toolscache.SharedIndexInformer
+	watcher  *Watcher
+	log      logr.Logger
+}
+
+var _ manager.LeaderElectionRunnable = (*Runner)(nil)
+
+// Setup adds the Runner to mgr and returns it. The informer lists and
+// watches pods bound to a node (spec.nodeName != ""), cut by Slim, and
+// starts only on the elected leader.
+func Setup(mgr manager.Manager, o Options) (*Runner, error) {
+	cs, err := kubernetes.NewForConfig(mgr.GetConfig())
+	if err != nil {
+		return nil, fmt.Errorf("misplacement clientset: %w", err)
+	}
+	r := NewRunner(cs, nil, mgr.GetLogger().WithName("misplacement"))
+	if o.Events {
+		wo := WatcherOptions{Recorder: mgr.GetEventRecorder(ReportingController), Nodes: mgr.GetCache(), Metrics: o.Metrics}
+		if o.Evict {
+			wo.Evictor = ClientEvictor(mgr.GetClient())
+		}
+		r.watcher = NewWatcher(wo)
+	}
+	if err := mgr.Add(r); err != nil {
+		return nil, fmt.Errorf("add misplacement watcher: %w", err)
+	}
+	return r, nil
+}
+
+// NewRunner returns a Runner over cs's scheduled pods that reports to w
+// (nil: the informer only).
+func NewRunner(cs kubernetes.Interface, w *Watcher, log logr.Logger) *Runner {
+	bound := fields.OneTermNotEqualSelector("spec.nodeName", "").String()
+	lw := &toolscache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			o.FieldSelector = bound
+			return cs.CoreV1().Pods(metav1.NamespaceAll).List(ctx, o)
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			o.FieldSelector = bound
+			return cs.CoreV1().Pods(metav1.NamespaceAll).Watch(ctx, o)
+		},
+	}
+	inf := toolscache.NewSharedIndexInformer(lw, &corev1.Pod{}, 0, toolscache.Indexers{})
+	_ = inf.SetTransform(Slim) // cannot fail before Run
+	return &Runner{informer: inf, watcher: w, log: log}
+}
+
+// NeedLeaderElection: one replica watches, or each would record the
+// Events and evict.
+func (*Runner) NeedLeaderElection() bool { return true }
+
+// Start runs the informer until ctx ends.
+func (r *Runner) Start(ctx context.Context) error {
+	if r.watcher != nil {
+		ctx := ctrl.LoggerInto(ctx, r.log)
+		observe := func(obj any) {
+			if pod, ok := obj.(*corev1.Pod); ok {
+				r.watcher.Observe(ctx, pod)
+			}
+		}
+		_, err := r.informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+			AddFunc:    observe,
+			UpdateFunc: func(_, obj any) { observe(obj) },
+			DeleteFunc: func(obj any) {
+				if t, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+					obj = t.Obj
+				}
+				if pod, ok := obj.(*corev1.Pod); ok {
+					r.watcher.Forget(pod)
+				}
+			},
+		})
+		if err != nil {
+			return fmt.Errorf("add misplacement handler: %w", err)
+		}
+	}
+	r.informer.RunWithContext(ctx)
+	return nil
+}
+
+// HasSynced reports whether the informer has listed every scheduled pod.
+func (r *Runner) HasSynced() bool { return r.informer.HasSynced() }
+
+// Pods returns the scheduled pods the informer holds, cut by Slim. Callers
+// must not modify them.
+func (r *Runner) Pods() []*corev1.Pod {
+	objs := r.informer.GetStore().List()
+	out := make([]*corev1.Pod, 0, len(objs))
+	for _, o := range objs {
+		if pod, ok := o.(*corev1.Pod); ok {
+			out = append(out, pod)
+		}
+	}
+	return out
+}
