@@ -58,11 +58,16 @@ func ValidQEMUCPU(v string) bool {
 	return true
 }
 
-// Set records a node's labels and annotations (add or update).
+// Set records a node's labels and annotations (add or update). Only the
+// architectures the node executes through QEMU (isa.EmuExecLabel) count:
+// what a cross compiler alone gives runs no QEMU.
 func (e *Emulators) Set(name string, labels, annotations map[string]string) {
 	_, emulated, _ := isa.NodeFromLabels(labels)
 	var ems []emulator
 	for _, em := range emulated {
+		if labels[isa.EmuExecLabel(em.Arch)] != "true" {
+			continue
+		}
 		v := annotations[isa.QEMUCPUAnnotation(em.Arch)]
 		if !ValidQEMUCPU(v) {
 			v = ""

@@ -28,6 +28,10 @@ type Group struct {
 	ID       string
 	Native   isa.ISA
 	Emulated []isa.ISA
+	// Executes are the architectures whose programs the group's nodes
+	// run through QEMU (isa.EmuExecLabel); Emulated may also count what a
+	// cross compiler builds.
+	Executes []isa.Arch
 	Nodes    int
 	// Name is Native.Short(), computed once for messages.
 	Name string
@@ -92,6 +96,7 @@ type parsedLabels struct {
 	key         string // "" when NodeFromLabels found nothing
 	native      isa.ISA
 	emulated    []isa.ISA
+	executes    []isa.Arch
 }
 
 func newInventory() *Inventory {
@@ -237,7 +242,7 @@ func (i *Inventory) setLocked(name string, labels map[string]string) bool {
 			g := i.groups[p.key]
 			if g == nil {
 				g = &groupState{key: p.key, members: map[string]map[string]string{}, group: Group{
-					ID: isa.GroupID(p.native), Native: p.native, Emulated: p.emulated, Name: p.native.Short(),
+					ID: isa.GroupID(p.native), Native: p.native, Emulated: p.emulated, Executes: p.executes, Name: p.native.Short(),
 				}}
 				i.groups[p.key] = g
 			}
@@ -329,5 +334,10 @@ func parse(labels map[string]string) parsedLabels {
 		b.WriteString("/")
 		b.WriteString(e.String())
 	}
-	return parsedLabels{key: b.String(), native: native, emulated: emulated}
+	executes := isa.ExecutedFromLabels(labels)
+	for _, a := range executes {
+		b.WriteString("/exec:")
+		b.WriteString(string(a))
+	}
+	return parsedLabels{key: b.String(), native: native, emulated: emulated, executes: executes}
 }

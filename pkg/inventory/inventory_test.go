@@ -300,7 +300,11 @@ func TestEmulators(t *testing.T) {
 			}
 			emu = append(emu, e)
 		}
-		return isa.NodeLabels(native, emu)
+		l := isa.NodeLabels(native, emu)
+		if emulated != "" {
+			l[isa.EmuExecLabel(isa.RISCV64)] = "true"
+		}
+		return l
 	}
 	cpu := func(v string) map[string]string { return map[string]string{isa.QEMUCPUAnnotation(isa.RISCV64): v} }
 	e := NewEmulators()
@@ -308,6 +312,9 @@ func TestEmulators(t *testing.T) {
 	e.Set("b", labels("rv64gcv_zfh"), cpu("rv64,v=true"))
 	e.Set("c", labels("rv64gc"), nil)
 	e.Set("d", labels(""), nil)
+	cross := labels("rv64gcv")
+	delete(cross, isa.EmuExecLabel(isa.RISCV64))
+	e.Set("cross", cross, cpu("max")) // a cross compiler alone: no QEMU to set
 	q, _ := isa.Parse("rv64gcv")
 	if diff := cmp.Diff(map[string]int{"rv64,v=true": 2}, e.QEMUCPUs(q)); diff != "" {
 		t.Errorf("QEMUCPUs(rv64gcv) (-want +got):\n%s", diff)

@@ -42,6 +42,17 @@ const (
 	QEMUCPUAnnotationPrefix = EmuPrefix + "cpu."
 )
 
+// EmuExecPrefix + <arch> ("qemu.isamatch.io/binfmt.riscv64=true") is the
+// node label saying the node executes <arch> programs through a QEMU
+// binfmt_misc handler that the labeler ran its probe programs through: an
+// image built for <arch> starts there. The other qemu. labels also count
+// what a cross compiler builds, which runs nothing.
+const EmuExecPrefix = EmuPrefix + "binfmt."
+
+// EmuExecLabel is the node label saying the node executes a programs
+// through QEMU (EmuExecPrefix).
+func EmuExecLabel(a Arch) string { return EmuExecPrefix + string(a) }
+
 // QEMUCPUAnnotation is the node annotation holding the QEMU_CPU value of
 // the node's QEMU handler for a.
 func QEMUCPUAnnotation(a Arch) string { return QEMUCPUAnnotationPrefix + string(a) }

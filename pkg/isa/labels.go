@@ -119,6 +119,25 @@ func NodeFromLabels(labels map[string]string) (native ISA, emulated []ISA, ok bo
 	return native, emulated, ok
 }
 
+// ExecutedFromLabels returns the architectures whose programs a node
+// executes through QEMU (EmuExecLabel), sorted.
+func ExecutedFromLabels(labels map[string]string) []Arch {
+	var out []Arch
+	for _, a := range archs {
+		if labels[EmuExecLabel(a)] == "true" {
+			out = append(out, a)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// ExecRequirement is the node requirement that the node executes a
+// programs through QEMU.
+func ExecRequirement(a Arch) Requirement {
+	return Requirement{Key: EmuExecLabel(a), Operator: "In", Values: []string{"true"}}
+}
+
 func extsFromLabels(labels map[string]string, prefix string, f *family) ExtSet {
 	var s ExtSet
 	p := prefix + f.key + "."

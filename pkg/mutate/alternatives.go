@@ -18,11 +18,15 @@ type alt struct {
 }
 
 // emuAlt is one alternative of the emulation path: the node emulates q and
-// runs the images natively (native.isa.Arch == "" when no image constrains).
+// runs the images natively (native.isa.Arch == "" when no image
+// constrains), or, with exec, runs images built for q's architecture
+// through its QEMU handler (isa.EmuExecLabel).
 type emuAlt struct {
 	q      isa.ISA
 	native alt
+	exec   bool
 }
+
 
 // plainISA is what a plain-architecture alternative is ranked with: the
 // architecture's base ISA, so that, as in the paper's affinity, the node with

@@ -110,6 +110,17 @@ func nodeLabels(t testing.TB, arch, native string, emulated ...string) map[strin
 	return l
 }
 
+// qemuNodeLabels is nodeLabels of a node that executes each emulated ISA's
+// programs through a QEMU handler (not a cross compiler alone).
+func qemuNodeLabels(t testing.TB, arch, native string, emulated ...string) map[string]string {
+	t.Helper()
+	l := nodeLabels(t, arch, native, emulated...)
+	for _, e := range emulated {
+		l[isa.EmuExecLabel(mustISA(t, e).Arch)] = "true"
+	}
+	return l
+}
+
 func mustISA(t testing.TB, s string) isa.ISA {
 	t.Helper()
 	i, err := isa.Parse(s)

@@ -14,16 +14,19 @@ import (
 
 const qemuV = "rv64,v=true,Zfh=true"
 
-// emulatingCluster is an x86 node whose QEMU runs rv64gcv under qemuV, and
+// emulatingCluster is an x86 node whose QEMU runs rv64gcv under qemuV, an
+// x86 node with a cross compiler for the same ISA and no QEMU handler, and
 // the paper's IMFD riscv64 node.
 func emulatingCluster(t *testing.T) (map[string]map[string]string, *inventory.Emulators) {
 	t.Helper()
 	nodes := map[string]map[string]string{
-		"x86": nodeLabels(t, "amd64", "x86-64-v3", "rv64gcv_zfh"),
-		"rv":  nodeLabels(t, "riscv64", "rv64imfd"),
+		"x86":   qemuNodeLabels(t, "amd64", "x86-64-v3", "rv64gcv_zfh"),
+		"cross": nodeLabels(t, "amd64", "x86-64-v3", "rv64gcv_zfh"),
+		"rv":    nodeLabels(t, "riscv64", "rv64imfd"),
 	}
 	em := inventory.NewEmulators()
 	em.Set("x86", nodes["x86"], map[string]string{isa.QEMUCPUAnnotation(isa.RISCV64): qemuV})
+	em.Set("cross", nodes["cross"], nil)
 	em.Set("rv", nodes["rv"], nil)
 	return nodes, em
 }
@@ -32,7 +35,9 @@ func emulatingCluster(t *testing.T) (map[string]map[string]string, *inventory.Em
 // isa.qemu runs where the node emulates the request (the image runs through
 // the emulator), not only on native riscv64 nodes. Without emulatedAlt the
 // emulation term also required kubernetes.io/arch=riscv64, which no
-// emulating x86 node has.
+// emulating x86 node has. A node whose emulation labels come from a cross
+// compiler alone starts no riscv64 image: without isa.EmuExecLabel in the
+// term it was admitted.
 func TestEmulatedImageRunsOnTheEmulatingNode(t *testing.T) {
 	nodes, em := emulatingCluster(t)
 	m := NewPodMutator(&fakeResolver{images: testImages()}, inventory.NewStatic(nodes), Options{Emulators: em})
@@ -40,10 +45,10 @@ func TestEmulatedImageRunsOnTheEmulatingNode(t *testing.T) {
 		name, qemu, image string
 		want              map[string]bool // node -> admitted
 	}{
-		{name: "V, riscv64 image: the emulating x86 node", qemu: "rv64gcv", image: "riscv:1", want: map[string]bool{"x86": true, "rv": false}},
-		{name: "D, riscv64 image: the emulator or the native node", qemu: "rv64imfd", image: "riscv:1", want: map[string]bool{"x86": true, "rv": true}},
-		{name: "an RVA23 image needs an emulator that runs RVA23", qemu: "rv64gcv", image: "rva23:1", want: map[string]bool{"x86": false, "rv": false}},
-		{name: "an amd64 image runs natively beside the emulator", qemu: "rv64gcv", image: "amd64:1", want: map[string]bool{"x86": true, "rv": false}},
+		{name: "V, riscv64 image: the emulating x86 node", qemu: "rv64gcv", image: "riscv:1", want: map[string]bool{"x86": true, "cross": false, "rv": false}},
+		{name: "D, riscv64 image: the emulator or the native node", qemu: "rv64imfd", image: "riscv:1", want: map[string]bool{"x86": true, "cross": false, "rv": true}},
+		{name: "an RVA23 image needs an emulator that runs RVA23", qemu: "rv64gcv", image: "rva23:1", want: map[string]bool{"x86": false, "cross": false, "rv": false}},
+		{name: "an amd64 image runs natively beside the emulator", qemu: "rv64gcv", image: "amd64:1", want: map[string]bool{"x86": true, "cross": true, "rv": false}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -207,7 +212,7 @@ func TestEmulatorSettingChoice(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			em := inventory.NewEmulators()
 			for name, n := range tc.nodes {
-				labels := nodeLabels(t, "amd64", "x86-64-v3", n[0])
+				labels := qemuNodeLabels(t, "amd64", "x86-64-v3", n[0])
 				em.Set(name, labels, map[string]string{isa.QEMUCPUAnnotation(mustISA(t, n[0]).Arch): n[1]})
 			}
 			p := NewPodMutator(nil, inventory.NewStatic(nil), Options{Emulators: em})

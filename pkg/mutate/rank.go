@@ -34,7 +34,7 @@ func emuMatches(g *inventory.Group, emu []emuAlt) bool {
 		ok := e.native.isa.Arch == "" ||
 			(e.native.plain && g.Native.Arch == e.native.isa.Arch) ||
 			(!e.native.plain && isa.Satisfies(g.Native, e.native.isa))
-		if !ok {
+		if !ok || (e.exec && !slices.Contains(g.Executes, e.q.Arch)) {
 			continue
 		}
 		for _, em := range g.Emulated {
@@ -177,6 +177,9 @@ func rankKey(b []byte, qemu bool, emu []emuAlt, native []alt) []byte {
 	}
 	for _, e := range emu {
 		b = append(b, 'e')
+		if e.exec {
+			b = append(b, 'x')
+		}
 		b = appendISA(b, e.q, false)
 		b = appendISA(b, e.native.isa, e.native.plain)
 	}

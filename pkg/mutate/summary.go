@@ -81,14 +81,21 @@ func requiredString(emu []emuAlt, native []alt) string {
 	for k := 0; k < len(emu); {
 		q := emu[k].q
 		var on []alt
+		exec := false
 		for ; k < len(emu) && emu[k].q.Arch == q.Arch && emu[k].q.Exts == q.Exts; k++ {
 			if emu[k].native.isa.Arch != "" {
 				on = append(on, emu[k].native)
 			}
+			exec = exec || emu[k].exec
 		}
 		s := "emulates " + brief(q)
-		if len(on) > 0 {
+		switch {
+		case len(on) > 0 && exec:
+			s += " on " + altsString(on) + " or executes its images under QEMU"
+		case len(on) > 0:
 			s += " on " + altsString(on)
+		case exec:
+			s = "executes " + brief(q) + " images under QEMU"
 		}
 		parts = append(parts, s)
 	}

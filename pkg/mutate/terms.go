@@ -13,6 +13,15 @@ func reqs(i isa.ISA, emulated bool) []corev1.NodeSelectorRequirement {
 	return nodeReqs(isa.Requirements(i, emulated))
 }
 
+// emuReqs are the node requirements of e's emulation part.
+func (e emuAlt) emuReqs() []corev1.NodeSelectorRequirement {
+	r := reqs(e.q, true)
+	if e.exec {
+		r = append(r, nodeReqs([]isa.Requirement{isa.ExecRequirement(e.q.Arch)})...)
+	}
+	return r
+}
+
 func nodeReqs(reqs []isa.Requirement) []corev1.NodeSelectorRequirement {
 	out := make([]corev1.NodeSelectorRequirement, len(reqs))
 	for k, r := range reqs {
@@ -59,7 +68,7 @@ func requiredTerms(emu []emuAlt, native []alt) []corev1.NodeSelectorTerm {
 			n := emu[k].native
 			switch {
 			case n.isa.Arch == "":
-				add(corev1.NodeSelectorTerm{MatchExpressions: reqs(q, true)})
+				add(corev1.NodeSelectorTerm{MatchExpressions: emu[k].emuReqs()})
 			case n.plain:
 				if !slices.Contains(plain, string(n.isa.Arch)) {
 					plain = append(plain, string(n.isa.Arch))

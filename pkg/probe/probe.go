@@ -78,9 +78,15 @@ type Result struct {
 }
 
 // Labels returns the node labels for r (all under isa.isamatch.io/ and
-// qemu.isamatch.io/).
+// qemu.isamatch.io/): with isa.EmuExecLabel for each architecture a QEMU
+// handler ran the probe programs of (EmuDefault), as a cross compiler's
+// emulation labels start no program.
 func (r Result) Labels() map[string]string {
-	return isa.NodeLabels(r.Native, r.Emulated)
+	l := isa.NodeLabels(r.Native, r.Emulated)
+	for _, d := range r.EmuDefault {
+		l[isa.EmuExecLabel(d.Arch)] = "true"
+	}
+	return l
 }
 
 // Annotations returns the node annotations for r. The qemu.isamatch.io/
