@@ -67,6 +67,10 @@ func StartRegistry(ctx context.Context, dir string) (*testbed.Registry, error) {
 	return testbed.StartRegistry(ctx, testbed.RegistryOptions{Dir: regDir})
 }
 
+// WebhookNamespace is the namespace of the webhook StartWebhook starts: its
+// leader-election Lease.
+const WebhookNamespace = "isamatch-system"
+
 // WebhookOptions configures StartWebhook.
 type WebhookOptions struct {
 	// Bin is the webhook binary.
@@ -98,11 +102,19 @@ type Webhook struct {
 func StartWebhook(ctx context.Context, o WebhookOptions) (Webhook, error) {
 	var w Webhook
 	wio := o.CP.Env.WebhookInstallOptions
+	// The webhook's own namespace holds its leader-election Lease: without
+	// it no replica leads, and the gate controller and the pod Events
+	// never run. Ignored by the webhook, as the installed one is.
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: WebhookNamespace, Labels: map[string]string{isa.IgnoreLabel: "true"}}}
+	if err := o.CP.Client.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+		return w, fmt.Errorf("create the webhook's namespace %s: %w", WebhookNamespace, err)
+	}
 	err := testbed.StartOnFreePorts(2, func(ports []int) error {
 		w.HealthAddr = "127.0.0.1:" + strconv.Itoa(ports[0])
 		w.MetricsAddr = "127.0.0.1:" + strconv.Itoa(ports[1])
 		args := append([]string{
 			"--kubeconfig=" + o.CP.KubeconfigPath,
+			"--namespace=" + WebhookNamespace,
 			"--cert-dir=" + wio.LocalServingCertDir,
 			"--port=" + strconv.Itoa(wio.LocalServingPort),
 			"--cert-rotation=false",
