@@ -27,7 +27,6 @@ type emuAlt struct {
 	exec   bool
 }
 
-
 // plainISA is what a plain-architecture alternative is ranked with: the
 // architecture's base ISA, so that, as in the paper's affinity, the node with
 // the fewest extensions fits a base-ISA task best.
