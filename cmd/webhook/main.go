@@ -114,6 +114,7 @@ type options struct {
 	evictMisplaced     bool
 	auditInterval      time.Duration
 	pullSecrets        bool
+	bareKeys           bool
 	credProviderConfig string
 	credProviderBinDir string
 	pluginTimeout      time.Duration
@@ -173,6 +174,7 @@ func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
 	fs.BoolVar(&o.misplaceEvents, "misplacement-events", true, "watch the scheduled pods (on the elected leader) for containers that died of SIGILL or could not start with \"exec format error\": a Warning event IsamatchMisplaced on the pod naming the node's ISA and what the pod needs, and isamatch_runtime_misplacements_total{reason}")
 	fs.BoolVar(&o.evictMisplaced, "evict-misplaced", false, "evict a misplaced pod that isamatch did not decide and that a controller (not a DaemonSet) replaces, so the replacement is admitted with a decision; at most one pod per controller every 10 minutes, none in the first minute after start (needs create on pods/eviction: the kustomize component config/components/evict-misplaced)")
 	fs.DurationVar(&o.auditInterval, "audit-interval", audit.DefaultInterval, "how often the elected leader audits the running pods and sets isamatch_misplaced_pods{reason}, isamatch_nodes, isamatch_isa_groups and isamatch_gated_pods_overdue (0: never)")
+	fs.BoolVar(&o.bareKeys, "bare-keys", true, "also read the paper's bare keys: pod annotations isa.request and isa.qemu, pod labels ARCH and QEMU, and the image label isa.request (false where they mean something else in your manifests: only isa.isamatch.io/request, isa.isamatch.io/qemu and the image label io.isamatch.isa.request are read)")
 	fs.BoolVar(&o.pullSecrets, "pull-secrets", false, "resolve images with the pod's imagePullSecrets and its ServiceAccount's, as the kubelet pulls them (needs get on secrets and serviceaccounts in every namespace: the kustomize component config/components/pull-secrets); off: registries are read anonymously")
 	fs.StringVar(&o.credProviderConfig, "image-credential-provider-config", "", "the kubelet's CredentialProviderConfig (a file, or a directory of *.yaml/*.yml/*.json files): registry credentials for every pod from the image credential provider plugins it names (ecr-credential-provider, gcp-credential-provider, acr-credential-provider), asked after the pod's pull secrets; needs --image-credential-provider-bin-dir (the kustomize component config/components/credential-providers)")
 	fs.StringVar(&o.credProviderBinDir, "image-credential-provider-bin-dir", "", "directory of the credential provider plugin executables that --image-credential-provider-config names (a plugin is only ever run from there)")

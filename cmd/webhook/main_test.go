@@ -45,6 +45,7 @@ func TestParseArgs(t *testing.T) {
 		inferMaxBytes:   64 << 20,
 		inferTimeout:    10 * time.Second,
 		qemuCPU:         "inject",
+		bareKeys:        true,
 
 		digestCacheBytes: 16 << 20,
 		pluginTimeout:    10 * time.Second,
@@ -94,6 +95,7 @@ func TestParseArgs(t *testing.T) {
 		{name: "audit too often", args: []string{"--audit-interval=1s"}, wantErr: "--audit-interval 1s: want 0 (off) or at least 10s"},
 		{name: "audit off, eviction on", args: []string{"--audit-interval=0", "--evict-misplaced"}, want: func(o *options) { o.auditInterval, o.evictMisplaced = 0, true }},
 		{name: "plugin runs 0", args: []string{"--image-credential-provider-max-runs", "0"}, wantErr: "--image-credential-provider-max-runs 0: want 1..64"},
+		{name: "bare keys off", args: []string{"--bare-keys=false"}, want: func(o *options) { o.bareKeys = false }},
 		{name: "metrics audience", args: []string{"--metrics-token-audience", "prometheus.example/isamatch"}, want: func(o *options) { o.metricsAudience = "prometheus.example/isamatch" }},
 		{name: "metrics audience empty", args: []string{"--metrics-token-audience", ""}, wantErr: `--metrics-token-audience: token audience "": want 1..253 characters`},
 		{name: "cluster networks", args: []string{"--cluster-network", "10.244.0.0/16", "--cluster-network", "fd00:10:96::/108"}, want: func(o *options) {

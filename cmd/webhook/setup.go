@@ -163,7 +163,7 @@ func addMisplacement(mgr manager.Manager, inv *inventory.Inventory, o options, m
 	if !o.misplaceEvents && o.auditInterval == 0 {
 		return nil
 	}
-	pods, err := misplace.Setup(mgr, misplace.Options{Events: o.misplaceEvents, Evict: o.evictMisplaced, Metrics: m.misplace})
+	pods, err := misplace.Setup(mgr, misplace.Options{Events: o.misplaceEvents, Evict: o.evictMisplaced, Metrics: m.misplace, Keys: o.keys()})
 	if err != nil {
 		return err
 	}
@@ -176,7 +176,7 @@ func addMisplacement(mgr manager.Manager, inv *inventory.Inventory, o options, m
 	}
 	return audit.Setup(mgr, pods, inv, audit.Options{
 		WebhookConfig: WebhookConfigName, SkipNamespaces: skipNamespaces(o), GateTimeout: gateTimeout,
-		Interval: o.auditInterval, Metrics: m.audit,
+		Interval: o.auditInterval, Metrics: m.audit, Keys: o.keys(),
 	})
 }
 
@@ -311,6 +311,7 @@ func newHandler(mgr manager.Manager, inv *inventory.Inventory, emulators mutate.
 		Resolve:        o.resolve,
 		GateAlive:      gateAlive,
 		Emulators:      emulators,
+		Keys:           o.keys(),
 
 		FallbackArchitecture: isa.Arch(o.fallbackArch),
 	}), m, nil
@@ -338,7 +339,14 @@ func (o options) registryOptions(keychains registry.KeychainFactory, m *registry
 		MaxDigestCacheBytes: o.digestCacheBytes,
 		TTL:                 ttl,
 		Metrics:             m,
+
+		IgnoreBareImageLabel: !o.bareKeys,
 	}
+}
+
+// keys are the pod keys requests are read from (--bare-keys).
+func (o options) keys() mutate.KeyOptions {
+	return mutate.KeyOptions{IgnoreBareKeys: !o.bareKeys}
 }
 
 // newKeychainFactory returns where pull credentials come from: with

@@ -54,6 +54,8 @@ type Input struct {
 	Scope     Scope
 	// Matcher decides the pods' requests (a new one when nil).
 	Matcher *mutate.Matcher
+	// Keys are the pod keys the webhook reads requests from.
+	Keys mutate.KeyOptions
 }
 
 // Audit returns the misplaced pods of in, sorted by namespace and name.
@@ -64,7 +66,7 @@ func Audit(in Input) []Finding {
 	if in.Inventory == nil {
 		in.Inventory = inventory.NewStatic(nil).Snapshot()
 	}
-	req := requests{m: in.Matcher, snap: in.Inventory, memo: map[string]requestRule{}}
+	req := requests{m: in.Matcher, snap: in.Inventory, keys: in.Keys, memo: map[string]requestRule{}}
 	var out []Finding
 	for _, pod := range in.Pods {
 		if pod.Spec.NodeName == "" || pod.DeletionTimestamp != nil || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
@@ -100,7 +102,7 @@ func Audit(in Input) []Finding {
 			continue
 		}
 		f.NodeISA = misplace.NodeISA(meta.Labels, meta.Annotations)
-		f.Needs = misplace.PodNeeds(pod)
+		f.Needs = misplace.PodNeeds(pod, in.Keys)
 		out = append(out, f)
 	}
 	slices.SortFunc(out, func(a, b Finding) int {
@@ -142,13 +144,14 @@ type requestRule struct {
 type requests struct {
 	m    *mutate.Matcher
 	snap *inventory.Snapshot
+	keys mutate.KeyOptions
 	memo map[string]requestRule
 }
 
 // check returns what is wrong with node for pod's request, "" when nothing
 // (or the pod asks nothing).
 func (r *requests) check(pod *corev1.Pod, node *corev1.Node) string {
-	in, msg := mutate.PodInput(pod.ObjectMeta)
+	in, msg := mutate.PodInputWith(pod.ObjectMeta, r.keys)
 	if msg != "" {
 		return "malformed request: " + sanitize.Line(msg, 256)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/isamatch/isamatch/internal/testbed"
 	"github.com/isamatch/isamatch/pkg/inventory"
 	"github.com/isamatch/isamatch/pkg/isa"
+	"github.com/isamatch/isamatch/pkg/mutate"
 )
 
 // labelled returns the labels the labeler writes for an ISA.
@@ -122,6 +123,27 @@ func TestAudit(t *testing.T) {
 				t.Errorf("reasons (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestAuditKeys: the audit reads requests from the keys the webhook reads:
+// a bare ARCH label that means something else is a malformed request by
+// default and nothing with --bare-keys=false.
+func TestAuditKeys(t *testing.T) {
+	label := func(p *corev1.Pod) { p.Labels = map[string]string{isa.RequestLabel: "frontend"} }
+	for _, tc := range []struct {
+		keys mutate.KeyOptions
+		want []string
+	}{{mutate.KeyOptions{}, []string{ReasonRequest}}, {mutate.KeyOptions{IgnoreBareKeys: true}, nil}} {
+		in := input(t, Scope{SkipNamespaces: DefaultSkipNamespaces}, pod("p", "app", "x86", annotate(isa.DecisionAnnotation, decided), label))
+		in.Keys = tc.keys
+		var got []string
+		if fs := Audit(in); len(fs) > 0 {
+			got = fs[0].Reasons
+		}
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("IgnoreBareKeys=%v: reasons (-want +got):\n%s", tc.keys.IgnoreBareKeys, diff)
+		}
 	}
 }
 

@@ -56,7 +56,9 @@ type Scanner struct {
 	GateTimeout time.Duration
 	Metrics     *Metrics
 	Interval    time.Duration
-	Log         logr.Logger
+	// Keys are the pod keys the webhook reads requests from.
+	Keys mutate.KeyOptions
+	Log  logr.Logger
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 
@@ -104,7 +106,7 @@ func (s *Scanner) Scan(ctx context.Context) ([]Finding, error) {
 		byName[nodes.Items[k].Name] = &nodes.Items[k].ObjectMeta
 	}
 	snap := s.Inventory.Snapshot()
-	fs := Audit(Input{Pods: s.Pods.Pods(), Nodes: byName, Inventory: snap, Scope: s.scope(ctx), Matcher: s.matcher})
+	fs := Audit(Input{Pods: s.Pods.Pods(), Nodes: byName, Inventory: snap, Scope: s.scope(ctx), Matcher: s.matcher, Keys: s.Keys})
 	if m := s.Metrics; m != nil {
 		for r, n := range Count(fs) {
 			m.Misplaced.WithLabelValues(r).Set(float64(n))

@@ -39,12 +39,13 @@ type Needs struct {
 	Required []string `json:"required,omitempty"`
 }
 
-// PodNeeds reads what pod asks of its node. The decision is read through
+// PodNeeds reads what pod asks of its node, from the keys the webhook
+// reads. The decision is read through
 // its machine-readable annotation (mutate.DecisionCounts), never the line
 // for people.
-func PodNeeds(pod *corev1.Pod) Needs {
+func PodNeeds(pod *corev1.Pod, keys mutate.KeyOptions) Needs {
 	var n Needs
-	in, msg := mutate.PodInput(pod.ObjectMeta)
+	in, msg := mutate.PodInputWith(pod.ObjectMeta, keys)
 	n.RequestError = sanitize.Line(msg, 2*maxShown)
 	if in.Request != nil {
 		n.Request = sanitize.Line(in.RequestText, maxShown) + " (" + in.RequestFrom + ")"

@@ -14,6 +14,8 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+
+	"github.com/isamatch/isamatch/pkg/mutate"
 )
 
 // Options configures Setup.
@@ -25,6 +27,8 @@ type Options struct {
 	// Evict turns the remedy on (needs create on pods/eviction).
 	Evict   bool
 	Metrics *Metrics
+	// Keys are the pod keys the webhook reads requests from.
+	Keys mutate.KeyOptions
 }
 
 // Runner runs the informer of scheduled pods on the elected leader and
@@ -47,7 +51,7 @@ func Setup(mgr manager.Manager, o Options) (*Runner, error) {
 	}
 	r := NewRunner(cs, nil, mgr.GetLogger().WithName("misplacement"))
 	if o.Events {
-		wo := WatcherOptions{Recorder: mgr.GetEventRecorder(ReportingController), Nodes: mgr.GetCache(), Metrics: o.Metrics}
+		wo := WatcherOptions{Recorder: mgr.GetEventRecorder(ReportingController), Nodes: mgr.GetCache(), Metrics: o.Metrics, Keys: o.Keys}
 		if o.Evict {
 			wo.Evictor = ClientEvictor(mgr.GetClient())
 		}

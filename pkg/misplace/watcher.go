@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/isamatch/isamatch/pkg/isa"
+	"github.com/isamatch/isamatch/pkg/mutate"
 	"github.com/isamatch/isamatch/pkg/sanitize"
 )
 
@@ -53,6 +54,7 @@ type Watcher struct {
 	nodes   client.Reader
 	metrics *Metrics
 	evictor Evictor
+	keys    mutate.KeyOptions
 	seen    *lru.Cache
 	owners  *backoff
 	now     func() time.Time
@@ -79,6 +81,8 @@ type WatcherOptions struct {
 	// kube-proxy), and a replacement would be admitted undecided again.
 	// DefaultEvictGrace when 0; none when negative.
 	EvictGrace time.Duration
+	// Keys are the pod keys the webhook reads requests from.
+	Keys mutate.KeyOptions
 	// MaxSeen bounds the containers remembered (DefaultMaxSeen when 0).
 	MaxSeen int
 	// Now is the clock (time.Now when nil).
@@ -96,7 +100,7 @@ func NewWatcher(o WatcherOptions) *Watcher {
 	if o.EvictGrace == 0 {
 		o.EvictGrace = DefaultEvictGrace
 	}
-	return &Watcher{rec: o.Recorder, nodes: o.Nodes, metrics: o.Metrics, evictor: o.Evictor, seen: lru.New(o.MaxSeen), owners: newBackoff(o.Now),
+	return &Watcher{rec: o.Recorder, nodes: o.Nodes, metrics: o.Metrics, evictor: o.Evictor, keys: o.Keys, seen: lru.New(o.MaxSeen), owners: newBackoff(o.Now),
 		now: o.Now, graceEnd: o.Now().Add(max(o.EvictGrace, 0))}
 }
 
@@ -132,7 +136,7 @@ func (w *Watcher) Observe(ctx context.Context, pod *corev1.Pod) int {
 	}
 	log := ctrl.LoggerFrom(ctx).WithValues("pod", klog.KObj(pod), "node", pod.Spec.NodeName)
 	node := w.nodeISA(ctx, pod.Spec.NodeName)
-	needs := PodNeeds(pod)
+	needs := PodNeeds(pod, w.keys)
 	for _, f := range fresh {
 		w.metrics.misplaced(f.Reason)
 		w.rec.Eventf(containerRef(pod, f), nil, corev1.EventTypeWarning, ReasonMisplaced, "Detect", "%s", Note(f, pod.Spec.NodeName, node, needs))

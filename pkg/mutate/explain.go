@@ -18,7 +18,7 @@ import (
 // count as they are now.
 func (p *PodMutator) Explain(ctx context.Context, pod *corev1.Pod) string {
 	f := fieldsOf(pod)
-	in, _, msg := podInput(f)
+	in, _, msg := podInput(f, p.keys())
 	if msg != "" {
 		return sanitize.Line("denied: "+msg, maxAnnotation)
 	}

@@ -151,6 +151,7 @@ func TestRequestKeyPrecedence(t *testing.T) {
 		annotations, labels map[string]string
 		wantFrom, wantText  string
 		wantQEMUFrom        string
+		keys                KeyOptions
 		wantWarnings        []string // substrings, in order
 	}{
 		{name: "prefixed annotation", annotations: ann(isa.RequestAnnotation, "rv64gc"), wantFrom: "annotation " + isa.RequestAnnotation, wantText: "rv64gc"},
@@ -196,6 +197,20 @@ func TestRequestKeyPrecedence(t *testing.T) {
 			wantWarnings: []string{`annotation isa.isamatch.io/qemu "rv64gcv" and label QEMU "rv64gc" differ`},
 		},
 		{
+			name:        "bare keys ignored: the paper's keys are someone else's",
+			annotations: ann(isa.BareRequestAnnotation, "not-an-isa", isa.BareQEMUAnnotation, "rv64gcv"),
+			labels:      ann(isa.RequestLabel, "x86", isa.QEMULabel, "yes"),
+			keys:        KeyOptions{IgnoreBareKeys: true},
+		},
+		{
+			name:        "bare keys ignored: the prefixed key still counts, with no warning",
+			annotations: ann(isa.RequestAnnotation, "rv64gc", isa.BareRequestAnnotation, "amd64"),
+			labels:      ann(isa.RequestLabel, "arm64"),
+			keys:        KeyOptions{IgnoreBareKeys: true},
+			wantFrom:    "annotation " + isa.RequestAnnotation,
+			wantText:    "rv64gc",
+		},
+		{
 			name:         "qemu: bare over label",
 			annotations:  ann(isa.BareQEMUAnnotation, "rv64gcv"),
 			labels:       ann(isa.QEMULabel, "rv64gcv"),
@@ -206,7 +221,7 @@ func TestRequestKeyPrecedence(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			pod := &podFields{}
 			pod.Annotations, pod.Labels = tc.annotations, tc.labels
-			in, warnings, msg := podInput(pod)
+			in, warnings, msg := podInput(pod, tc.keys)
 			if msg != "" {
 				t.Fatalf("denied: %s", msg)
 			}

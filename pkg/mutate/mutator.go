@@ -116,7 +116,7 @@ func (p *PodMutator) handle(ctx context.Context, req admission.Request) (admissi
 // gated (see gates), nothing is fetched: the decision is made from what is
 // known, and pending names the images left to the gate controller.
 func (p *PodMutator) decide(ctx context.Context, ns string, pod *podFields) (d Decision, pending []string) {
-	in, warnings, msg := podInput(pod)
+	in, warnings, msg := podInput(pod, p.keys())
 	if msg != "" {
 		return Decision{Denied: msg}, nil
 	}

@@ -54,6 +54,10 @@ type Options struct {
 	// Emulators, when set, is asked which QEMU_CPU to set in the
 	// containers of a pod with isa.qemu (qemuenv.go); nil sets none.
 	Emulators Emulators
+	// Keys chooses the pod keys requests are read from (all by default);
+	// the registry resolver chooses the image labels alike
+	// (registry.Options.IgnoreBareImageLabel).
+	Keys KeyOptions
 }
 
 // Resolve modes.

@@ -69,7 +69,7 @@ func (p *PodMutator) releaseGated(ctx context.Context, pod *corev1.Pod, resolve 
 		slices.Contains(p.opts.SkipNamespaces, pod.Namespace), pod.Labels[isa.IgnoreLabel] == "true":
 		return GateRelease{Reason: ReleaseSkipped, Message: "isamatch does not place this pod (bound, mirror, skipped namespace or " + isa.IgnoreLabel + "=true); gate " + isa.ResolveGate + " removed"}
 	}
-	in, warnings, msg := podInput(f)
+	in, warnings, msg := podInput(f, p.keys())
 	if msg != "" {
 		return p.releaseDenied(pod, msg)
 	}

@@ -37,21 +37,25 @@ var (
 
 // podInput reads the pod's requests; msg is a denial for malformed or
 // oversized ones. Warnings name keys that disagree with the one used.
-func podInput(pod *podFields) (in Input, warnings []Warning, msg string) {
+func podInput(pod *podFields, o KeyOptions) (in Input, warnings []Warning, msg string) {
 	var w []Warning
-	in.Request, in.RequestFrom, in.RequestText, w, msg = parseKeys(pod, nativeKeys)
+	native, qemu := nativeKeys, qemuKeys
+	if o.IgnoreBareKeys {
+		native, qemu = requestKeys{prefixed: native.prefixed}, requestKeys{prefixed: qemu.prefixed}
+	}
+	in.Request, in.RequestFrom, in.RequestText, w, msg = parseKeys(pod, native)
 	warnings = append(warnings, w...)
 	if msg != "" {
 		return in, warnings, msg
 	}
-	in.QEMU, in.QEMUFrom, in.QEMUText, w, msg = parseKeys(pod, qemuKeys)
+	in.QEMU, in.QEMUFrom, in.QEMUText, w, msg = parseKeys(pod, qemu)
 	in.own = ownConstraints(pod)
 	return in, append(warnings, w...), msg
 }
 
 // parseKeys reads one need: the prefixed annotation wins over the bare
-// annotation, which wins over the label. Every set key is bounded before
-// anything is parsed.
+// annotation, which wins over the label; an empty key of k is not read.
+// Every set key is bounded before anything is parsed.
 func parseKeys(pod *podFields, k requestKeys) (r *isa.Request, from, text string, warnings []Warning, msg string) {
 	type found struct{ from, text string }
 	var set []found
@@ -60,6 +64,9 @@ func parseKeys(pod *podFields, k requestKeys) (r *isa.Request, from, text string
 		kind string
 		key  string
 	}{{pod.Annotations, "annotation", k.prefixed}, {pod.Annotations, "annotation", k.bare}, {pod.Labels, "label", k.label}} {
+		if c.key == "" {
+			continue
+		}
 		v, ok := c.m[c.key]
 		if !ok {
 			continue

@@ -71,6 +71,10 @@ type Options struct {
 	// negative: tags are not cached). Digest-pinned references are
 	// immutable and stay cached for a day.
 	TTL time.Duration
+	// IgnoreBareImageLabel reads an image's request from its label
+	// io.isamatch.isa.request only, not from the paper's bare isa.request
+	// (for clusters where that label means something else).
+	IgnoreBareImageLabel bool
 
 	// Keychains is where a pod's own pull credentials come from, typically
 	// [KubernetesKeychain]; results are then cached per pod credential
@@ -195,6 +199,7 @@ type config struct {
 	maxCacheEntries  int
 	keychains        KeychainFactory // the pod's, then the node's
 	credentialed     bool
+	bareLabel        bool
 	metrics          *Metrics
 	transport        http.RoundTripper
 	now              func() time.Time
@@ -233,6 +238,7 @@ func (o Options) config() (config, error) {
 		maxCacheEntries:  or(o.maxCacheEntries, maxCacheEntries),
 		keychains:        combinedKeychains(o.Keychains, o.NodeKeychain),
 		credentialed:     o.Keychains != nil,
+		bareLabel:        !o.IgnoreBareImageLabel,
 		metrics:          o.Metrics,
 		transport:        o.Transport,
 		now:              o.now,

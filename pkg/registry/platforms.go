@@ -53,7 +53,7 @@ func (r *Resolver) platformsOf(ctx context.Context, desc *remote.Descriptor) ([]
 		if err != nil {
 			return nil, err
 		}
-		p, err := platformOf(img, nil)
+		p, err := platformOf(img, nil, r.cfg.bareLabel)
 		if err != nil {
 			return nil, err
 		}
@@ -104,7 +104,7 @@ func (r *Resolver) fromIndex(ctx context.Context, idx v1.ImageIndex, depth int) 
 				if err != nil {
 					return fmt.Errorf("platform image %s: %w", d.Digest, err)
 				}
-				p, err := platformOf(img, d.Platform)
+				p, err := platformOf(img, d.Platform, r.cfg.bareLabel)
 				if err != nil {
 					return fmt.Errorf("platform image %s: %w", d.Digest, err)
 				}
@@ -139,9 +139,10 @@ func skipDescriptor(d v1.Descriptor) bool {
 }
 
 // platformOf reads img's config: the platform (from the index descriptor
-// when it has one, else from the config) and the isa.request label. A
-// config over MaxConfigBytes is not fetched.
-func platformOf(img v1.Image, fromIndex *v1.Platform) (Platform, error) {
+// when it has one, else from the config) and the request label (with
+// bareLabel, the paper's isa.request too). A config over MaxConfigBytes is
+// not fetched.
+func platformOf(img v1.Image, fromIndex *v1.Platform, bareLabel bool) (Platform, error) {
 	m, err := img.Manifest()
 	if err != nil {
 		return Platform{}, fmt.Errorf("read image manifest: %w", err)
@@ -158,7 +159,7 @@ func platformOf(img v1.Image, fromIndex *v1.Platform) (Platform, error) {
 	}
 	// The reverse-DNS label wins over the paper's bare one.
 	label, ok := cf.Config.Labels[isa.ImageRequestLabel]
-	if !ok {
+	if !ok && bareLabel {
 		label = cf.Config.Labels[isa.BareImageRequestLabel]
 	}
 	p := Platform{OS: cf.OS, Architecture: cf.Architecture, Variant: cf.Variant, ISARequest: label}

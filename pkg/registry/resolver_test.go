@@ -16,6 +16,8 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+
+	"github.com/isamatch/isamatch/pkg/isa"
 )
 
 var teamA = PullAuth{Namespace: "team-a"}
@@ -90,6 +92,30 @@ func TestResolvePlatforms(t *testing.T) {
 				t.Errorf("Resolve(%s) (-want +got):\n%s", tc.ref, diff)
 			}
 		})
+	}
+}
+
+// TestIgnoreBareImageLabel: with IgnoreBareImageLabel an image's isa.request
+// label (the paper's bare key, which may mean something else in a cluster)
+// is not read; io.isamatch.isa.request still is.
+func TestIgnoreBareImageLabel(t *testing.T) {
+	tr := newTestRegistry(t)
+	tr.pushImage(t, "app/bare:1", image(t, "linux", "riscv64", "", map[string]string{isa.BareImageRequestLabel: "rv64gcv"}))
+	tr.pushImage(t, "app/both:1", image(t, "linux", "riscv64", "", map[string]string{isa.BareImageRequestLabel: "rv64gcv", isa.ImageRequestLabel: "rv64gc"}))
+	for _, tc := range []struct {
+		ignore     bool
+		bare, both string
+	}{{false, "rv64gcv", "rv64gc"}, {true, "", "rv64gc"}} {
+		r := newResolver(t, Options{InsecureRegistries: []string{tr.host}, IgnoreBareImageLabel: tc.ignore})
+		for ref, want := range map[string]string{"app/bare:1": tc.bare, "app/both:1": tc.both} {
+			got, err := r.Resolve(t.Context(), tr.ref(ref), teamA)
+			if err != nil {
+				t.Fatalf("Resolve(%s): %v", ref, err)
+			}
+			if len(got) != 1 || got[0].ISARequest != want {
+				t.Errorf("IgnoreBareImageLabel=%v: Resolve(%s) = %+v, want the request %q", tc.ignore, ref, got, want)
+			}
+		}
 	}
 }
 
