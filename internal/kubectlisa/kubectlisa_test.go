@@ -2,7 +2,6 @@ package kubectlisa
 
 import (
 	"bytes"
-	"encoding/json"
 	"strings"
 	"testing"
 
@@ -255,13 +254,4 @@ func TestCleanBoundsUntrustedValues(t *testing.T) {
 	if got, want := clean("a\x1b[31mb"+strings.Repeat("x", 200), 8), "a?[31mbx…"; got != want {
 		t.Errorf("clean = %q, want %q", got, want)
 	}
-}
-
-func mustJSON(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }

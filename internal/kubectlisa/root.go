@@ -80,7 +80,7 @@ The cluster commands take kubectl's flags (--kubeconfig, --context, -n,
 	root.SetIn(streams.In)
 	root.SetOut(streams.Out)
 	root.SetErr(streams.ErrOut)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return fmt.Errorf("%w: %v", ErrUsage, err) })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return fmt.Errorf("%w: %w", ErrUsage, err) })
 	o.Flags.AddFlags(root.PersistentFlags())
 	root.AddCommand(
 		newNodesCommand(o), newCheckCommand(o), newExplainCommand(o), newAuditCommand(o), newUngateCommand(o),
@@ -120,7 +120,7 @@ func newOfflineCommand(name, use, short, example string, run func([]string, io.W
 			}
 			err := run(args, streams.Out)
 			if errors.Is(err, isacli.ErrUsage) {
-				return fmt.Errorf("%w: %v", ErrUsage, err)
+				return fmt.Errorf("%w: %w", ErrUsage, err)
 			}
 			return err
 		},

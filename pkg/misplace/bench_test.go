@@ -21,7 +21,7 @@ func typicalPod() *corev1.Pod {
 			Labels:          map[string]string{"app": "web", "pod-template-hash": "7d9c8b6f5", "tier": "frontend"},
 			Annotations:     map[string]string{isa.DecisionCountsAnnotation: `{"requiredNodes":12,"tiers":[{"weight":100,"groups":1,"nodes":8}]}`, isa.DecisionAnnotation: `request=none; images: reg.example/shop/web:v1.4.2 [linux/amd64 linux/arm64]; required: arch amd64,arm64 (12 nodes now); tiers: w100 affinity 1.00: 1 group, 8 nodes (exact fit)`},
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "web-7d9c8b6f5", UID: "5f1e", Controller: &yes}},
-			ManagedFields:   []metav1.ManagedFieldsEntry{{Manager: "kube-controller-manager", Operation: "Update", FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: fieldsJSON(2048)}}, {Manager: "kubelet", Operation: "Update", Subresource: "status", FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: fieldsJSON(1536)}}},
+			ManagedFields:   []metav1.ManagedFieldsEntry{{Manager: "kube-controller-manager", Operation: "Update", FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(string(fieldsJSON(2048)))}, {Manager: "kubelet", Operation: "Update", Subresource: "status", FieldsType: "FieldsV1", FieldsV1: metav1.NewFieldsV1(string(fieldsJSON(1536)))}},
 		},
 	}
 	for k := range 2 {
