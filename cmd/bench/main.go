@@ -114,33 +114,40 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "scale" {
 		return runScale(args[1:], stdout, stderr)
 	}
-	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	return runTable("bench", args, stdout, stderr, parseArgs, bench.Run)
+}
+
+// runTable parses args with parse, runs the benchmark with the options and
+// prints its table on stdout; name prefixes every message on stderr.
+func runTable[O any](name string, args []string, stdout, stderr io.Writer,
+	parse func(*flag.FlagSet, []string) (O, error), runBench func(context.Context, O) (*bench.Table, error)) int {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	o, err := parseArgs(fs, args)
+	o, err := parse(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		return exitOK
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "bench: %v\n", err)
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
 		return exitUsage
 	}
 	if _, err := testbed.AssetsDir(); err != nil {
-		fmt.Fprintf(stderr, "bench: %v\n", err)
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
 		return exitUsage
 	}
 	// envtest logs through controller-runtime; the table is the output.
 	ctrllog.SetLogger(logr.Discard())
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	t, err := bench.Run(ctx, o)
+	t, err := runBench(ctx, o)
 	if t != nil {
 		if perr := t.Print(stdout); perr != nil {
-			fmt.Fprintf(stderr, "bench: print table: %v\n", perr)
+			fmt.Fprintf(stderr, "%s: print table: %v\n", name, perr)
 			return exitFail
 		}
 	}
 	if err != nil {
-		fmt.Fprintf(stderr, "bench: %v\n", err)
+		fmt.Fprintf(stderr, "%s: %v\n", name, err)
 		return exitFail
 	}
 	return exitOK

@@ -1,20 +1,13 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
-
-	"github.com/go-logr/logr"
-	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/isamatch/isamatch/internal/bench"
-	"github.com/isamatch/isamatch/internal/testbed"
 )
 
 // Bounds of the scale run: a 2-core machine holds these; past them the
@@ -60,33 +53,5 @@ func parseScaleArgs(fs *flag.FlagSet, args []string) (bench.ScaleOptions, error)
 
 // runScale is `bench scale`: make bench-scale.
 func runScale(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("bench scale", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	o, err := parseScaleArgs(fs, args)
-	if errors.Is(err, flag.ErrHelp) {
-		return exitOK
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "bench scale: %v\n", err)
-		return exitUsage
-	}
-	if _, err := testbed.AssetsDir(); err != nil {
-		fmt.Fprintf(stderr, "bench scale: %v\n", err)
-		return exitUsage
-	}
-	ctrllog.SetLogger(logr.Discard())
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	t, err := bench.RunScale(ctx, o)
-	if t != nil {
-		if perr := t.Print(stdout); perr != nil {
-			fmt.Fprintf(stderr, "bench scale: print table: %v\n", perr)
-			return exitFail
-		}
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "bench scale: %v\n", err)
-		return exitFail
-	}
-	return exitOK
+	return runTable("bench scale", args, stdout, stderr, parseScaleArgs, bench.RunScale)
 }
