@@ -7,6 +7,7 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -62,6 +63,29 @@ func TestRebalanceComponentOffByDefault(t *testing.T) {
 	}
 }
 
+// expandArgs is c's args as the kubelet passes them: $(NAME) replaced by
+// the value of c's env var NAME, a literal one or the pod's namespace from
+// the downward API.
+func expandArgs(c corev1.Container, namespace string) []string {
+	vars := map[string]string{}
+	for _, e := range c.Env {
+		switch {
+		case e.ValueFrom == nil:
+			vars[e.Name] = e.Value
+		case e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "metadata.namespace":
+			vars[e.Name] = namespace
+		}
+	}
+	out := make([]string, len(c.Args))
+	for k, a := range c.Args {
+		for name, v := range vars {
+			a = strings.ReplaceAll(a, "$("+name+")", v)
+		}
+		out[k] = a
+	}
+	return out
+}
+
 // TestRebalanceComponentRenders renders config with the rebalance
 // component and checks that the Deployment's flags parse as descheduler's,
 // that its policy loads through descheduler with ISAFit registered (so the
@@ -81,7 +105,7 @@ func TestRebalanceComponentRenders(t *testing.T) {
 		t.Fatal(err)
 	}
 	flags := cmd.Flags()
-	if err := flags.Parse(c.Args); err != nil {
+	if err := flags.Parse(expandArgs(c, dep.Namespace)); err != nil {
 		t.Fatalf("Deployment args %q do not parse as the rebalancer's: %v", c.Args, err)
 	}
 	str := func(f string) string {
