@@ -134,8 +134,19 @@ func CreateReadyNode(ctx context.Context, c client.Client, node *corev1.Node) er
 	}
 	status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeHostName, Address: node.Name}}
 	status.Phase = ""
-	node.Status = *status
-	if err := c.Status().Update(ctx, node); err != nil {
+	// On a cluster with controllers (the node lifecycle controller, a
+	// labeler) the node may change between the create and this update.
+	fresh := false
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if fresh {
+			if err := c.Get(ctx, client.ObjectKeyFromObject(node), node); err != nil {
+				return err
+			}
+		}
+		fresh = true
+		node.Status = *status
+		return c.Status().Update(ctx, node)
+	}); err != nil {
 		return fmt.Errorf("post ready status of node %s: %w", node.Name, err)
 	}
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {

@@ -80,12 +80,13 @@ var _ = Describe("Measured load on the real node", Ordered, func() {
 		By("a second, simulated Ready node whose Lease the spec renews")
 		node := testbed.MakeNode(simulatedNode).CPU("2").Label("rebalance.test/simulated", "true").
 			Taint(corev1.Taint{Key: "rebalance.test/simulated", Value: "true", Effect: corev1.TaintEffectNoSchedule}).Obj()
-		Expect(testbed.CreateReadyNode(ctx, cl.Client, node)).To(Succeed())
-		stop := renewLease(cl.Client, simulatedNode)
+		// Removed whatever happens next: a node left behind would wait
+		// for the labeler DaemonSet's pod the later specs count.
 		DeferCleanup(func(ctx SpecContext) {
-			stop()
 			Expect(client.IgnoreNotFound(cl.Client.Delete(ctx, node))).To(Succeed())
 		})
+		Expect(testbed.CreateReadyNode(ctx, cl.Client, node)).To(Succeed())
+		DeferCleanup(renewLease(cl.Client, simulatedNode))
 
 		By("the rebalancer with the shipped WeightedLoad profile (usage: metrics), a cycle every 2s")
 		bins, err := testbed.BuildBinaries(ctx, filepath.Join(repoRoot, "rebalance"), dir, testbed.BuildOptions{}, "./cmd/rebalancer")
