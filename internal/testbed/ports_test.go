@@ -67,3 +67,27 @@ func TestStartOnFreePorts(t *testing.T) {
 		}
 	})
 }
+
+// TestFreePortAvoidsTheEphemeralRange: a port an outgoing connection may
+// take (one from the kernel's ephemeral range) is not handed out while
+// ports below that range are free.
+func TestFreePortAvoidsTheEphemeralRange(t *testing.T) {
+	low, ok := ephemeralLow()
+	if !ok || low-stablePortLow < 1000 {
+		t.Skipf("no room below the ephemeral range (%s)", ephemeralRangeFile)
+	}
+	for range 50 {
+		port, err := FreePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if port < stablePortLow || port >= low {
+			t.Fatalf("FreePort() = %d, want a port in [%d, %d), below the ephemeral range", port, stablePortLow, low)
+		}
+		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
+		if err != nil {
+			t.Fatalf("port %d from FreePort cannot be bound: %v", port, err)
+		}
+		l.Close()
+	}
+}

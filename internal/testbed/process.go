@@ -6,7 +6,6 @@ import (
 	"crypto/tls"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -126,47 +125,6 @@ func tail(path string, n int) string {
 		b.WriteByte('\n')
 	}
 	return b.String()
-}
-
-// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
-// Between then and a child process binding it, another process may take
-// it: start processes with StartOnFreePorts.
-func FreePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("find a free loopback port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-// portAttempts is how often StartOnFreePorts tries.
-const portAttempts = 3
-
-// StartOnFreePorts calls start with n ports from FreePort. When start fails
-// because a port was taken in the meantime (PortTaken), it tries again
-// with fresh ports, up to three times. start must stop what it started
-// before it returns such an error.
-func StartOnFreePorts(n int, start func(ports []int) error) error {
-	var err error
-	for range portAttempts {
-		ports := make([]int, n)
-		for i := range ports {
-			if ports[i], err = FreePort(); err != nil {
-				return err
-			}
-		}
-		if err = start(ports); !PortTaken(err) {
-			return err
-		}
-	}
-	return fmt.Errorf("ports were taken by other processes %d times: %w", portAttempts, err)
-}
-
-// PortTaken reports whether a process failed to start because a port it
-// was given is in use (its log tail, in err, says so).
-func PortTaken(err error) bool {
-	return err != nil && strings.Contains(err.Error(), "address already in use")
 }
 
 // WaitHTTP polls url until check accepts the response status, the process
