@@ -102,6 +102,8 @@ type options struct {
 	metricsSecure      bool
 	metricsAudience    string
 	enforcement        string
+	nsEnforcement      string
+	nsModes            []string
 	resolve            string
 	gateTimeout        time.Duration
 	gateController     bool
@@ -163,6 +165,7 @@ func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
 	fs.StringVar(&o.metricsAudience, "metrics-token-audience", metricsauth.DefaultAudience, "audience a scraper's bearer token must be issued for (a ServiceAccount token projected for it): an API-server token is refused, so the scraper never hands one out")
 	fs.BoolVar(&o.metricsSecure, "metrics-secure", true, "serve metrics over HTTPS to callers whose token the API server authenticates and authorises for GET /metrics (false: plain HTTP to anyone, for local runs)")
 	fs.StringVar(&o.enforcement, "enforcement", mutate.EnforcementDeny, `what a pod isamatch cannot place correctly gets: "deny" refuses it, "warn" admits it without isamatch's affinity, with an admission warning, a would-deny decision annotation and outcome would_deny (for rolling out)`)
+	fs.StringVar(&o.nsEnforcement, "namespace-enforcement", mutate.EnforcementDeny+","+mutate.EnforcementWarn, `the modes a namespace may choose for its own pods with the label `+isa.EnforcementLabel+` (comma-separated, of deny and warn; "none": namespaces cannot choose, --enforcement holds everywhere); a label value not listed is ignored`)
 	fs.StringVar(&o.resolve, "resolve", mutate.ResolveAuto, `how a pod whose image platforms must be looked up is admitted: "sync" waits for the registry (up to --budget); "auto" answers at once and, when an image is not cached, adds the scheduling gate `+isa.ResolveGate+` that the gate controller removes once it has written the affinity; "gate" does so for every pod with an image`)
 	fs.DurationVar(&o.gateTimeout, "gate-timeout", gate.DefaultTimeout, "longest time a pod stays gated, from its creation: past it the gate controller releases it with what is known, with a Warning event")
 	fs.IntVar(&o.gateWorkers, "gate-workers", gate.DefaultWorkers, "gated pods the gate controller decides at once")
@@ -198,6 +201,9 @@ func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
 	}
 	if o.enforcement != mutate.EnforcementDeny && o.enforcement != mutate.EnforcementWarn {
 		return o, fmt.Errorf("--enforcement %q: want deny or warn", o.enforcement)
+	}
+	if err := o.parseNamespaceEnforcement(); err != nil {
+		return o, err
 	}
 	if o.resolve != mutate.ResolveSync && o.resolve != mutate.ResolveGate && o.resolve != mutate.ResolveAuto {
 		return o, fmt.Errorf("--resolve %q: want sync, gate or auto", o.resolve)

@@ -32,6 +32,8 @@ func TestParseArgs(t *testing.T) {
 		metricsSecure:   true,
 		metricsAudience: "isamatch-metrics",
 		enforcement:     "deny",
+		nsEnforcement:   "deny,warn",
+		nsModes:         []string{"deny", "warn"},
 		resolve:         "auto",
 		gateTimeout:     20 * time.Second,
 		gateWorkers:     16,
@@ -131,6 +133,9 @@ func TestParseArgs(t *testing.T) {
 		{name: "malformed mirror", args: []string{"--registry-mirror", "mirror.local:5000"}, wantErr: `--registry-mirror: mirror "mirror.local:5000": want REGISTRY=MIRROR`},
 		{name: "mirror with a scheme", args: []string{"--registry-mirror", "docker.io=http://m.local"}, wantErr: `"http://m.local": want a host or host:port without scheme or path`},
 		{name: "warn mode", args: []string{"--enforcement=warn"}, want: func(o *options) { o.enforcement = "warn" }},
+		{name: "namespaces may choose warn only", args: []string{"--namespace-enforcement=warn"}, want: func(o *options) { o.nsEnforcement, o.nsModes = "warn", []string{"warn"} }},
+		{name: "namespaces may not choose", args: []string{"--namespace-enforcement=none"}, want: func(o *options) { o.nsEnforcement, o.nsModes = "none", nil }},
+		{name: "namespace mode that is no mode", args: []string{"--namespace-enforcement=deny,audit"}, wantErr: `--namespace-enforcement "deny,audit": "audit" is not a mode`},
 		{name: "gate mode without the controller", args: []string{"--resolve=gate", "--gate-timeout=5s", "--gate-controller=false", "--leader-elect=false"}, want: func(o *options) {
 			o.resolve, o.gateTimeout, o.gateController, o.leaderElect = "gate", 5*time.Second, false, false
 		}},

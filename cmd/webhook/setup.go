@@ -302,16 +302,24 @@ func newHandler(mgr manager.Manager, inv *inventory.Inventory, emulators mutate.
 	if err != nil {
 		return nil, nil, err
 	}
+	var nsEnforcement func(context.Context, string) string
+	if len(o.nsModes) > 0 {
+		if nsEnforcement, err = namespaceEnforcement(context.Background(), mgr); err != nil {
+			return nil, nil, err
+		}
+	}
 	return mutate.NewPodMutator(res, inv, mutate.Options{
-		Infer:          infer,
-		Budget:         o.budget,
-		SkipNamespaces: skipNamespaces(o),
-		Metrics:        m.mutate,
-		Enforcement:    o.enforcement,
-		Resolve:        o.resolve,
-		GateAlive:      gateAlive,
-		Emulators:      emulators,
-		Keys:           o.keys(),
+		Infer:                infer,
+		NamespaceModes:       o.nsModes,
+		NamespaceEnforcement: nsEnforcement,
+		Budget:               o.budget,
+		SkipNamespaces:       skipNamespaces(o),
+		Metrics:              m.mutate,
+		Enforcement:          o.enforcement,
+		Resolve:              o.resolve,
+		GateAlive:            gateAlive,
+		Emulators:            emulators,
+		Keys:                 o.keys(),
 
 		FallbackArchitecture: isa.Arch(o.fallbackArch),
 	}), m, nil

@@ -85,6 +85,10 @@ const (
 	// EnabledLabel=true on a namespace opts it in when the webhook runs in
 	// opt-in mode.
 	EnabledLabel = NativePrefix + "enabled"
+	// EnforcementLabel on a namespace chooses what its pods isamatch cannot
+	// place correctly get ("deny" or "warn", as the webhook's enforcement),
+	// among the modes the webhook lets namespaces choose.
+	EnforcementLabel = NativePrefix + "enforcement"
 	// ResolveGate is the scheduling gate held while images are resolved.
 	ResolveGate = NativePrefix + "resolve"
 )

@@ -71,11 +71,11 @@ func (p *PodMutator) releaseGated(ctx context.Context, pod *corev1.Pod, resolve 
 	}
 	in, warnings, msg := podInput(f, p.keys())
 	if msg != "" {
-		return p.releaseDenied(pod, msg)
+		return p.releaseDenied(ctx, pod, msg)
 	}
 	refs := podImages(f)
 	if len(refs) > MaxImages {
-		return p.releaseDenied(pod, tooManyImages())
+		return p.releaseDenied(ctx, pod, tooManyImages())
 	}
 	auth := pullAuth(pod.Namespace, f)
 	images, pending := p.cached(refs, auth)
@@ -102,7 +102,7 @@ func (p *PodMutator) releaseGated(ctx context.Context, pod *corev1.Pod, resolve 
 	d := p.m.Decide(in, p.inv.Snapshot())
 	d.Warnings = append(warnings, d.Warnings...)
 	if d.Denied != "" {
-		return p.releaseDenied(pod, d.Denied)
+		return p.releaseDenied(ctx, pod, d.Denied)
 	}
 
 	na := &corev1.NodeAffinity{}
@@ -113,13 +113,13 @@ func (p *PodMutator) releaseGated(ctx context.Context, pod *corev1.Pod, resolve 
 	required, narrowed, ok, err := narrowRequired(cur, d.Required, p.opts.MaxRequiredTerms)
 	switch {
 	case err != nil:
-		return p.releaseDenied(pod, err.Error())
+		return p.releaseDenied(ctx, pod, err.Error())
 	case !ok:
-		return p.releaseDenied(pod, fmt.Sprintf("the pod's required node affinity excludes every node isamatch allows (%s); remove the conflicting requirement", d.RequiredText))
+		return p.releaseDenied(ctx, pod, fmt.Sprintf("the pod's required node affinity excludes every node isamatch allows (%s); remove the conflicting requirement", d.RequiredText))
 	case !isNarrowingOf(required, cur): // narrowRequired's contract; kept as a guard
-		return p.releaseDenied(pod, "isamatch could not write its affinity as an addition to the pod's own required terms")
+		return p.releaseDenied(ctx, pod, "isamatch could not write its affinity as an addition to the pod's own required terms")
 	case len(d.Required) > 0 && excludesAll(pod.Spec.NodeSelector, required):
-		return p.releaseDenied(pod, fmt.Sprintf("the pod's spec.nodeSelector excludes every node isamatch allows (%s); remove or change it", d.RequiredText))
+		return p.releaseDenied(ctx, pod, fmt.Sprintf("the pod's spec.nodeSelector excludes every node isamatch allows (%s); remove or change it", d.RequiredText))
 	}
 	na.RequiredDuringSchedulingIgnoredDuringExecution = required
 	na.PreferredDuringSchedulingIgnoredDuringExecution = mergePreferred(na.PreferredDuringSchedulingIgnoredDuringExecution, d.Preferred)
@@ -149,8 +149,8 @@ func (p *PodMutator) releaseGated(ctx context.Context, pod *corev1.Pod, resolve 
 }
 
 // releaseDenied releases a pod admission would have answered with msg.
-func (p *PodMutator) releaseDenied(pod *corev1.Pod, msg string) GateRelease {
-	if p.opts.Enforcement == EnforcementWarn {
+func (p *PodMutator) releaseDenied(ctx context.Context, pod *corev1.Pod, msg string) GateRelease {
+	if p.enforcement(ctx, pod.Namespace) == EnforcementWarn {
 		setDecision(pod, DecisionCounts{WouldDeny: true, Gate: ReleaseDenied, Reason: msg})
 		return GateRelease{Reason: ReleaseDenied, Warning: true, Message: "isamatch would deny this pod: " + msg}
 	}
