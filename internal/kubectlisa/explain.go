@@ -93,7 +93,8 @@ func podName(ref string) (string, error) {
 }
 
 // Explain reads pod ns/name and the nodes, and explains the pod.
-func Explain(ctx context.Context, cs kubernetes.Interface, ns, name string) (Explanation, error) {
+// Requests are read from the keys keys chooses.
+func Explain(ctx context.Context, cs kubernetes.Interface, ns, name string, keys mutate.KeyOptions) (Explanation, error) {
 	pod, err := cs.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return Explanation{}, fmt.Errorf("get pod %s/%s: %w", ns, name, err)
@@ -102,7 +103,7 @@ func Explain(ctx context.Context, cs kubernetes.Interface, ns, name string) (Exp
 	if err != nil {
 		return Explanation{}, err
 	}
-	ex := explain(pod, nodes)
+	ex := explain(pod, nodes, keys)
 	if ex.Decided && ex.Decision == "" {
 		line, err := decisionEvent(ctx, cs, pod)
 		if err != nil {
@@ -154,7 +155,7 @@ func eventTime(e *corev1.Event) time.Time {
 // maxDecision bounds the decision line shown.
 const maxDecision = 1024
 
-func explain(pod *corev1.Pod, nodes []corev1.Node) Explanation {
+func explain(pod *corev1.Pod, nodes []corev1.Node, keys mutate.KeyOptions) Explanation {
 	ex := Explanation{Pod: pod.Namespace + "/" + pod.Name, Images: []string{}, Required: []string{}, Tiers: []Tier{}}
 	if c, ok := misplace.Decision(pod); ok {
 		ex.Decided, ex.Counts = true, &c
@@ -166,7 +167,7 @@ func explain(pod *corev1.Pod, nodes []corev1.Node) Explanation {
 		ex.Decision = clean(line, maxDecision) // written by an earlier release
 	}
 
-	in, msg := mutate.PodInput(pod.ObjectMeta)
+	in, msg := mutate.PodInputWith(pod.ObjectMeta, keys)
 	ex.RequestError = clean(msg, 4*maxShown)
 	if in.Request != nil {
 		ex.Request = &Asked{Text: clean(in.RequestText, maxShown), From: in.RequestFrom}
@@ -353,7 +354,7 @@ decision's line as the webhook wrote it.`,
 			if err != nil {
 				return err
 			}
-			ex, err := Explain(cmd.Context(), cs, ns, name)
+			ex, err := Explain(cmd.Context(), cs, ns, name, o.keys())
 			if err != nil {
 				return err
 			}
