@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 
+	"github.com/isamatch/isamatch/pkg/contract"
 	"github.com/isamatch/isamatch/pkg/inventory"
 	"github.com/isamatch/isamatch/pkg/isa"
 	"github.com/isamatch/isamatch/pkg/misplace"
@@ -212,11 +213,7 @@ func explain(pod *corev1.Pod, nodes []corev1.Node, keys mutate.KeyOptions) Expla
 	}
 	for k, p := range preferred {
 		t := Tier{Tier: k + 1, Weight: p.Weight, Term: clean(misplace.TermString(p.Preference), 4*maxShown), Nodes: []string{}}
-		for _, e := range p.Preference.MatchExpressions {
-			if e.Key == isa.GroupLabel && e.Operator == corev1.NodeSelectorOpIn {
-				t.Groups = append(t.Groups, e.Values...)
-			}
-		}
+		t.Groups = contract.TierGroups(p)
 		for k := range nodes {
 			if _, w := preferredScore([]corev1.PreferredSchedulingTerm{p}, &nodes[k]); w > 0 {
 				t.Nodes = append(t.Nodes, nodes[k].Name)
