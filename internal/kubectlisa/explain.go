@@ -31,9 +31,9 @@ type Explanation struct {
 	// line for people: the newest IsamatchDecided or gate release Event of
 	// the pod (or, for pods admitted by earlier releases, the line the
 	// annotation held), shown as written (cut and sanitised), never parsed.
-	Decided  bool                   `json:"decided"`
-	Counts   *mutate.DecisionCounts `json:"counts,omitempty"`
-	Decision string                 `json:"decision,omitempty"`
+	Decided  bool                     `json:"decided"`
+	Counts   *contract.DecisionCounts `json:"counts,omitempty"`
+	Decision string                   `json:"decision,omitempty"`
 	// Request and QEMU are what the pod asks for, with the key each came
 	// from; RequestError is the denial a malformed one gets.
 	Request      *Asked `json:"request,omitempty"`

@@ -78,7 +78,7 @@ const (
 	// DecisionAnnotation is the webhook's one-line decision, for people.
 	DecisionAnnotation = NativePrefix + "decision"
 	// DecisionCountsAnnotation is the decision's numbers as compact JSON
-	// (mutate.DecisionCounts), for programs.
+	// (contract.DecisionCounts), for programs.
 	DecisionCountsAnnotation = NativePrefix + "decision-counts"
 	// IgnoreLabel=true on a pod or namespace makes isamatch leave it alone.
 	IgnoreLabel = NativePrefix + "ignore"

@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/isamatch/isamatch/pkg/contract"
 	"github.com/isamatch/isamatch/pkg/inventory"
 	"github.com/isamatch/isamatch/pkg/isa"
 )
@@ -56,7 +57,7 @@ func TestEnforcementWarn(t *testing.T) {
 				if a := pod.Spec.Affinity; a != nil && a.NodeAffinity != nil {
 					t.Errorf("node affinity written for a pod that would be denied: %+v", a.NodeAffinity)
 				}
-				got, err := ParseDecision(pod.Annotations)
+				got, err := contract.ParseDecision(pod.Annotations)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -64,7 +65,7 @@ func TestEnforcementWarn(t *testing.T) {
 					t.Errorf("decision reason = %q, want the denial %q", got.Reason, tc.message)
 				}
 				got.Reason = ""
-				if diff := cmp.Diff(DecisionCounts{WouldDeny: true}, got); diff != "" {
+				if diff := cmp.Diff(contract.DecisionCounts{WouldDeny: true}, got); diff != "" {
 					t.Errorf("decision counts (-want +got):\n%s", diff)
 				}
 			})
@@ -110,7 +111,7 @@ func TestNamespaceEnforcement(t *testing.T) {
 			gated := podSpec{ns: tc.ns, images: []string{"amd64:1", "riscv:1"}}.pod()
 			gated.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: isa.ResolveGate}}
 			m.ReleaseGated(t.Context(), gated, true)
-			c, err := ParseDecision(gated.Annotations)
+			c, err := contract.ParseDecision(gated.Annotations)
 			if err != nil {
 				t.Fatal(err)
 			}

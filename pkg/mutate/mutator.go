@@ -15,6 +15,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"github.com/isamatch/isamatch/pkg/contract"
 	"github.com/isamatch/isamatch/pkg/inventory"
 	"github.com/isamatch/isamatch/pkg/isa"
 	"github.com/isamatch/isamatch/pkg/sanitize"
@@ -232,7 +233,7 @@ func (p *PodMutator) respondGated(ctx context.Context, pod *podFields, mode stri
 	}
 	if pending != nil {
 		d.Summary = pendingSummary(pending) + d.Summary
-		d.Counts.Gate = GatePending
+		d.Counts.Gate = contract.GatePending
 		if !HasGate(pod.Spec.SchedulingGates) {
 			pod.Spec.SchedulingGates = append(pod.Spec.SchedulingGates, corev1.PodSchedulingGate{Name: isa.ResolveGate})
 		}
@@ -286,7 +287,7 @@ func (p *PodMutator) deny(ctx context.Context, pod *podFields, mode, msg string)
 	if pod.Annotations == nil {
 		pod.Annotations = map[string]string{}
 	}
-	storeDecision(pod.Annotations, DecisionCounts{WouldDeny: true, Reason: msg})
+	storeDecision(pod.Annotations, contract.DecisionCounts{WouldDeny: true, Reason: msg})
 	after, err := json.Marshal(patchedFields(pod))
 	if err != nil {
 		return admission.Errored(http.StatusInternalServerError, fmt.Errorf("marshal pod: %w", err)), outcomeError
@@ -313,7 +314,7 @@ const maxAnnotation = 4096
 // storeDecision writes c into the decision annotation of a pod's
 // annotations and drops the decision-counts annotation of the earlier
 // format, which c replaces.
-func storeDecision(annotations map[string]string, c DecisionCounts) {
+func storeDecision(annotations map[string]string, c contract.DecisionCounts) {
 	annotations[isa.DecisionAnnotation] = c.Encode()
 	delete(annotations, isa.DecisionCountsAnnotation)
 }

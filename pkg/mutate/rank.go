@@ -52,7 +52,7 @@ type ranking struct {
 	matching  int
 	preferred []corev1.PreferredSchedulingTerm // shared: never modified
 	tiers     string                           // for the summary
-	counts    []TierCounts                     // shared: never modified
+	counts    []contract.TierCounts            // shared: never modified
 	// spread is the group the pod's replicas spread over (spreadGroup).
 	spread string
 }

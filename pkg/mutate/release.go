@@ -8,6 +8,7 @@ import (
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/isamatch/isamatch/pkg/contract"
 	"github.com/isamatch/isamatch/pkg/isa"
 	"github.com/isamatch/isamatch/pkg/sanitize"
 )
@@ -16,7 +17,7 @@ import (
 const (
 	ReleaseResolved = "resolved"
 	ReleaseTimeout  = "timeout"
-	ReleaseDenied   = "denied"
+	ReleaseDenied   = contract.GateDenied
 	ReleaseSkipped  = "skipped"
 )
 
@@ -131,10 +132,10 @@ func (p *PodMutator) releaseGated(ctx context.Context, pod *corev1.Pod, resolve 
 	}
 
 	r := GateRelease{Reason: ReleaseResolved, Message: "images resolved"}
-	d.Counts.Gate = GateResolved
+	d.Counts.Gate = contract.GateResolved
 	if timedOut {
 		r = GateRelease{Reason: ReleaseTimeout, Warning: true, Message: "released past the gate's time bound, images not resolved are left out of the node affinity"}
-		d.Counts.Gate = GateTimeout
+		d.Counts.Gate = contract.GateTimeout
 	}
 	if narrowed {
 		d.Counts.Narrowed = true
@@ -151,7 +152,7 @@ func (p *PodMutator) releaseGated(ctx context.Context, pod *corev1.Pod, resolve 
 // releaseDenied releases a pod admission would have answered with msg.
 func (p *PodMutator) releaseDenied(ctx context.Context, pod *corev1.Pod, msg string) GateRelease {
 	if p.enforcement(ctx, pod.Namespace) == EnforcementWarn {
-		setDecision(pod, DecisionCounts{WouldDeny: true, Gate: ReleaseDenied, Reason: msg})
+		setDecision(pod, contract.DecisionCounts{WouldDeny: true, Gate: ReleaseDenied, Reason: msg})
 		return GateRelease{Reason: ReleaseDenied, Warning: true, Message: "isamatch would deny this pod: " + msg}
 	}
 	if pod.Spec.Affinity == nil {
@@ -168,7 +169,7 @@ func (p *PodMutator) releaseDenied(ctx context.Context, pod *corev1.Pod, msg str
 			na.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[k] = andTerm(t, neverTerm)
 		}
 	}
-	setDecision(pod, DecisionCounts{Gate: ReleaseDenied, Reason: msg})
+	setDecision(pod, contract.DecisionCounts{Gate: ReleaseDenied, Reason: msg})
 	return GateRelease{Reason: ReleaseDenied, Warning: true, Message: sanitize.Line("isamatch denies this pod, no node will match it: "+msg+"; delete it and create it again with the fix", maxWarning)}
 }
 
@@ -176,7 +177,7 @@ func (p *PodMutator) releaseDenied(ctx context.Context, pod *corev1.Pod, msg str
 const maxEventNote = 1024
 
 // setDecision writes the decision annotation on pod.
-func setDecision(pod *corev1.Pod, c DecisionCounts) {
+func setDecision(pod *corev1.Pod, c contract.DecisionCounts) {
 	if pod.Annotations == nil {
 		pod.Annotations = map[string]string{}
 	}

@@ -11,6 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/isamatch/isamatch/internal/testbed"
+	"github.com/isamatch/isamatch/pkg/contract"
 	"github.com/isamatch/isamatch/pkg/isa"
 	"github.com/isamatch/isamatch/pkg/mutate"
 )
@@ -43,7 +44,7 @@ var _ = Describe("A namespace's enforcement label", func() {
 		created, warnings, err := createPod(ctx, malformed(warned, "first"))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(strings.Join(warnings, "\n")).To(ContainSubstring("isamatch would deny this pod"))
-		c, err := mutate.ParseDecision(created.Annotations)
+		c, err := contract.ParseDecision(created.Annotations)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(c.WouldDeny).To(BeTrue(), "decision %+v", c)
 		Expect(created.Spec.Affinity).To(BeNil())

@@ -23,8 +23,8 @@ import (
 
 	"github.com/isamatch/isamatch/internal/manifests"
 	"github.com/isamatch/isamatch/internal/testbed"
+	"github.com/isamatch/isamatch/pkg/contract"
 	"github.com/isamatch/isamatch/pkg/isa"
-	"github.com/isamatch/isamatch/pkg/mutate"
 	"github.com/isamatch/isamatch/test/framework"
 )
 
@@ -158,7 +158,7 @@ var _ = Describe("Pods created through the API server", func() {
 				Expect(t.keys).To(HaveKeyWithValue(levelKey, "Gt 2"), describe(created))
 			}
 		}
-		decision, err := mutate.ParseDecision(created.Annotations)
+		decision, err := contract.ParseDecision(created.Annotations)
 		Expect(err).NotTo(HaveOccurred(), describe(created))
 		Expect(decision.RequiredNodes).To(BeNumerically(">", 0), describe(created))
 		By("the pod's IsamatchDecided Event carries the readable decision, with the index's platforms")
