@@ -14,7 +14,7 @@ GOTEST_TIMEOUT ?= 40m
 GOTEST_FLAGS ?=
 PKGS ?= ./...
 
-.PHONY: test test-node test-compat controlplane kueue vet build lint bench bench-scale bench-go fuzz demo images release
+.PHONY: test test-node test-compat controlplane kueue vet build lint bench bench-scale bench-go fuzz demo images release docs
 
 ## controlplane: build (once) the pinned kube-apiserver, kube-scheduler and etcd; prints their directory (hack/controlplane.sh node [BINARY...]: the node set, or some of it)
 controlplane:
@@ -85,6 +85,12 @@ test-compat:
 
 vet:
 	$(GO) vet $(PKGS)
+
+## docs: regenerate docs/reference/ from the code (keys, metrics, each binary's flags); the same tests without -update fail when it drifts
+REFERENCE_PKGS = ./internal/docgen ./cmd/webhook ./cmd/labeler ./cmd/kubectl-isa
+docs:
+	$(GO) test -count=1 -run 'TestReference' $(REFERENCE_PKGS) -args -update
+	cd rebalance && $(GO) test -count=1 -run 'TestReference' ./cmd/rebalancer -args -update
 
 ## build: every command under cmd/ into bin/
 build:

@@ -63,3 +63,34 @@ func cell(s string) string {
 	s = strings.Join(strings.Fields(s), " ")
 	return strings.NewReplacer("|", "\\|", "<", "&lt;").Replace(s)
 }
+
+// A Command is one command of a command tree (cobra) and its own flags.
+type Command struct {
+	Path  string // "kubectl isa explain"
+	Short string
+	Flags []Flag
+}
+
+// CommandsPage renders a command tree as a Markdown page: the header,
+// intro, then for each command (sorted by path) its one-line summary and
+// a table of its flags sorted by name.
+func CommandsPage(title, source, intro string, cmds []Command) []byte {
+	sorted := append([]Command(nil), cmds...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i].Path < sorted[j].Path })
+	var b strings.Builder
+	b.WriteString(Header(title, source))
+	if intro != "" {
+		b.WriteString(intro + "\n\n")
+	}
+	for _, c := range sorted {
+		fmt.Fprintf(&b, "## `%s`\n\n%s\n\n", c.Path, cell(c.Short))
+		if len(c.Flags) == 0 {
+			b.WriteString("No flags of its own.\n\n")
+			continue
+		}
+		table := FlagTable("", "", "", c.Flags)
+		b.Write(table[len(Header("", "")):])
+		b.WriteString("\n")
+	}
+	return []byte(strings.TrimSuffix(b.String(), "\n"))
+}

@@ -13,8 +13,8 @@ import (
 
 // A Metric is one Prometheus metric a package of the repository declares.
 type Metric struct {
-	Name    string   // the full name: namespace, subsystem and name joined by _
-	Type    string   // counter, gauge, histogram or summary
+	Name    string // the full name: namespace, subsystem and name joined by _
+	Type    string // counter, gauge, histogram or summary
 	Help    string
 	Labels  []string // variable labels, then constant labels, as declared
 	Package string   // the directory that declares it, relative to the root
