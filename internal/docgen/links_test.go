@@ -2,6 +2,7 @@ package docgen
 
 import (
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -45,5 +46,18 @@ func TestHeadingAnchors(t *testing.T) {
 	want := map[string]bool{"a-b": true, "the-images-own-binary---infer-elf": true, "a-b-1": true}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// TestReadmeStartsWithSetUp keeps the README's first lines what a reader
+// needs first: the title, then the two set-up commands.
+func TestReadmeStartsWithSetUp(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "# isamatch\n\n```sh\nmake demo   # "
+	if !strings.HasPrefix(string(b), want) || !strings.Contains(string(b[:2000]), "\nmake test   # ") {
+		t.Errorf("README.md must start with %q and the make test line; it starts with %q", want, b[:min(len(b), 80)])
 	}
 }
