@@ -319,7 +319,7 @@ var _ = Describe("The shipped manifests", func() {
 	// recursiveReadOnly is beta (on by default) from Kubernetes 1.31; an
 	// older API server without the RecursiveReadOnlyMounts gate drops the
 	// field without a word, and the labeler's host mounts would keep
-	// writable submounts. The README's compatibility table rests on this.
+	// writable submounts. docs/compatibility.md's table rests on this.
 	It("keep recursiveReadOnly on the labeler's host mounts (server dry run)", func(ctx SpecContext) {
 		objs, err := manifests.Render(ctx, "", filepath.Join(repoRoot, "config"))
 		if errors.Is(err, manifests.ErrNoKubectl) && !framework.InCI() {
