@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"time"
 
 	"k8s.io/client-go/rest"
@@ -48,18 +47,8 @@ const (
 	NamespaceEnv = "POD_NAMESPACE"
 )
 
-// stringList is a repeatable flag.
+// stringList is a list of the configuration.
 type stringList []string
-
-func (s *stringList) String() string { return strings.Join(*s, ",") }
-
-func (s *stringList) Set(v string) error {
-	if v == "" {
-		return errors.New("empty value")
-	}
-	*s = append(*s, v)
-	return nil
-}
 
 type options struct {
 	// configFile is --config; overrides are the flags given over it.
