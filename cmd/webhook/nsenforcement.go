@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"slices"
-	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -13,32 +11,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/isamatch/isamatch/pkg/isa"
-	"github.com/isamatch/isamatch/pkg/mutate"
 )
 
 // nsLookupTimeout bounds each read of a namespace's labels at admission:
 // first from the cache, then, for a namespace the cache has not seen yet,
 // from the API server. Past it the cluster's --enforcement holds.
 const nsLookupTimeout = time.Second
-
-// parseNamespaceEnforcement reads --namespace-enforcement into nsModes.
-func (o *options) parseNamespaceEnforcement() error {
-	o.nsModes = nil
-	v := strings.TrimSpace(o.nsEnforcement)
-	if v == "none" {
-		return nil
-	}
-	for _, m := range strings.Split(v, ",") {
-		m = strings.TrimSpace(m)
-		if m != mutate.EnforcementDeny && m != mutate.EnforcementWarn {
-			return fmt.Errorf("--namespace-enforcement %q: %q is not a mode; want a comma-separated list of deny and warn, or none", o.nsEnforcement, m)
-		}
-		if !slices.Contains(o.nsModes, m) {
-			o.nsModes = append(o.nsModes, m)
-		}
-	}
-	return nil
-}
 
 // namespaceMeta is a namespace's metadata only: what the cache keeps of
 // each namespace (no spec or status).

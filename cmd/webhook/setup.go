@@ -27,6 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/isamatch/isamatch/pkg/audit"
+	"github.com/isamatch/isamatch/pkg/config/v1alpha1"
 	"github.com/isamatch/isamatch/pkg/gate"
 	"github.com/isamatch/isamatch/pkg/inventory"
 	"github.com/isamatch/isamatch/pkg/isa"
@@ -93,7 +94,7 @@ func setup(cfg *rest.Config, o options) (manager.Manager, error) {
 		gateAlive = leaseWatch.Alive
 	}
 	var emulators mutate.Emulators
-	if o.qemuCPU == qemuCPUInject {
+	if o.qemuCPU == v1alpha1.QEMUCPUInject {
 		if emulators, err = inventory.SetupEmulators(mgr); err != nil {
 			return nil, fmt.Errorf("set up emulator index: %w", err)
 		}
