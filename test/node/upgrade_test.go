@@ -16,11 +16,14 @@ import (
 // previousRelease is the release the upgrade starts from: no tag exists
 // yet, so the commit that was main when releases began. Its images are
 // built from a git worktree of it with its own hack/images, and its
-// config/ is what `kubectl apply -k` installs first. It had no Helm chart:
-// the Helm path installs this tree's chart running its images, which is
-// the binary skew a `helm upgrade` goes through (docs/install.md, "Version
-// skew").
+// config/ is what `kubectl apply -k` installs first.
 const previousRelease = "62a8ba960d580a0e24b6b959058a068f8074d917"
+
+// previousChart is the commit whose chart the Helm path installs the
+// previous release's images with: previousRelease had no chart, and this
+// tree's chart passes --config, which those binaries do not know. It is
+// the last commit whose manifests pass flags only.
+const previousChart = "7735caf70ed84c5ed2cc8c0b98a18dfd6d7cc12c"
 
 // gateBound is how long a gated pod may stay gated while the leader dies:
 // the gate's timeout (20s, --gate-timeout), plus the takeover of the
@@ -32,8 +35,9 @@ var _ = Describe("upgrade, rollback and uninstall between releases on a real nod
 	var (
 		work    string
 		helmBin string
-		// prevConfig is config/ of the previous release.
-		prevConfig string
+		// prevConfig is config/ of the previous release, prevChart the
+		// chart it is installed with.
+		prevConfig, prevChart string
 		// prev and cur are each image (labeler, webhook) by digest: the
 		// previous release's and this tree's.
 		prev, cur map[string]string
@@ -50,6 +54,11 @@ var _ = Describe("upgrade, rollback and uninstall between releases on a real nod
 		skipOrFail(err)
 		DeferCleanup(remove)
 		prevConfig = filepath.Join(prevDir, "config")
+		chartDir := filepath.Join(work, "previous-chart")
+		remove, err = cluster.Checkout(ctx, repoRoot, previousChart, chartDir)
+		skipOrFail(err)
+		DeferCleanup(remove)
+		prevChart = filepath.Join(chartDir, "charts", "isamatch")
 
 		By("building the previous release's labeler and webhook images with its own hack/images (commit " + previousRelease[:7] + ")")
 		run(ctx, prevDir, "go", "run", "./hack/images", "--repo", reg.Host+"/isamatch-previous", "--tag", "previous", "--push", "--insecure",
@@ -102,21 +111,24 @@ var _ = Describe("upgrade, rollback and uninstall between releases on a real nod
 		}
 		chart := func() string { return filepath.Join(repoRoot, "charts", "isamatch") }
 
-		It("installs the previous release's images with the chart", func(ctx SpecContext) {
-			GinkgoWriter.Print(helm(ctx, helmBin, "install", "isamatch", chart(), "--namespace", "default",
+		It("installs the previous release's images with the previous chart", func(ctx SpecContext) {
+			GinkgoWriter.Print(helm(ctx, helmBin, "install", "isamatch", prevChart, "--namespace", "default",
 				"-f", values(prev["labeler"], prev["webhook"]), "--wait=watcher", "--timeout", "10m"))
 			waitRollout(ctx, prev["labeler"], prev["webhook"])
 			before = admitPods(ctx, "helm-a")
 		})
 
-		It("rolls the labeler first: the new labeler keeps the node's labels, beside the previous webhook every decision is the same", func(ctx SpecContext) {
+		// One component at a time runs on the manifests of the release
+		// before: this release's binaries accept them (every flag stays),
+		// while this release's manifests need this release's binaries.
+		It("rolls the labeler first: the new labeler on the previous chart keeps the node's labels, beside the previous webhook every decision is the same", func(ctx SpecContext) {
 			roll(ctx, "helm-b", before, cur["labeler"], prev["webhook"], func() {
-				GinkgoWriter.Print(helm(ctx, helmBin, "upgrade", "isamatch", chart(), "--namespace", "default",
+				GinkgoWriter.Print(helm(ctx, helmBin, "upgrade", "isamatch", prevChart, "--namespace", "default",
 					"-f", values(cur["labeler"], prev["webhook"]), "--wait=watcher", "--timeout", "10m"))
 			})
 		})
 
-		It("rolls the webhook with no admission failing and no label lost, and decides as the previous one did", func(ctx SpecContext) {
+		It("upgrades to this chart and webhook with no admission failing and no label lost, and decides as the previous one did", func(ctx SpecContext) {
 			roll(ctx, "helm-c", before, cur["labeler"], cur["webhook"], func() {
 				GinkgoWriter.Print(helm(ctx, helmBin, "upgrade", "isamatch", chart(), "--namespace", "default",
 					"-f", values(cur["labeler"], cur["webhook"]), "--wait=watcher", "--timeout", "10m"))
@@ -170,13 +182,13 @@ var _ = Describe("upgrade, rollback and uninstall between releases on a real nod
 			before = admitPods(ctx, "kust-a")
 		})
 
-		It("rolls the webhook first: this tree's config/ and webhook beside the previous labeler, no admission failing", func(ctx SpecContext) {
+		It("rolls the webhook first: this tree's webhook on the previous config/ beside the previous labeler, no admission failing", func(ctx SpecContext) {
 			roll(ctx, "kust-b", before, prev["labeler"], cur["webhook"], func() {
-				GinkgoWriter.Print(kubectlRun(ctx, "apply", "-k", overlay("kustomize-webhook", filepath.Join(repoRoot, "config"), prev["labeler"], cur["webhook"])))
+				GinkgoWriter.Print(kubectlRun(ctx, "apply", "-k", overlay("kustomize-webhook", prevConfig, prev["labeler"], cur["webhook"])))
 			})
 		})
 
-		It("rolls the labeler: the node keeps its labels", func(ctx SpecContext) {
+		It("applies this tree's config/ and labeler: the node keeps its labels", func(ctx SpecContext) {
 			roll(ctx, "kust-c", before, cur["labeler"], cur["webhook"], func() {
 				GinkgoWriter.Print(kubectlRun(ctx, "apply", "-k", overlay("kustomize-current", filepath.Join(repoRoot, "config"), cur["labeler"], cur["webhook"])))
 			})
