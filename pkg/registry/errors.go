@@ -34,7 +34,7 @@ const (
 	// did so with a Retry-After that has not passed yet (then nothing was
 	// sent; see [MaxRetryAfter]).
 	KindRateLimited = "rateLimited"
-	KindOther        = "other"
+	KindOther       = "other"
 	// KindLabelTooLarge is not a resolution failure: it names an image
 	// config label over [MaxLabelBytes] that was ignored (see
 	// [Platform.LabelIgnored]), for a warning.

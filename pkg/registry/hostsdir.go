@@ -87,7 +87,7 @@ func ReadHostsDir(dir string) (*Hosts, error) {
 		if errors.Is(err, os.ErrNotExist) {
 			h.Warnings = append(h.Warnings, fmt.Sprintf("%s: no hosts.toml; the Docker certs.d files containerd would read there (*.crt, *.cert, *.key) are not read", path))
 			if registry != "" {
-				h.registries[registry] = []endpoint{{origin: true, host: registry, resolve: true, pull: true, file: file}}
+				h.registries[registry] = []endpoint{originOf(registry)}
 			}
 			continue
 		}

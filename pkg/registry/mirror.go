@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/authn"
@@ -65,20 +66,30 @@ func ParseMirrors(specs []string) (map[string]string, error) {
 func (r *Resolver) endpointsOf(ref name.Reference) []endpoint {
 	registry := ref.Context().RegistryStr()
 	if m, ok := r.cfg.mirrors[registry]; ok {
-		return []endpoint{{host: m, path: "/v2", resolve: true, pull: true}, {origin: true, host: registry}}
+		return []endpoint{{host: m, scheme: "https", path: "/v2", resolve: true, pull: true}, originOf(registry)}
 	}
 	eps := r.cfg.hosts.endpoints(registry)
 	if eps == nil {
-		return []endpoint{{origin: true, host: registry}}
+		return []endpoint{originOf(registry)}
 	}
 	_, byDigest := ref.(name.Digest)
 	var out []endpoint
 	for _, e := range eps {
-		if (byDigest && e.pull) || (!byDigest && e.resolve) {
+		// Docker Hub may be named twice (server "https://docker.io", host
+		// "https://registry-1.docker.io"): it is asked once.
+		dup := slices.ContainsFunc(out, func(o endpoint) bool {
+			return o.host == e.host && o.scheme == e.scheme && o.path == e.path && o.origin == e.origin
+		})
+		if !dup && ((byDigest && e.pull) || (!byDigest && e.resolve)) {
 			out = append(out, e)
 		}
 	}
 	return out
+}
+
+// originOf is the endpoint of registry itself.
+func originOf(registry string) endpoint {
+	return endpoint{origin: true, host: registry, scheme: "https", path: "/v2", resolve: true, pull: true}
 }
 
 // refAt returns ref read from e: ref itself for its own registry, else
