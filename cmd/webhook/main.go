@@ -121,6 +121,7 @@ type options struct {
 	pluginRuns         int
 	pluginRunsPerNS    int
 	mirrors            stringList
+	hostsDir           string
 	inferELF           bool
 	inferMaxBytes      int64
 	inferTimeout       time.Duration
@@ -182,6 +183,7 @@ func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
 	fs.IntVar(&o.pluginRuns, "image-credential-provider-max-runs", credprov.DefaultMaxRuns, "credential provider plugin processes running at once, in 1..64 (each calls its cloud's API; images on many hosts one provider matches wait their turn)")
 	fs.IntVar(&o.pluginRunsPerNS, "image-credential-provider-max-runs-per-namespace", credprov.DefaultMaxRunsPerNamespace, "of those, how many the resolutions of one namespace may start, in 1..--image-credential-provider-max-runs")
 	fs.Var(&o.mirrors, "registry-mirror", "REGISTRY=MIRROR: resolve the images of REGISTRY through MIRROR first (host or host:port, e.g. docker.io=mirror.local:5000), then REGISTRY itself if the mirror fails, as containerd's hosts.toml does (repeatable, one mirror per registry, at most 16; a mirror may be at a non-public address)")
+	fs.StringVar(&o.hostsDir, "registry-hosts-dir", "", "directory laid out as containerd's config_path (DIR/<registry>/hosts.toml, DIR/_default/hosts.toml): resolve each registry's images through its hosts in file order, then its server, as the nodes' containerd pulls them (read at start; see docs/registries.md). A registry may not also be in --registry-mirror")
 	fs.BoolVar(&o.inferELF, "infer-elf", true, "with --resolve=gate or auto, read what an image platform with no variant and no isa.request label needs from its entrypoint binary's ELF records (RISC-V .riscv.attributes, x86-64 ISA_1_NEEDED) in the gate controller, for pods that request nothing; results are cached by image digest (off: such platforms need their architecture only)")
 	fs.Int64Var(&o.inferMaxBytes, "infer-elf-max-bytes", imageisa.DefaultLimits.MaxBytes, "uncompressed layer bytes read per image to find its entrypoint binary; an image needing more is treated as without inference")
 	fs.DurationVar(&o.inferTimeout, "infer-elf-timeout", imageisa.DefaultLimits.Timeout, "time spent per image to find and read its entrypoint binary (within the gate's bound)")

@@ -157,8 +157,9 @@ func (h *Hosts) endpoints(registry string) []endpoint {
 	return serverResolved(h.fallback, registry)
 }
 
-// configured returns the registries with a directory of their own.
-func (h *Hosts) configured() []string {
+// Registries returns the registries with a directory of their own, as
+// name.Registry spells them (index.docker.io for docker.io), sorted.
+func (h *Hosts) Registries() []string {
 	if h == nil {
 		return nil
 	}
@@ -177,7 +178,7 @@ func (h *Hosts) all() []endpoint {
 		return nil
 	}
 	var out []endpoint
-	for _, r := range h.configured() {
+	for _, r := range h.Registries() {
 		out = append(out, h.registries[r]...)
 	}
 	for _, e := range h.fallback {

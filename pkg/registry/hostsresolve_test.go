@@ -239,7 +239,7 @@ func TestHostsDirTLS(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := hostsResolver(t, map[string]string{
-				dirOf(origin.host) + "/hosts.toml": fmt.Sprintf("server = %q\n[host.%q]\n%s", "http://"+origin.host, "https://"+mirror, tc.settings),
+				dirOf(origin.host) + "/hosts.toml":    fmt.Sprintf("server = %q\n[host.%q]\n%s", "http://"+origin.host, "https://"+mirror, tc.settings),
 				dirOf(origin.host) + "/mirror-ca.pem": string(caPEM),
 				// Another TLS registry: the mirror's settings are not its.
 				dirOf(other) + "/hosts.toml": "",
@@ -265,7 +265,7 @@ func TestHostsDirDefault(t *testing.T) {
 	mirror.pushImage(t, "app/x:1", image(t, "linux", "riscv64", "", nil))
 	own.pushImage(t, "app/x:1", image(t, "linux", "arm64", "", nil))
 	r := hostsResolver(t, map[string]string{
-		"_default/hosts.toml":            fmt.Sprintf("[host.%q]\n", "http://"+mirror.host),
+		"_default/hosts.toml":           fmt.Sprintf("[host.%q]\n", "http://"+mirror.host),
 		dirOf(own.host) + "/hosts.toml": fmt.Sprintf("server = %q\n", "http://"+own.host),
 	}, Options{InsecureRegistries: []string{origin.host}})
 	for _, tc := range []struct{ ref, want string }{

@@ -280,7 +280,7 @@ func (o Options) config() (config, error) {
 		return config{}, fmt.Errorf("registry options: Mirrors: %w", err)
 	}
 	c.mirrors = mirrors
-	for _, r := range o.Hosts.configured() {
+	for _, r := range o.Hosts.Registries() {
 		if m, ok := mirrors[r]; ok {
 			return config{}, fmt.Errorf("registry options: registry %s is mirrored by %s in Mirrors (--registry-mirror) and has a directory in the hosts dir (--registry-hosts-dir); configure it in one place", r, m)
 		}
