@@ -214,3 +214,31 @@ func mustParse(t *testing.T, ref string) name.Reference {
 	}
 	return r
 }
+
+// TestReadHostsDirConfigMapVolume reads the layout the kubelet writes for a
+// ConfigMap volume with items: the files under a timestamped directory,
+// ..data linking to it, and each top-level entry a link into ..data.
+func TestReadHostsDirConfigMapVolume(t *testing.T) {
+	dir := writeHosts(t, map[string]string{
+		"..2026_11_27_02_40_00.123/docker.io/hosts.toml": "[host.\"https://hub-mirror.local\"]\n",
+		"..2026_11_27_02_40_00.123/_default/hosts.toml":  "",
+	})
+	if err := os.Symlink("..2026_11_27_02_40_00.123", filepath.Join(dir, "..data")); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"docker.io", "_default"} {
+		if err := os.Symlink(filepath.Join("..data", d), filepath.Join(dir, d)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h, err := ReadHostsDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(h.Warnings) > 0 {
+		t.Errorf("warnings: %q", h.Warnings)
+	}
+	if diff := cmp.Diff([]string{"https://hub-mirror.local/v2 resolve,pull", "origin index.docker.io resolve,pull"}, describeAll(h.endpoints("index.docker.io"))); diff != "" {
+		t.Errorf("Docker Hub endpoints (-want +got):\n%s", diff)
+	}
+}
