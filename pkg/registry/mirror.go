@@ -138,14 +138,12 @@ func (r *Resolver) fetchMirrored(ctx context.Context, ref name.Reference, kc aut
 			r.cfg.metrics.mirrorFallback()
 		}
 		var target name.Reference
-		if target, err = r.refAt(ref, e); err != nil {
-			failed = append(failed, fmt.Sprintf("%s %s failed (%s)", e.role(), e.host, KindOther))
-			continue
-		}
-		var platforms []Platform
-		platforms, err = r.fetchFrom(withEndpoint(ctx, e), target, ref.Context(), kc)
-		if err == nil || ctx.Err() != nil {
-			return platforms, err
+		if target, err = r.refAt(ref, e); err == nil {
+			var platforms []Platform
+			platforms, err = r.fetchFrom(withEndpoint(ctx, e), target, ref.Context(), kc)
+			if err == nil || ctx.Err() != nil {
+				return platforms, err
+			}
 		}
 		if i < len(eps)-1 {
 			failed = append(failed, fmt.Sprintf("%s %s failed (%s)", e.role(), e.host, kindOf(err)))

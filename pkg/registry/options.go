@@ -102,7 +102,8 @@ type Options struct {
 	// Transport replaces the base HTTP transport (the default is a clone
 	// of http.DefaultTransport honouring RegistryCA and refusing
 	// non-public addresses; a replacement does its own dialling, without
-	// that check).
+	// that check, and its own TLS: RegistryCA and the ca and skip_verify
+	// of Hosts do not apply to it).
 	Transport http.RoundTripper
 
 	// Tuning knobs only the package's tests change; zero means the default.
@@ -291,7 +292,7 @@ func (o Options) config() (config, error) {
 		return config{}, fmt.Errorf("registry options: Hosts: %w", err)
 	}
 	// Insecure registries and mirrors are named by the operator: the
-	// guard dials them wherever they are (never a metadata address).
+	// guard dials them wherever they are.
 	c.guard = netguard.Options{Allowed: o.AllowedRegistries, ClusterNetworks: o.ClusterNetworks}
 	c.guard.Hosts = append(c.guard.Hosts, o.InsecureRegistries...)
 	for _, m := range mirrors {
