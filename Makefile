@@ -14,7 +14,7 @@ GOTEST_TIMEOUT ?= 40m
 GOTEST_FLAGS ?=
 PKGS ?= ./...
 
-.PHONY: test test-node test-compat controlplane kueue vet build lint bench bench-scale bench-go fuzz demo images release
+.PHONY: test test-node test-compat controlplane kueue vet build lint bench bench-scale bench-go fuzz demo images release docs
 
 ## controlplane: build (once) the pinned kube-apiserver, kube-scheduler and etcd; prints their directory (hack/controlplane.sh node [BINARY...]: the node set, or some of it)
 controlplane:
@@ -71,7 +71,7 @@ test-node:
 	mkdir -p .cache
 	KUBEBUILDER_ASSETS="$$assets" ISAMATCH_NODE_ASSETS="$$node_assets" ISAMATCH_METRICS_SERVER_ASSETS="$$metrics_server_assets" $(GO) test -timeout $(GOTEST_TIMEOUT) $(GOTEST_FLAGS) ./test/node -ginkgo.v 2>&1 | tee .cache/test-node.log
 
-## test-compat: the suites that exercise the Kubernetes features isamatch needs (test/labeler, test/webhook) against an older control plane, KUBE_VERSION (default the oldest release tested, README "Compatibility"); not part of `make test`: its build is a second 10-minute compile
+## test-compat: the suites that exercise the Kubernetes features isamatch needs (test/labeler, test/webhook) against an older control plane, KUBE_VERSION (default the oldest release tested, docs/compatibility.md); not part of `make test`: its build is a second 10-minute compile
 test-compat: KUBE_VERSION ?= v1.30.14
 test-compat:
 	assets="$$(KUBE_VERSION=$(KUBE_VERSION) hack/controlplane.sh)"
@@ -85,6 +85,12 @@ test-compat:
 
 vet:
 	$(GO) vet $(PKGS)
+
+## docs: regenerate docs/reference/ from the code (keys, metrics, each binary's flags); the same tests without -update fail when it drifts
+REFERENCE_PKGS = ./internal/docgen ./cmd/webhook ./cmd/labeler ./cmd/kubectl-isa
+docs:
+	$(GO) test -count=1 -run 'TestReference' $(REFERENCE_PKGS) -args -update
+	cd rebalance && $(GO) test -count=1 -run 'TestReference' ./cmd/rebalancer -args -update
 
 ## build: every command under cmd/ into bin/
 build:

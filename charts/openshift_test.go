@@ -60,6 +60,8 @@ func TestOpenShiftSCCFitsTheLabeler(t *testing.T) {
 			typ = "hostPath"
 		case v.EmptyDir != nil:
 			typ = "emptyDir"
+		case v.ConfigMap != nil:
+			typ = "configMap"
 		default:
 			t.Errorf("volume %s is of a type the test does not know", v.Name)
 			continue

@@ -88,7 +88,7 @@ func kustomizeDir(t *testing.T, dir string, components ...string) string {
 // generatedName matches the names of the ConfigMaps kustomize's
 // configMapGenerator and the chart both suffix with a hash of their data
 // (each its own hash): compared without it.
-var generatedName = regexp.MustCompile(`\b(isamatch-(?:credential-providers|rebalancer-policy))-[0-9a-z]{10}\b`)
+var generatedName = regexp.MustCompile(`\b(isamatch-(?:credential-providers|rebalancer-policy|webhook-config|labeler-config))-[0-9a-z]{10}\b`)
 
 // clusterScoped are the kinds config/ ships that have no namespace.
 var clusterScoped = map[string]bool{
@@ -126,6 +126,7 @@ func objects(t *testing.T, stream string) map[string]string {
 			// drops it from cluster-scoped objects.
 			delete(meta, "namespace")
 		}
+		dropConfigChecksum(obj)
 		key := fmt.Sprintf("%v %v %v/%v", obj["apiVersion"], obj["kind"], meta["namespace"], meta["name"])
 		canonical, err := json.Marshal(obj)
 		if err != nil {
@@ -140,6 +141,23 @@ func objects(t *testing.T, stream string) map[string]string {
 		// line break to the string; CEL ignores line breaks.
 		text := strings.ReplaceAll(string(canonical), `\n\n`, `\n`)
 		out[key] = generatedName.ReplaceAllString(text, "$1-HASH")
+	}
+}
+
+// dropConfigChecksum removes the chart's checksum/config annotation from a
+// workload's pod template: kustomize rolls the pods by the ConfigMap's
+// hashed name alone (TestConfigChecksum checks the annotation).
+func dropConfigChecksum(obj map[string]any) {
+	spec, _ := obj["spec"].(map[string]any)
+	tmpl, _ := spec["template"].(map[string]any)
+	meta, _ := tmpl["metadata"].(map[string]any)
+	ann, _ := meta["annotations"].(map[string]any)
+	if ann == nil {
+		return
+	}
+	delete(ann, "checksum/config")
+	if len(ann) == 0 {
+		delete(meta, "annotations")
 	}
 }
 

@@ -23,9 +23,9 @@ import (
 	"github.com/isamatch/isamatch/internal/kubectlisa"
 	"github.com/isamatch/isamatch/internal/testbed"
 	"github.com/isamatch/isamatch/pkg/audit"
+	"github.com/isamatch/isamatch/pkg/contract"
 	"github.com/isamatch/isamatch/pkg/isa"
 	"github.com/isamatch/isamatch/pkg/misplace"
-	"github.com/isamatch/isamatch/pkg/mutate"
 )
 
 // result is one run of the plugin.
@@ -296,7 +296,7 @@ func testUngate(t *testing.T, c *cluster) {
 		t.Errorf("gates after ungate (-want +got):\n%s", diff)
 	}
 	counts, ok := misplace.Decision(gated)
-	if !ok || counts.Gate != mutate.GateTimeout || len(counts.Unresolved) != 1 || counts.Unresolved[0].Image != "registry.example/app:v1" {
+	if !ok || counts.Gate != contract.GateTimeout || len(counts.Unresolved) != 1 || counts.Unresolved[0].Image != "registry.example/app:v1" {
 		t.Errorf("decision after ungate: %+v (decided %v); want gate timeout with the image unresolved", counts, ok)
 	}
 	if a := gated.Spec.Affinity; a == nil || a.NodeAffinity == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {

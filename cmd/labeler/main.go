@@ -6,9 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"os"
-	"path/filepath"
 	"runtime/debug"
 	"sort"
 	"strings"
@@ -29,8 +27,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/isamatch/isamatch/internal/buildinfo"
+	componentconfig "github.com/isamatch/isamatch/internal/config"
+	"github.com/isamatch/isamatch/internal/configflag"
 	"github.com/isamatch/isamatch/internal/logging"
-	"github.com/isamatch/isamatch/internal/metricsauth"
+	"github.com/isamatch/isamatch/pkg/config/v1alpha1"
 	"github.com/isamatch/isamatch/pkg/isa"
 	"github.com/isamatch/isamatch/pkg/labeler"
 	"github.com/isamatch/isamatch/pkg/probe"
@@ -44,6 +44,9 @@ const (
 )
 
 type options struct {
+	// configFile is --config; overrides are the flags given over it.
+	configFile     string
+	overrides      []string
 	nodeName       string
 	hostRoot       string
 	kubeconfig     string
@@ -68,81 +71,55 @@ type options struct {
 	prune          bool
 }
 
+// parseArgs reads the configuration: the defaults, then the --config file,
+// then the (deprecated) flags given on the command line, which override
+// the file's fields; the result is validated.
 func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
 	var o options
-	fs.StringVar(&o.nodeName, "node-name", os.Getenv("NODE_NAME"), "name of the Node to label (default $NODE_NAME)")
-	fs.StringVar(&o.hostRoot, "host-root", "/host", "the host's / mounted read-only")
-	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig file (default: in-cluster, then $KUBECONFIG, then ~/.kube/config)")
-	fs.BoolVar(&o.once, "once", false, "probe, reconcile the node once and exit")
-	fs.BoolVar(&o.print, "print", false, "probe only and print the labels it would set, key=value sorted (the group's domain label only with --node-name or NODE_NAME); no cluster access")
-	fs.DurationVar(&o.interval, "interval", 10*time.Minute, "how often the daemon re-probes the host")
-	fs.StringVar(&o.metricsAddr, "metrics-bind-address", ":8080", `metrics endpoint address ("0" disables)`)
-	fs.StringVar(&o.metricsAud, "metrics-token-audience", metricsauth.DefaultAudience, "audience a scraper's bearer token must be issued for (a ServiceAccount token projected for it): an API-server token is refused, so a node owner cannot harvest one from the scraper")
-	fs.BoolVar(&o.metricsSecure, "metrics-secure", true, "serve metrics over HTTPS to callers whose token the API server authenticates and authorises for GET /metrics (false: plain HTTP to anyone, for local runs)")
-	fs.StringVar(&o.healthAddr, "health-probe-bind-address", ":8081", `healthz/readyz address ("0" disables)`)
-	fs.StringVar(&o.execMode, "exec", "auto", "how host binaries run: chroot (into --host-root, needs CAP_SYS_CHROOT), direct (<host-root>/<path> as is), auto (chroot unless --host-root is /)")
-	fs.DurationVar(&o.commandTimeout, "command-timeout", probe.DefaultCommandTimeout, "timeout of each host command (gcc); its whole process group is killed then")
-	fs.UintVar(&o.execUID, "exec-uid", probe.NobodyID, "UID host commands run as when the labeler runs as root (needs CAP_SETUID); never 0")
-	fs.UintVar(&o.execGID, "exec-gid", probe.NobodyID, "GID host commands run as when the labeler runs as root (needs CAP_SETGID); never 0")
-	fs.IntVar(&o.maxOutput, "command-max-output", probe.DefaultMaxOutput, "bytes a host command may print before it is killed")
-	fs.BoolVar(&o.hwprobe, "hwprobe", true, "ask the running kernel's riscv_hwprobe (linux/riscv64 builds only)")
-	fs.StringVar(&o.probePrograms, "probe-programs", probe.DefaultProgramsDir, `directory of the probe programs (<arch>/<name>, shipped in the image) run through the host's QEMU binfmt_misc handlers, as --exec-uid, with --command-timeout each; "" probes no handler (no emulation labels)`)
-	fs.DurationVar(&o.emuBudget, "emulation-budget", probe.DefaultEmulationBudget, "bound on probing one QEMU binfmt_misc handler (every probe program under every QEMU_CPU tried); results are remembered per interpreter file")
-	fs.IntVar(&o.verbosity, "v", 0, "log verbosity (0 or 1)")
-	fs.StringVar(&o.logFormat, "log-format", logging.FormatText, logging.FlagUsage)
-	fs.BoolVar(&o.version, "version", false, "print the version, VCS revision and Go version, and exit")
-	fs.BoolVar(&o.prune, "prune", false, "remove every isa.isamatch.io/ and qemu.isamatch.io/ label and annotation from every node and release every pod held by the scheduling gate isa.isamatch.io/resolve, then exit (uninstall; needs list and patch on nodes and pods, and the isamatch-node-labels policy gone or cluster-admin rights)")
+	c := componentconfig.DefaultLabeler()
+	flags := configflag.New(fs)
+	o.registerOwn(fs)
+	bindFlags(flags, &c)
 	if err := fs.Parse(args); err != nil {
 		return options{}, err
 	}
 	if o.version {
+		o.setConfig(&c)
 		return o, nil
 	}
 	if fs.NArg() > 0 {
 		return options{}, fmt.Errorf("unexpected arguments %q: the labeler takes flags only", fs.Args())
 	}
-	if err := metricsauth.CheckAudience(o.metricsAud); err != nil {
-		return options{}, fmt.Errorf("--metrics-token-audience: %w", err)
+	if o.configFile != "" {
+		data, err := componentconfig.ReadFile(o.configFile)
+		if err != nil {
+			return options{}, fmt.Errorf("--config: %w", err)
+		}
+		if c, err = componentconfig.LoadLabeler(data); err != nil {
+			return options{}, fmt.Errorf("--config %s: %w", o.configFile, err)
+		}
+		// The file's values, with the flags given on the command line over them.
+		var own options
+		o.overrides, err = configflag.Overlay(args, &c, func(f *configflag.Flags, c *v1alpha1.LabelerConfiguration) {
+			own.registerOwn(f.FS)
+			bindFlags(f, c)
+		})
+		if err != nil {
+			return options{}, err
+		}
 	}
-	switch o.execMode {
-	case "auto", "chroot", "direct":
-	default:
-		return options{}, fmt.Errorf("--exec=%q is not a mode: use auto, chroot or direct", o.execMode)
+	if err := flags.Errors(componentconfig.ValidateLabeler(&c), o.configFile, o.overrides); err != nil {
+		return options{}, err
 	}
+	o.setConfig(&c)
 	if o.print && o.once {
 		return options{}, errors.New("--print and --once exclude each other: --print never touches the cluster")
 	}
 	if o.prune && (o.print || o.once) {
 		return options{}, errors.New("--prune excludes --print and --once: it removes isamatch's keys from every node and probes nothing")
 	}
-	if o.prune {
-		return o, nil
-	}
-	if !o.print && o.nodeName == "" {
+	if !o.prune && !o.print && o.nodeName == "" {
 		return options{}, errors.New("no node name: pass --node-name or set NODE_NAME (the DaemonSet sets it from spec.nodeName)")
-	}
-	if o.interval <= 0 {
-		return options{}, fmt.Errorf("--interval=%s must be positive", o.interval)
-	}
-	if o.commandTimeout <= 0 {
-		return options{}, fmt.Errorf("--command-timeout=%s must be positive", o.commandTimeout)
-	}
-	for _, id := range []struct {
-		flag  string
-		value uint
-	}{{"exec-uid", o.execUID}, {"exec-gid", o.execGID}} {
-		if id.value == 0 || id.value > math.MaxUint32-1 {
-			return options{}, fmt.Errorf("--%s=%d: host commands never run as root; pass an unprivileged ID below 4294967295 (default %d, nobody)", id.flag, id.value, probe.NobodyID)
-		}
-	}
-	if o.maxOutput <= 0 {
-		return options{}, fmt.Errorf("--command-max-output=%d must be positive", o.maxOutput)
-	}
-	if o.emuBudget <= 0 {
-		return options{}, fmt.Errorf("--emulation-budget=%s must be positive", o.emuBudget)
-	}
-	if o.probePrograms != "" && !filepath.IsAbs(o.probePrograms) {
-		return options{}, fmt.Errorf("--probe-programs=%q must be an absolute path (the image's is %s)", o.probePrograms, probe.DefaultProgramsDir)
 	}
 	return o, nil
 }
@@ -174,6 +151,9 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	ctrl.SetLogger(log)
+	if len(o.overrides) > 0 {
+		log.Info("Flags override the configuration file", "file", o.configFile, "flags", o.overrides)
+	}
 	ctx = logr.NewContext(ctx, log)
 	if o.prune {
 		if err := runPrune(ctx, o, stdout); err != nil {

@@ -27,7 +27,7 @@ func TestCredentialProvidersComponent(t *testing.T) {
 	spec := dep.Spec.Template.Spec
 	fs := flag.NewFlagSet("webhook", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	o, err := parseArgs(fs, spec.Containers[0].Args)
+	o, err := parseArgs(fs, shippedArgs(t, objs, dep))
 	if err != nil {
 		t.Fatalf("Deployment args do not parse: %v", err)
 	}

@@ -19,7 +19,7 @@ func TestEvictMisplacedComponent(t *testing.T) {
 	dep := find(t, objs, ServiceName, func(d *appsv1.Deployment) string { return d.Name })
 	fs := flag.NewFlagSet("webhook", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	o, err := parseArgs(fs, dep.Spec.Template.Spec.Containers[0].Args)
+	o, err := parseArgs(fs, shippedArgs(t, objs, dep))
 	if err != nil {
 		t.Fatalf("Deployment args do not parse: %v", err)
 	}

@@ -32,6 +32,7 @@ func TestParseArgs(t *testing.T) {
 		metricsSecure:   true,
 		metricsAudience: "isamatch-metrics",
 		enforcement:     "deny",
+		nsModes:         []string{"deny", "warn"},
 		resolve:         "auto",
 		gateTimeout:     20 * time.Second,
 		gateWorkers:     16,
@@ -90,8 +91,8 @@ func TestParseArgs(t *testing.T) {
 			o.pluginRuns, o.pluginRunsPerNS = 4, 4
 		}},
 		{name: "plugin runs per namespace above the total", args: []string{"--image-credential-provider-max-runs", "4", "--image-credential-provider-max-runs-per-namespace", "5"},
-			wantErr: "--image-credential-provider-max-runs-per-namespace 5: want 1..4 (--image-credential-provider-max-runs)"},
-		{name: "evict needs the watcher", args: []string{"--evict-misplaced", "--misplacement-events=false"}, wantErr: "--evict-misplaced needs --misplacement-events: the watcher finds the pods it evicts"},
+			wantErr: "--image-credential-provider-max-runs-per-namespace 5: want 1..4 (credentialProviders.maxRuns)"},
+		{name: "evict needs the watcher", args: []string{"--evict-misplaced", "--misplacement-events=false"}, wantErr: "--evict-misplaced true: needs misplacement.events: the watcher finds the pods it evicts"},
 		{name: "audit too often", args: []string{"--audit-interval=1s"}, wantErr: "--audit-interval 1s: want 0 (off) or at least 10s"},
 		{name: "audit off, eviction on", args: []string{"--audit-interval=0", "--evict-misplaced"}, want: func(o *options) { o.auditInterval, o.evictMisplaced = 0, true }},
 		{name: "plugin runs 0", args: []string{"--image-credential-provider-max-runs", "0"}, wantErr: "--image-credential-provider-max-runs 0: want 1..64"},
@@ -122,9 +123,9 @@ func TestParseArgs(t *testing.T) {
 		{name: "zero digest cache", args: []string{"--registry-digest-cache-bytes=0"}, wantErr: "--registry-digest-cache-bytes 0: want a number >= 1"},
 		{name: "digest cache not a number", args: []string{"--registry-digest-cache-bytes=16MiB"}, wantErr: `invalid value "16MiB" for flag -registry-digest-cache-bytes`},
 		{name: "credential provider config without bin dir", args: []string{"--image-credential-provider-config", "/etc/cp/config.yaml"},
-			wantErr: "--image-credential-provider-config and --image-credential-provider-bin-dir go together"},
+			wantErr: "credentialProviders.config and credentialProviders.binDir go together"},
 		{name: "credential provider bin dir without config", args: []string{"--image-credential-provider-bin-dir", "/cp/bin"},
-			wantErr: "--image-credential-provider-config and --image-credential-provider-bin-dir go together"},
+			wantErr: "credentialProviders.config and credentialProviders.binDir go together"},
 		{name: "mirrors and pull secrets", args: []string{"--registry-mirror", "docker.io=mirror.local:5000", "--registry-mirror=ghcr.io=10.0.0.5", "--pull-secrets"}, want: func(o *options) {
 			o.mirrors, o.pullSecrets = stringList{"docker.io=mirror.local:5000", "ghcr.io=10.0.0.5"}, true
 		}},
@@ -134,6 +135,9 @@ func TestParseArgs(t *testing.T) {
 		{name: "malformed mirror", args: []string{"--registry-mirror", "mirror.local:5000"}, wantErr: `--registry-mirror: mirror "mirror.local:5000": want REGISTRY=MIRROR`},
 		{name: "mirror with a scheme", args: []string{"--registry-mirror", "docker.io=http://m.local"}, wantErr: `"http://m.local": want a host or host:port without scheme or path`},
 		{name: "warn mode", args: []string{"--enforcement=warn"}, want: func(o *options) { o.enforcement = "warn" }},
+		{name: "namespaces may choose warn only", args: []string{"--namespace-enforcement=warn"}, want: func(o *options) { o.nsModes = []string{"warn"} }},
+		{name: "namespaces may not choose", args: []string{"--namespace-enforcement=none"}, want: func(o *options) { o.nsModes = nil }},
+		{name: "namespace mode that is no mode", args: []string{"--namespace-enforcement=deny,audit"}, wantErr: `--namespace-enforcement "deny,audit": "audit" is not a mode`},
 		{name: "gate mode without the controller", args: []string{"--resolve=gate", "--gate-timeout=5s", "--gate-controller=false", "--leader-elect=false"}, want: func(o *options) {
 			o.resolve, o.gateTimeout, o.gateController, o.leaderElect = "gate", 5*time.Second, false, false
 		}},

@@ -114,7 +114,7 @@ func TestConfigRenders(t *testing.T) {
 	t.Setenv(NamespaceEnv, dep.Namespace)
 	fs := flag.NewFlagSet("webhook", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	args, err := parseArgs(fs, c.Args)
+	args, err := parseArgs(fs, shippedArgs(t, objs, dep))
 	if err != nil {
 		t.Fatalf("Deployment args %q do not parse: %v", c.Args, err)
 	}
@@ -415,7 +415,7 @@ func TestPullSecretsComponent(t *testing.T) {
 	dep := find(t, objs, ServiceName, func(d *appsv1.Deployment) string { return d.Name })
 	fs := flag.NewFlagSet("webhook", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	args, err := parseArgs(fs, dep.Spec.Template.Spec.Containers[0].Args)
+	args, err := parseArgs(fs, shippedArgs(t, objs, dep))
 	if err != nil {
 		t.Fatalf("Deployment args do not parse: %v", err)
 	}

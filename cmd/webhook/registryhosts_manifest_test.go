@@ -121,7 +121,7 @@ func readMountedHostsDir(t *testing.T, objs []runtime.Object) *registry.Hosts {
 	spec := dep.Spec.Template.Spec
 	fs := flag.NewFlagSet("webhook", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	o, err := parseArgs(fs, spec.Containers[0].Args)
+	o, err := parseArgs(fs, shippedArgs(t, objs, dep))
 	if err != nil {
 		t.Fatalf("Deployment args do not parse: %v", err)
 	}

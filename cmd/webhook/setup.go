@@ -27,6 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
 	"github.com/isamatch/isamatch/pkg/audit"
+	"github.com/isamatch/isamatch/pkg/config/v1alpha1"
 	"github.com/isamatch/isamatch/pkg/gate"
 	"github.com/isamatch/isamatch/pkg/inventory"
 	"github.com/isamatch/isamatch/pkg/isa"
@@ -93,7 +94,7 @@ func setup(cfg *rest.Config, o options) (manager.Manager, error) {
 		gateAlive = leaseWatch.Alive
 	}
 	var emulators mutate.Emulators
-	if o.qemuCPU == qemuCPUInject {
+	if o.qemuCPU == v1alpha1.QEMUCPUInject {
 		if emulators, err = inventory.SetupEmulators(mgr); err != nil {
 			return nil, fmt.Errorf("set up emulator index: %w", err)
 		}
@@ -312,16 +313,24 @@ func newHandler(mgr manager.Manager, inv *inventory.Inventory, emulators mutate.
 	if err != nil {
 		return nil, nil, err
 	}
+	var nsEnforcement func(context.Context, string) string
+	if len(o.nsModes) > 0 {
+		if nsEnforcement, err = namespaceEnforcement(context.Background(), mgr); err != nil {
+			return nil, nil, err
+		}
+	}
 	return mutate.NewPodMutator(res, inv, mutate.Options{
-		Infer:          infer,
-		Budget:         o.budget,
-		SkipNamespaces: skipNamespaces(o),
-		Metrics:        m.mutate,
-		Enforcement:    o.enforcement,
-		Resolve:        o.resolve,
-		GateAlive:      gateAlive,
-		Emulators:      emulators,
-		Keys:           o.keys(),
+		Infer:                infer,
+		NamespaceModes:       o.nsModes,
+		NamespaceEnforcement: nsEnforcement,
+		Budget:               o.budget,
+		SkipNamespaces:       skipNamespaces(o),
+		Metrics:              m.mutate,
+		Enforcement:          o.enforcement,
+		Resolve:              o.resolve,
+		GateAlive:            gateAlive,
+		Emulators:            emulators,
+		Keys:                 o.keys(),
 
 		FallbackArchitecture: isa.Arch(o.fallbackArch),
 	}), m, nil

@@ -31,6 +31,9 @@ var Rules = []Rule{
 	{From: "pkg/isa", Except: []string{"pkg/isa/internal/gen"}, Deny: []string{NonStandard}, Linked: true,
 		Why: "pkg/isa is the pure core: the standard library only"},
 	// TODO(lead): add the decision engine here once it leaves pkg/mutate.
+	{From: "pkg/contract", Deny: []string{"sigs.k8s.io/controller-runtime", "k8s.io/client-go", "pkg/mutate/...", "pkg/inventory/...",
+		"pkg/gate/...", "pkg/registry/...", "pkg/podevents/...", "pkg/labeler/...", "pkg/probe/...", "pkg/imageisa/...", "pkg/misplace/...", "pkg/audit/..."},
+		Linked: true, Why: "the contract is what programs read back from pods: pkg/isa and the core/v1 types only, no client"},
 	{From: "pkg/probe", Deny: kubernetes, Linked: true, Why: "the host probe knows no Kubernetes"},
 	{From: "pkg/sanitize", Deny: []string{NonStandard, "pkg/...", "internal/..."}, Linked: true,
 		Why: "text cleaning depends on nothing, so everything may use it"},
@@ -54,7 +57,7 @@ var Rules = []Rule{
 		Why: "the kubectl plugin reads the cluster with client-go alone"},
 	{From: "rebalance/...", Deny: []string{"pkg/mutate/...", "pkg/inventory/...", "pkg/gate/...", "pkg/registry/...",
 		"pkg/podevents/...", "pkg/labeler/...", "pkg/probe/...", "pkg/imageisa/...", "internal/...", "cmd/..."},
-		Why: "the rebalancer imports only the core (pkg/isa) of the root module"},
+		Why: "the rebalancer imports only the core (pkg/isa) and the contract (pkg/contract) of the root module"},
 }
 
 // An Allowance is a violation of a rule tolerated until a planned change

@@ -17,7 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/isamatch/isamatch/internal/testbed"
-	ismutate "github.com/isamatch/isamatch/pkg/mutate"
+	"github.com/isamatch/isamatch/pkg/contract"
 )
 
 // ColdRepo holds the cold images: per image a new tag of its own index
@@ -96,7 +96,7 @@ func coldPhase(ctx context.Context, e *Env, o Options, ns, prefix string, images
 	}
 	bad := 0
 	for _, p := range list.Items {
-		if c, err := ismutate.ParseDecision(p.Annotations); err != nil || len(c.Unresolved) > 0 {
+		if c, err := contract.ParseDecision(p.Annotations); err != nil || len(c.Unresolved) > 0 {
 			bad++
 		}
 	}

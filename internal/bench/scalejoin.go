@@ -10,8 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/isamatch/isamatch/internal/testbed"
+	"github.com/isamatch/isamatch/pkg/contract"
 	"github.com/isamatch/isamatch/pkg/isa"
-	"github.com/isamatch/isamatch/pkg/mutate"
 )
 
 // joinISA is the ISA of the joining nodes: no node of scaleMix has Zbc, so
@@ -48,7 +48,7 @@ func scaleJoinRows(ctx context.Context, e *Env, o ScaleOptions, t *Table) error 
 				return
 			}
 			at := time.Now()
-			c, err := mutate.ParseDecision(got.Annotations)
+			c, err := contract.ParseDecision(got.Annotations)
 			if err != nil {
 				pollErr <- fmt.Errorf("join probe decision: %w", err)
 				return

@@ -18,8 +18,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/isamatch/isamatch/internal/testbed"
+	"github.com/isamatch/isamatch/pkg/contract"
 	"github.com/isamatch/isamatch/pkg/isa"
-	"github.com/isamatch/isamatch/pkg/mutate"
 )
 
 // StartControlPlane starts kube-apiserver, etcd and kube-scheduler with
@@ -185,7 +185,7 @@ func SetUpNamespace(ctx context.Context, c client.Client, ns string, labels map[
 
 // WaitDecisionCount calls admit every interval, up to timeout, until the
 // pod annotations it returns (from a dry-run pod admission) say, in the
-// stored decision (mutate.ParseDecision), that the webhook's inventory
+// stored decision (contract.ParseDecision), that the webhook's inventory
 // matched want nodes: the webhook serves and has seen every node. It
 // returns the last decision annotation, or a note saying there was none,
 // for the caller's error message.
@@ -196,8 +196,8 @@ func WaitDecisionCount(ctx context.Context, interval, timeout time.Duration, wan
 			return false, err
 		}
 		last = ann[isa.DecisionAnnotation]
-		c, err := mutate.ParseDecision(ann)
-		if errors.Is(err, mutate.ErrNoDecision) {
+		c, err := contract.ParseDecision(ann)
+		if errors.Is(err, contract.ErrNoDecision) {
 			return false, nil
 		}
 		if err != nil {

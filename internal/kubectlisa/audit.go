@@ -15,6 +15,7 @@ import (
 
 	"github.com/isamatch/isamatch/pkg/audit"
 	"github.com/isamatch/isamatch/pkg/inventory"
+	"github.com/isamatch/isamatch/pkg/mutate"
 )
 
 // Names of the shipped install (config/webhook) audit reads its scope from.
@@ -33,6 +34,8 @@ type AuditOptions struct {
 	// MutatingWebhookConfiguration and namespace: its selectors and the
 	// namespaces it skips say which pods it should have decided.
 	WebhookConfig, WebhookNamespace string
+	// Keys are the pod keys the webhook reads requests from.
+	Keys mutate.KeyOptions
 }
 
 // AuditResult is what Audit found, and how it judged which pods the
@@ -62,7 +65,7 @@ func Audit(ctx context.Context, cs kubernetes.Interface, o AuditOptions) (AuditR
 		labels[nodes[k].Name] = nodes[k].Labels
 	}
 	scope, how := auditScope(ctx, cs, o)
-	in := audit.Input{Nodes: metas, Inventory: inventory.NewStatic(labels).Snapshot(), Scope: scope}
+	in := audit.Input{Nodes: metas, Inventory: inventory.NewStatic(labels).Snapshot(), Scope: scope, Keys: o.Keys}
 	for k := range pods.Items {
 		in.Pods = append(in.Pods, &pods.Items[k])
 	}
@@ -171,7 +174,7 @@ Which pods the webhook handles is read from its MutatingWebhookConfiguration
 			if err != nil {
 				return err
 			}
-			ao.Selector = selector
+			ao.Selector, ao.Keys = selector, o.keys()
 			if !allNamespaces {
 				if ao.Namespace, err = o.namespace(); err != nil {
 					return err

@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 
+	"github.com/isamatch/isamatch/pkg/contract"
 	"github.com/isamatch/isamatch/pkg/inventory"
 	"github.com/isamatch/isamatch/pkg/isa"
 	"github.com/isamatch/isamatch/pkg/misplace"
@@ -30,9 +31,9 @@ type Explanation struct {
 	// line for people: the newest IsamatchDecided or gate release Event of
 	// the pod (or, for pods admitted by earlier releases, the line the
 	// annotation held), shown as written (cut and sanitised), never parsed.
-	Decided  bool                   `json:"decided"`
-	Counts   *mutate.DecisionCounts `json:"counts,omitempty"`
-	Decision string                 `json:"decision,omitempty"`
+	Decided  bool                     `json:"decided"`
+	Counts   *contract.DecisionCounts `json:"counts,omitempty"`
+	Decision string                   `json:"decision,omitempty"`
 	// Request and QEMU are what the pod asks for, with the key each came
 	// from; RequestError is the denial a malformed one gets.
 	Request      *Asked `json:"request,omitempty"`
@@ -93,7 +94,8 @@ func podName(ref string) (string, error) {
 }
 
 // Explain reads pod ns/name and the nodes, and explains the pod.
-func Explain(ctx context.Context, cs kubernetes.Interface, ns, name string) (Explanation, error) {
+// Requests are read from the keys keys chooses.
+func Explain(ctx context.Context, cs kubernetes.Interface, ns, name string, keys mutate.KeyOptions) (Explanation, error) {
 	pod, err := cs.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return Explanation{}, fmt.Errorf("get pod %s/%s: %w", ns, name, err)
@@ -102,7 +104,7 @@ func Explain(ctx context.Context, cs kubernetes.Interface, ns, name string) (Exp
 	if err != nil {
 		return Explanation{}, err
 	}
-	ex := explain(pod, nodes)
+	ex := explain(pod, nodes, keys)
 	if ex.Decided && ex.Decision == "" {
 		line, err := decisionEvent(ctx, cs, pod)
 		if err != nil {
@@ -154,7 +156,7 @@ func eventTime(e *corev1.Event) time.Time {
 // maxDecision bounds the decision line shown.
 const maxDecision = 1024
 
-func explain(pod *corev1.Pod, nodes []corev1.Node) Explanation {
+func explain(pod *corev1.Pod, nodes []corev1.Node, keys mutate.KeyOptions) Explanation {
 	ex := Explanation{Pod: pod.Namespace + "/" + pod.Name, Images: []string{}, Required: []string{}, Tiers: []Tier{}}
 	if c, ok := misplace.Decision(pod); ok {
 		ex.Decided, ex.Counts = true, &c
@@ -166,7 +168,7 @@ func explain(pod *corev1.Pod, nodes []corev1.Node) Explanation {
 		ex.Decision = clean(line, maxDecision) // written by an earlier release
 	}
 
-	in, msg := mutate.PodInput(pod.ObjectMeta)
+	in, msg := mutate.PodInputWith(pod.ObjectMeta, keys)
 	ex.RequestError = clean(msg, 4*maxShown)
 	if in.Request != nil {
 		ex.Request = &Asked{Text: clean(in.RequestText, maxShown), From: in.RequestFrom}
@@ -211,11 +213,7 @@ func explain(pod *corev1.Pod, nodes []corev1.Node) Explanation {
 	}
 	for k, p := range preferred {
 		t := Tier{Tier: k + 1, Weight: p.Weight, Term: clean(misplace.TermString(p.Preference), 4*maxShown), Nodes: []string{}}
-		for _, e := range p.Preference.MatchExpressions {
-			if e.Key == isa.GroupLabel && e.Operator == corev1.NodeSelectorOpIn {
-				t.Groups = append(t.Groups, e.Values...)
-			}
-		}
+		t.Groups = contract.TierGroups(p)
 		for k := range nodes {
 			if _, w := preferredScore([]corev1.PreferredSchedulingTerm{p}, &nodes[k]); w > 0 {
 				t.Nodes = append(t.Nodes, nodes[k].Name)
@@ -353,7 +351,7 @@ decision's line as the webhook wrote it.`,
 			if err != nil {
 				return err
 			}
-			ex, err := Explain(cmd.Context(), cs, ns, name)
+			ex, err := Explain(cmd.Context(), cs, ns, name, o.keys())
 			if err != nil {
 				return err
 			}

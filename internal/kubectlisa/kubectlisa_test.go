@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 
@@ -184,7 +185,7 @@ func TestExplain(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			ex := explain(tc.pod, nodes)
+			ex := explain(tc.pod, nodes, mutate.KeyOptions{})
 			got := summary{Decided: ex.Decided, Request: ex.Request, Needs: ex.RequestNeeds, Images: ex.Images, Tiers: [][]string{}, Node: ex.Node, NodeTier: ex.NodeTier,
 				Required: len(ex.Required), Satisfies: ex.NodeSatisfies}
 			if ex.Counts != nil {
@@ -203,7 +204,7 @@ func TestExplain(t *testing.T) {
 func TestExplainTextSaysNotDecided(t *testing.T) {
 	plain := testbed.MakePod("plain", "default").Image("busybox").Obj()
 	var out bytes.Buffer
-	if err := writeExplanation(&out, explain(plain, nil), false); err != nil {
+	if err := writeExplanation(&out, explain(plain, nil, mutate.KeyOptions{}), false); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(out.String(), "not decided by isamatch") {
@@ -218,7 +219,7 @@ func TestExplainWarnsWhenTheNodeNoLongerFits(t *testing.T) {
 	for _, o := range objs {
 		nodes = append(nodes, *o.(*corev1.Node))
 	}
-	ex := explain(pod, nodes)
+	ex := explain(pod, nodes, mutate.KeyOptions{})
 	var out bytes.Buffer
 	if err := writeExplanation(&out, ex, false); err != nil {
 		t.Fatal(err)
@@ -253,5 +254,18 @@ func TestPodName(t *testing.T) {
 func TestCleanBoundsUntrustedValues(t *testing.T) {
 	if got, want := clean("a\x1b[31mb"+strings.Repeat("x", 200), 8), "a?[31mbx…"; got != want {
 		t.Errorf("clean = %q, want %q", got, want)
+	}
+}
+
+// TestExplainKeys: explain reads a bare-key request only as the webhook
+// does, so with --bare-keys=false a pod's isa.request is not shown as one.
+func TestExplainKeys(t *testing.T) {
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns",
+		Annotations: map[string]string{isa.BareRequestAnnotation: "rv64gc"}}}
+	if ex := explain(pod, nil, mutate.KeyOptions{}); ex.Request == nil || ex.Request.Text != "rv64gc" {
+		t.Errorf("bare keys read: request = %+v, want rv64gc", ex.Request)
+	}
+	if ex := explain(pod, nil, mutate.KeyOptions{IgnoreBareKeys: true}); ex.Request != nil {
+		t.Errorf("bare keys ignored: request = %+v, want none", ex.Request)
 	}
 }

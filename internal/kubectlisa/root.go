@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/spf13/cobra"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/isamatch/isamatch/internal/buildinfo"
 	"github.com/isamatch/isamatch/internal/isacli"
+	"github.com/isamatch/isamatch/pkg/mutate"
 )
 
 // ErrUsage marks errors in the command line (exit status 2).
@@ -28,7 +30,13 @@ const userAgent = "kubectl-isa"
 type Options struct {
 	Flags   *genericclioptions.ConfigFlags
 	Streams genericiooptions.IOStreams
+	// BareKeys is the webhook's --bare-keys: whether the paper's bare pod
+	// keys (isa.request, isa.qemu, ARCH, QEMU) are read as requests.
+	BareKeys bool
 }
+
+// keys are the pod keys requests are read from, as the webhook reads them.
+func (o *Options) keys() mutate.KeyOptions { return mutate.KeyOptions{IgnoreBareKeys: !o.BareKeys} }
 
 // restConfig is the client configuration the flags select.
 func (o *Options) restConfig() (*rest.Config, error) {
@@ -82,6 +90,7 @@ The cluster commands take kubectl's flags (--kubeconfig, --context, -n,
 	root.SetErr(streams.ErrOut)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return fmt.Errorf("%w: %w", ErrUsage, err) })
 	o.Flags.AddFlags(root.PersistentFlags())
+	root.PersistentFlags().BoolVar(&o.BareKeys, "bare-keys", true, "read the paper's bare pod keys isa.request, isa.qemu, ARCH and QEMU as requests, as the webhook does by default; false for a webhook run with --bare-keys=false")
 	root.AddCommand(
 		newNodesCommand(o), newCheckCommand(o), newExplainCommand(o), newAuditCommand(o), newUngateCommand(o),
 		newOfflineCommand("normalize", "normalize [--json] [--from=user|cpuinfo|gcc|elf] ISA", "Print the canonical and short forms of an ISA string (offline)", `  kubectl isa normalize rv64gcv_zba

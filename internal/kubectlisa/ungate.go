@@ -55,8 +55,9 @@ type Ungater struct {
 }
 
 // NewUngater returns an Ungater writing through c, deciding against the
-// nodes of cs now and recording Events with cs (warnings on warn).
-func NewUngater(ctx context.Context, c client.Client, cs kubernetes.Interface, warn io.Writer) (*Ungater, error) {
+// nodes of cs now, reading requests from the keys keys chooses, and
+// recording Events with cs (warnings on warn).
+func NewUngater(ctx context.Context, c client.Client, cs kubernetes.Interface, warn io.Writer, keys mutate.KeyOptions) (*Ungater, error) {
 	nodes, err := listNodes(ctx, cs, "")
 	if err != nil {
 		return nil, err
@@ -68,7 +69,7 @@ func NewUngater(ctx context.Context, c client.Client, cs kubernetes.Interface, w
 	nothing := mutate.ImageResolverFunc(func(context.Context, string, registry.PullAuth) ([]registry.Platform, error) {
 		return nil, errNotLookedUp
 	})
-	m := mutate.NewPodMutator(nothing, inventory.NewStatic(labels), mutate.Options{})
+	m := mutate.NewPodMutator(nothing, inventory.NewStatic(labels), mutate.Options{Keys: keys})
 	return &Ungater{r: &gate.Reconciler{Client: c, Releaser: m, Recorder: syncRecorder{cs, warn}, Timeout: pastBound}}, nil
 }
 
@@ -202,7 +203,7 @@ now. An Event IsamatchGateTimeout on the pod says so.`,
 			if err != nil {
 				return err
 			}
-			u, err := NewUngater(ctx, c, cs, o.Streams.ErrOut)
+			u, err := NewUngater(ctx, c, cs, o.Streams.ErrOut, o.keys())
 			if err != nil {
 				return err
 			}

@@ -30,7 +30,18 @@ func Render(ctx context.Context, workDir, configDir string, components ...string
 	if err != nil {
 		return nil, err
 	}
-	return decode(out)
+	return decode(out, false)
+}
+
+// RenderKnown is Render that leaves out the objects of kinds client-go's
+// scheme does not know (custom resources such as cert-manager's
+// Certificate).
+func RenderKnown(ctx context.Context, workDir, configDir string, components ...string) ([]runtime.Object, error) {
+	out, err := RenderYAML(ctx, workDir, configDir, components...)
+	if err != nil {
+		return nil, err
+	}
+	return decode(out, true)
 }
 
 // RenderYAML is Render without the decoding: the multi-document YAML
@@ -78,8 +89,9 @@ func overlay(workDir, configDir string, components []string) (string, error) {
 	return workDir, nil
 }
 
-// decode splits a multi-document YAML stream and decodes each object.
-func decode(out []byte) ([]runtime.Object, error) {
+// decode splits a multi-document YAML stream and decodes each object;
+// with skipUnknown, it leaves out those of kinds the scheme lacks.
+func decode(out []byte, skipUnknown bool) ([]runtime.Object, error) {
 	s := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(s); err != nil {
 		return nil, err
@@ -99,6 +111,9 @@ func decode(out []byte) ([]runtime.Object, error) {
 			continue
 		}
 		obj, _, err := decoder.Decode(doc, nil, nil)
+		if skipUnknown && runtime.IsNotRegisteredError(err) {
+			continue
+		}
 		if err != nil {
 			return nil, fmt.Errorf("decode rendered object: %w\n%s", err, doc)
 		}

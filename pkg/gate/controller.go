@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/isamatch/isamatch/pkg/contract"
 	"github.com/isamatch/isamatch/pkg/isa"
 	"github.com/isamatch/isamatch/pkg/mutate"
 )
@@ -279,7 +280,7 @@ func (r *Reconciler) releaseBare(ctx context.Context, pod *corev1.Pod, cause err
 		next.Annotations = map[string]string{}
 	}
 	msg := "released without isamatch's affinity: the API server refused it"
-	next.Annotations[isa.DecisionAnnotation] = mutate.DecisionCounts{Gate: mutate.GateRefused, Reason: msg}.Encode()
+	next.Annotations[isa.DecisionAnnotation] = contract.DecisionCounts{Gate: contract.GateRefused, Reason: msg}.Encode()
 	delete(next.Annotations, isa.DecisionCountsAnnotation)
 	if err := r.Client.Patch(ctx, next, client.MergeFromWithOptions(pod, client.MergeFromWithOptimisticLock{})); err != nil {
 		if apierrors.IsNotFound(err) {

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
+	"github.com/isamatch/isamatch/pkg/contract"
 	"github.com/isamatch/isamatch/pkg/inventory"
 	"github.com/isamatch/isamatch/pkg/isa"
 	"github.com/isamatch/isamatch/pkg/mutate"
@@ -68,16 +69,16 @@ func TestReconcile(t *testing.T) {
 		wantState  string
 	}{
 		{name: "gated and in time: resolved and released", pod: gatedPod("p", "app:1", now.Add(-time.Second), isa.ResolveGate),
-			wantEvents: []string{resolvedEvent}, wantReason: "resolved", wantState: mutate.GateResolved},
+			wantEvents: []string{resolvedEvent}, wantReason: "resolved", wantState: contract.GateResolved},
 		{name: "past the bound: released from the cache alone, with a warning", pod: gatedPod("p", "app:1", now.Add(-time.Minute), isa.ResolveGate),
 			wantEvents: []string{timeoutEvent("app:1")},
-			wantReason: "timeout", wantState: mutate.GateTimeout},
+			wantReason: "timeout", wantState: contract.GateTimeout},
 		{name: "a registry that never answers: released at the bound", pod: gatedPod("p", "slow:1", now.Add(-timeout+50*time.Millisecond), isa.ResolveGate),
 			wantEvents: []string{timeoutEvent("slow:1")},
-			wantReason: "timeout", wantState: mutate.GateTimeout},
+			wantReason: "timeout", wantState: contract.GateTimeout},
 		{name: "another gate stays", pod: gatedPod("p", "app:1", now, "kueue.x-k8s.io/admission", isa.ResolveGate),
 			wantGates:  []corev1.PodSchedulingGate{{Name: "kueue.x-k8s.io/admission"}},
-			wantEvents: []string{resolvedEvent}, wantReason: "resolved", wantState: mutate.GateResolved},
+			wantEvents: []string{resolvedEvent}, wantReason: "resolved", wantState: contract.GateResolved},
 		{name: "gate removed by someone else: left alone", pod: gatedPod("p", "app:1", now, "kueue.x-k8s.io/admission"),
 			wantGates: []corev1.PodSchedulingGate{{Name: "kueue.x-k8s.io/admission"}}},
 		{name: "deleted: nothing to do"},
@@ -130,9 +131,9 @@ func TestReconcile(t *testing.T) {
 				t.Errorf("gates (-want +got):\n%s", diff)
 			}
 			state := ""
-			if counts, err := mutate.ParseDecision(pod.Annotations); err == nil {
+			if counts, err := contract.ParseDecision(pod.Annotations); err == nil {
 				state = counts.Gate
-			} else if !errors.Is(err, mutate.ErrNoDecision) {
+			} else if !errors.Is(err, contract.ErrNoDecision) {
 				t.Fatal(err)
 			}
 			if state != tc.wantState {

@@ -27,10 +27,18 @@ const (
 
 // Node annotation keys: what the labeler found and why.
 const (
-	NativeISAAnnotation    = NativePrefix + "isa"
+	// NativeISAAnnotation is the node's native ISA, in its short
+	// canonical form.
+	NativeISAAnnotation = NativePrefix + "isa"
+	// NativeSourceAnnotation says which probe decided the native ISA and
+	// what the others found.
 	NativeSourceAnnotation = NativePrefix + "source"
-	EmuISAAnnotation       = EmuPrefix + "isa"
-	EmuSourceAnnotation    = EmuPrefix + "source"
+	// EmuISAAnnotation is what the node emulates or cross-compiles, one
+	// short ISA per architecture, comma-separated.
+	EmuISAAnnotation = EmuPrefix + "isa"
+	// EmuSourceAnnotation says where EmuISAAnnotation came from (cross
+	// compiler, QEMU binfmt_misc handlers) and what each gave.
+	EmuSourceAnnotation = EmuPrefix + "source"
 	// EmuDefaultISAAnnotation is what the QEMU binfmt_misc handlers run
 	// with their default CPU (no QEMU_CPU), one short ISA per architecture,
 	// comma-separated; EmuISAAnnotation and the qemu. labels are what they
@@ -78,13 +86,17 @@ const (
 	// DecisionAnnotation is the webhook's one-line decision, for people.
 	DecisionAnnotation = NativePrefix + "decision"
 	// DecisionCountsAnnotation is the decision's numbers as compact JSON
-	// (mutate.DecisionCounts), for programs.
+	// (contract.DecisionCounts), for programs.
 	DecisionCountsAnnotation = NativePrefix + "decision-counts"
 	// IgnoreLabel=true on a pod or namespace makes isamatch leave it alone.
 	IgnoreLabel = NativePrefix + "ignore"
 	// EnabledLabel=true on a namespace opts it in when the webhook runs in
 	// opt-in mode.
 	EnabledLabel = NativePrefix + "enabled"
+	// EnforcementLabel on a namespace chooses what its pods isamatch cannot
+	// place correctly get ("deny" or "warn", as the webhook's enforcement),
+	// among the modes the webhook lets namespaces choose.
+	EnforcementLabel = NativePrefix + "enforcement"
 	// ResolveGate is the scheduling gate held while images are resolved.
 	ResolveGate = NativePrefix + "resolve"
 )
@@ -92,6 +104,9 @@ const (
 // Image config label keys. The reverse-DNS form is the documented one; the
 // bare one is the paper's.
 const (
-	ImageRequestLabel     = "io.isamatch.isa.request"
+	// ImageRequestLabel is the ISA an image needs, used when the pod asks
+	// nothing itself.
+	ImageRequestLabel = "io.isamatch.isa.request"
+	// BareImageRequestLabel is the paper's spelling of ImageRequestLabel.
 	BareImageRequestLabel = "isa.request"
 )

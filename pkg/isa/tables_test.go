@@ -7,7 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// TestUnobservableNames pins the extensions no kernel reports; the README and
+// TestUnobservableNames pins the extensions no kernel reports; docs/labels.md and
 // doc.go list the same ten.
 func TestUnobservableNames(t *testing.T) {
 	want := []string{"ziccif", "ziccrse", "ziccamoa", "zicclsm", "za64rs", "za128rs", "zic64b", "ziccamoc", "zama16b", "supm"}

@@ -5,6 +5,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/isamatch/isamatch/pkg/contract"
 	"github.com/isamatch/isamatch/pkg/isa"
 	"github.com/isamatch/isamatch/pkg/mutate"
 	"github.com/isamatch/isamatch/pkg/sanitize"
@@ -32,8 +33,8 @@ type Needs struct {
 	RequestError string `json:"requestError,omitempty"`
 	// Decided is set when the webhook wrote its decision (the
 	// decision-counts annotation); Counts is that decision.
-	Decided bool                  `json:"decided"`
-	Counts  mutate.DecisionCounts `json:"counts"`
+	Decided bool                    `json:"decided"`
+	Counts  contract.DecisionCounts `json:"counts"`
 	// Required is the pod's required node affinity, one string per term
 	// (ORed), at most maxTerms of them.
 	Required []string `json:"required,omitempty"`
@@ -41,7 +42,7 @@ type Needs struct {
 
 // PodNeeds reads what pod asks of its node, from the keys the webhook
 // reads. The decision is read through
-// its machine-readable annotation (mutate.DecisionCounts), never the line
+// its machine-readable annotation (contract.DecisionCounts), never the line
 // for people.
 func PodNeeds(pod *corev1.Pod, keys mutate.KeyOptions) Needs {
 	var n Needs
@@ -68,13 +69,13 @@ func PodNeeds(pod *corev1.Pod, keys mutate.KeyOptions) Needs {
 }
 
 // Decision returns the webhook's decision on pod and whether it made one,
-// read by mutate.ParseDecision (bounded before it is parsed; both the
+// read by contract.ParseDecision (bounded before it is parsed; both the
 // current and the earlier stored forms). A value that is not the
 // webhook's (too long, not its JSON) counts as no decision.
-func Decision(pod *corev1.Pod) (mutate.DecisionCounts, bool) {
-	c, err := mutate.ParseDecision(pod.Annotations)
+func Decision(pod *corev1.Pod) (contract.DecisionCounts, bool) {
+	c, err := contract.ParseDecision(pod.Annotations)
 	if err != nil {
-		return mutate.DecisionCounts{}, false
+		return contract.DecisionCounts{}, false
 	}
 	return c, true
 }
@@ -105,9 +106,9 @@ func (n Needs) String() string {
 	return strings.Join(parts, "; ")
 }
 
-func unresolved(us []mutate.UnresolvedImage) string {
+func unresolved(us []contract.UnresolvedImage) string {
 	names := make([]string, 0, len(us))
-	for _, u := range us[:min(len(us), mutate.MaxUnresolvedListed)] {
+	for _, u := range us[:min(len(us), contract.MaxUnresolvedListed)] {
 		names = append(names, sanitize.Line(u.Image, maxShown)+" ("+sanitize.Line(u.Kind, 32)+")")
 	}
 	return strings.Join(names, ", ")

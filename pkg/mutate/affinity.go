@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/isamatch/isamatch/pkg/contract"
 	"github.com/isamatch/isamatch/pkg/isa"
 )
 
@@ -223,14 +224,6 @@ func mergeRequired(user *corev1.NodeSelector, ours []corev1.NodeSelectorTerm, ma
 	return out, nil
 }
 
-// isOurPreferred reports whether a preferred term is one isamatch emits for
-// ISA tiers: a single In requirement on the group label (group ids are
-// hashes nobody writes by hand). They are replaced on re-admission.
-func isOurPreferred(p corev1.PreferredSchedulingTerm) bool {
-	e := p.Preference.MatchExpressions
-	return len(e) == 1 && len(p.Preference.MatchFields) == 0 && e[0].Key == isa.GroupLabel && e[0].Operator == corev1.NodeSelectorOpIn
-}
-
 // mergePreferred keeps the user's preferred terms, drops isamatch's tier
 // terms from an earlier admission, and appends ours unless an identical term
 // (same weight and requirements) is already there. Our tier terms are
@@ -239,7 +232,7 @@ func isOurPreferred(p corev1.PreferredSchedulingTerm) bool {
 func mergePreferred(existing, ours []corev1.PreferredSchedulingTerm) []corev1.PreferredSchedulingTerm {
 	out := make([]corev1.PreferredSchedulingTerm, 0, len(existing)+len(ours))
 	for _, p := range existing {
-		if !isOurPreferred(p) {
+		if !contract.IsTierTerm(p) {
 			out = append(out, p)
 		}
 	}
@@ -248,7 +241,7 @@ func mergePreferred(existing, ours []corev1.PreferredSchedulingTerm) []corev1.Pr
 		return strconv.Itoa(int(p.Weight)) + "\x03" + termKey(p.Preference)
 	}
 	for _, p := range ours {
-		if isOurPreferred(p) {
+		if contract.IsTierTerm(p) {
 			out = append(out, p)
 			continue
 		}

@@ -1,224 +1,26 @@
 package mutate
 
 import (
-	"encoding/json"
-	"errors"
-	"strings"
-
-	"github.com/isamatch/isamatch/pkg/isa"
+	"github.com/isamatch/isamatch/pkg/contract"
 	"github.com/isamatch/isamatch/pkg/sanitize"
 )
 
-// DecisionCounts is the decision as it is stored with the pod: the decision
-// annotation (isa.DecisionAnnotation) holds it as compact JSON, for
-// example {"nodes":9,"tiers":[[100,1,3],[40,1,3]]}. It is kept small
-// because every pod carries it (etcd, watches, the scheduler's cache); the
-// readable account of a decision (request, images, what each tier's groups
-// have) is in the IsamatchDecided Event and `kubectl isa explain`, which
-// derive it again from the pod. Pods admitted by releases before this
-// format carry a readable line in isa.DecisionAnnotation and these numbers
-// in isa.DecisionCountsAnnotation; ParseDecision reads both forms.
-type DecisionCounts struct {
-	// RequiredNodes is how many nodes of the webhook's inventory satisfy
-	// the required affinity at admission.
-	RequiredNodes int `json:"nodes"`
-	// Tiers are the native preferred terms, highest weight first.
-	Tiers []TierCounts `json:"tiers,omitempty"`
-	// WouldDeny is set in warn mode when enforcement would have denied the
-	// pod.
-	WouldDeny bool `json:"wouldDeny,omitempty"`
-	// Gate is set on pods that went through the scheduling gate: "pending"
-	// from admission until the gate controller releases the pod, then
-	// "resolved" or "timeout" (released past the bound with what was
-	// known).
-	Gate string `json:"gate,omitempty"`
-	// Narrowed is set when a gated pod's own required terms could hold
-	// only one of isamatch's alternatives each: the others were dropped
-	// (the rules for gated pods let a term gain requirements but forbid new
-	// terms), so the pod may run on fewer nodes than it could.
-	Narrowed bool `json:"narrowed,omitempty"`
-	// Unresolved are the images whose platforms could not be resolved (at
-	// most MaxUnresolvedListed, in pod order): the pod was placed without
-	// their constraint.
-	Unresolved []UnresolvedImage `json:"unresolved,omitempty"`
-	// NoNode is set when isamatch requires something no node of its
-	// inventory satisfies at admission (RequiredNodes is 0 then, but 0 alone
-	// also means "nothing required"): the pod stays Pending until such a
-	// node joins.
-	NoNode bool `json:"noNode,omitempty"`
-	// Inferred is how many image platforms took their requirement from
-	// their entrypoint binary (Options.Infer).
-	Inferred int `json:"inferred,omitempty"`
-	// Fallback is the architecture required because some image was
-	// unresolved and the pod asks no ISA (Options.FallbackArchitecture);
-	// empty when no fallback was applied.
-	Fallback string `json:"fallback,omitempty"`
-	// Emulator is the emulator setting of a pod with isa.qemu.
-	Emulator *EmulatorSetting `json:"emulator,omitempty"`
-	// Reason says why the pod got no affinity from isamatch: the message
-	// it would have been denied with (WouldDeny), why the gate controller
-	// denied it after admission (Gate "denied"), or why its affinity was
-	// refused (Gate "refused"). At most maxReason bytes.
-	Reason string `json:"reason,omitempty"`
-}
-
-// maxReason bounds DecisionCounts.Reason.
-const maxReason = 512
-
-// UnresolvedImage is one image whose platforms are unknown: its reference
-// (cut to maxUnresolvedRef bytes) and the registry error kind
-// (registry.Error.Kind, "timeout" or "other").
-type UnresolvedImage struct {
-	Image string `json:"image"`
-	Kind  string `json:"kind"`
-}
-
-// MaxUnresolvedListed bounds DecisionCounts.Unresolved, and so the size of
-// the counts annotation (at most MaxImages images could fail).
-const MaxUnresolvedListed = 8
-
-// maxUnresolvedRef bounds one reference in DecisionCounts.Unresolved; real
+// maxUnresolvedRef bounds one reference in contract.DecisionCounts.Unresolved; real
 // references are far shorter.
 const maxUnresolvedRef = 256
 
-func unresolvedImage(img ImageInfo) UnresolvedImage {
-	return UnresolvedImage{Image: sanitize.Line(img.Ref, maxUnresolvedRef), Kind: errorKind(img.Err)}
+func unresolvedImage(img ImageInfo) contract.UnresolvedImage {
+	return contract.UnresolvedImage{Image: sanitize.Line(img.Ref, maxUnresolvedRef), Kind: errorKind(img.Err)}
 }
 
-// Gate states in DecisionCounts.Gate (and ReleaseDenied).
-const (
-	GatePending  = "pending"
-	GateResolved = "resolved"
-	GateTimeout  = "timeout"
-	// GateRefused: the gate controller removed the gate without
-	// isamatch's affinity because the API server refused it.
-	GateRefused = "refused"
-)
-
-// TierCounts is one preferred term: its weight and how many ISA groups and
-// nodes it names. It is stored as the array [weight, groups, nodes].
-type TierCounts struct {
-	Weight int32
-	Groups int
-	Nodes  int
-}
-
-// MarshalJSON writes [weight, groups, nodes].
-func (t TierCounts) MarshalJSON() ([]byte, error) {
-	return json.Marshal([3]int64{int64(t.Weight), int64(t.Groups), int64(t.Nodes)})
-}
-
-// UnmarshalJSON reads [weight, groups, nodes], or the object
-// {"weight":..,"groups":..,"nodes":..} of the earlier format.
-func (t *TierCounts) UnmarshalJSON(b []byte) error {
-	if len(b) > 0 && b[0] == '{' {
-		var o struct {
-			Weight int32 `json:"weight"`
-			Groups int   `json:"groups"`
-			Nodes  int   `json:"nodes"`
-		}
-		if err := json.Unmarshal(b, &o); err != nil {
-			return err
-		}
-		*t = TierCounts{Weight: o.Weight, Groups: o.Groups, Nodes: o.Nodes}
-		return nil
-	}
-	var a []int64
-	if err := json.Unmarshal(b, &a); err != nil {
-		return err
-	}
-	if len(a) != 3 {
-		return errors.New("a tier is [weight, groups, nodes]")
-	}
-	*t = TierCounts{Weight: int32(a[0]), Groups: int(a[1]), Nodes: int(a[2])}
-	return nil
-}
-
-// UnmarshalJSON reads the stored decision, and also the earlier
-// decision-counts form, whose required node count was "requiredNodes".
-func (c *DecisionCounts) UnmarshalJSON(b []byte) error {
-	type plain DecisionCounts
-	var v struct {
-		plain
-		Legacy *int `json:"requiredNodes"`
-	}
-	if err := json.Unmarshal(b, &v); err != nil {
-		return err
-	}
-	*c = DecisionCounts(v.plain)
-	if v.Legacy != nil {
-		c.RequiredNodes = *v.Legacy
-	}
-	return nil
-}
-
-// ParseDecisionCounts decodes a decision as stored: the JSON of the
-// decision annotation (or of the earlier decision-counts annotation).
-func ParseDecisionCounts(s string) (DecisionCounts, error) {
-	var c DecisionCounts
-	err := json.Unmarshal([]byte(s), &c)
-	return c, err
-}
-
-// legacyWouldDeny began the readable line of a would-deny decision in the
-// earlier format.
-const legacyWouldDeny = "would deny (enforcement=warn), no affinity written: "
-
-// maxStoredDecision bounds what ParseDecision reads: the webhook writes a
-// few hundred bytes at most; anything longer is not its own.
-const maxStoredDecision = 8 << 10
-
-// ErrNoDecision is returned by ParseDecision for a pod isamatch has not
-// decided.
-var ErrNoDecision = errors.New("the pod has no isamatch decision")
-
-// ParseDecision reads the decision stored in a pod's annotations: the
-// JSON of isa.DecisionAnnotation or, for pods admitted before that format,
-// isa.DecisionCountsAnnotation (whose readable line in
-// isa.DecisionAnnotation becomes Reason when the pod would have been
-// denied). It returns ErrNoDecision when there is neither.
-func ParseDecision(annotations map[string]string) (DecisionCounts, error) {
-	raw, ok := annotations[isa.DecisionAnnotation]
-	legacy := ok && !strings.HasPrefix(raw, "{")
-	if legacy || !ok {
-		raw, ok = annotations[isa.DecisionCountsAnnotation]
-	}
-	if !ok {
-		return DecisionCounts{}, ErrNoDecision
-	}
-	if len(raw) > maxStoredDecision {
-		return DecisionCounts{}, errors.New("the decision annotation is over 8 KiB: not written by isamatch")
-	}
-	c, err := ParseDecisionCounts(raw)
-	if err != nil {
-		return DecisionCounts{}, err
-	}
-	if legacy && c.Reason == "" && (c.WouldDeny || c.Gate == ReleaseDenied) {
-		line := strings.TrimPrefix(annotations[isa.DecisionAnnotation], legacyWouldDeny)
-		c.Reason = sanitize.Line(line, maxReason)
-	}
-	return c, nil
-}
-
-// Encode is the decision as the annotation stores it; Reason is cut to
-// maxReason bytes and cleaned of control characters.
-func (c DecisionCounts) Encode() string {
-	c.Reason = sanitize.Line(c.Reason, maxReason)
-	b, err := json.Marshal(c)
-	if err != nil { // only plain numbers: cannot fail
-		return "{}"
-	}
-	return string(b)
-}
-
-func tierCounts(runs []tierRun) []TierCounts {
-	out := make([]TierCounts, 0, len(runs))
+func tierCounts(runs []tierRun) []contract.TierCounts {
+	out := make([]contract.TierCounts, 0, len(runs))
 	for _, run := range runs {
 		n := 0
 		for _, g := range run.groups {
 			n += g.nodes
 		}
-		out = append(out, TierCounts{Weight: run.weight, Groups: len(run.groups), Nodes: n})
+		out = append(out, contract.TierCounts{Weight: run.weight, Groups: len(run.groups), Nodes: n})
 	}
 	return out
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/isamatch/isamatch/pkg/contract"
 	"github.com/isamatch/isamatch/pkg/inventory"
 	"github.com/isamatch/isamatch/pkg/isa"
 )
@@ -15,33 +16,33 @@ func TestDecisionCounts(t *testing.T) {
 	tests := []struct {
 		name string
 		pod  podSpec
-		want DecisionCounts
+		want contract.DecisionCounts
 	}{
 		{
 			name: "rv64imfd on the riscv nodes",
 			pod:  podSpec{annotations: ann(isa.BareRequestAnnotation, "rv64imfd"), images: []string{"riscv:1"}},
-			want: DecisionCounts{RequiredNodes: 4, Tiers: []TierCounts{{Weight: 100, Groups: 1, Nodes: 1}, {Weight: 40, Groups: 1, Nodes: 2}, {Weight: 16, Groups: 1, Nodes: 1}}},
+			want: contract.DecisionCounts{RequiredNodes: 4, Tiers: []contract.TierCounts{{Weight: 100, Groups: 1, Nodes: 1}, {Weight: 40, Groups: 1, Nodes: 2}, {Weight: 16, Groups: 1, Nodes: 1}}},
 		},
 		{
 			name: "amd64 image only",
 			pod:  podSpec{images: []string{"amd64:1"}},
-			want: DecisionCounts{RequiredNodes: 1, Tiers: []TierCounts{{Weight: 100, Groups: 1, Nodes: 1}}},
+			want: contract.DecisionCounts{RequiredNodes: 1, Tiers: []contract.TierCounts{{Weight: 100, Groups: 1, Nodes: 1}}},
 		},
 		{
 			name: "unresolved images listed with their error kind",
 			pod:  podSpec{images: []string{"private:1", "amd64:1", "gone:1"}},
-			want: DecisionCounts{RequiredNodes: 1, Tiers: []TierCounts{{Weight: 100, Groups: 1, Nodes: 1}},
-				Unresolved: []UnresolvedImage{{Image: "private:1", Kind: "unauthorized"}, {Image: "gone:1", Kind: "notFound"}}},
+			want: contract.DecisionCounts{RequiredNodes: 1, Tiers: []contract.TierCounts{{Weight: 100, Groups: 1, Nodes: 1}},
+				Unresolved: []contract.UnresolvedImage{{Image: "private:1", Kind: "unauthorized"}, {Image: "gone:1", Kind: "notFound"}}},
 		},
 		{
 			name: "nothing required, image unresolved: no node count, not noNode",
 			pod:  podSpec{images: []string{"private:1"}},
-			want: DecisionCounts{Unresolved: []UnresolvedImage{{Image: "private:1", Kind: "unauthorized"}}},
+			want: contract.DecisionCounts{Unresolved: []contract.UnresolvedImage{{Image: "private:1", Kind: "unauthorized"}}},
 		},
 		{
 			name: "request no node has",
 			pod:  podSpec{annotations: ann(isa.BareRequestAnnotation, "rv64gcv_zvfh")},
-			want: DecisionCounts{NoNode: true},
+			want: contract.DecisionCounts{NoNode: true},
 		},
 	}
 	for _, tc := range tests {

@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/isamatch/isamatch/pkg/contract"
 	"github.com/isamatch/isamatch/pkg/inventory"
 	"github.com/isamatch/isamatch/pkg/isa"
 	"github.com/isamatch/isamatch/pkg/registry"
@@ -63,7 +64,7 @@ type Decision struct {
 	// MatchingNodes is how many nodes of the inventory satisfy Required now.
 	MatchingNodes int
 	// Counts are the decision's numbers, for programs.
-	Counts DecisionCounts
+	Counts contract.DecisionCounts
 	// SpreadGroup is the ISA group whose nodes the pod's replicas spread
 	// over (see spread.go); "" for none.
 	SpreadGroup string
@@ -72,7 +73,7 @@ type Decision struct {
 	// Summary is the readable one-line record for the decision annotation.
 	Summary string
 	// Emulator is the QEMU_CPU setting of a pod with isa.qemu (qemuenv.go).
-	Emulator *EmulatorSetting
+	Emulator *contract.EmulatorSetting
 }
 
 // Matcher is the decision logic without Kubernetes I/O: pod inputs and an
@@ -128,12 +129,12 @@ func (m *Matcher) Decide(in Input, snap *inventory.Snapshot) Decision {
 	}
 	var imgs []constrained
 	var combo []alt
-	var unresolved []UnresolvedImage
+	var unresolved []contract.UnresolvedImage
 	unknown := 0
 	for _, img := range in.Images {
 		if img.Err != nil {
 			unknown++
-			if len(unresolved) < MaxUnresolvedListed {
+			if len(unresolved) < contract.MaxUnresolvedListed {
 				unresolved = append(unresolved, unresolvedImage(img))
 			}
 			d.Warnings = append(d.Warnings, Warning{"imageError",
@@ -253,7 +254,7 @@ func (m *Matcher) Decide(in Input, snap *inventory.Snapshot) Decision {
 	d.Required = requiredTerms(emu, native)
 	r := m.rank(snap, in.QEMU, emu, native, in.own)
 	d.MatchingNodes, d.Preferred, d.SpreadGroup = r.matching, r.preferred, r.spread
-	d.Counts = DecisionCounts{RequiredNodes: r.matching, Tiers: r.counts, Unresolved: unresolved, Inferred: d.Counts.Inferred, Fallback: d.Counts.Fallback}
+	d.Counts = contract.DecisionCounts{RequiredNodes: r.matching, Tiers: r.counts, Unresolved: unresolved, Inferred: d.Counts.Inferred, Fallback: d.Counts.Fallback}
 	d.RequiredText = requiredString(emu, native)
 	if len(d.Required) > 0 && d.MatchingNodes == 0 {
 		d.Counts.NoNode = true

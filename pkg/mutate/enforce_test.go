@@ -1,11 +1,14 @@
 package mutate
 
 import (
+	"context"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 
+	"github.com/isamatch/isamatch/pkg/contract"
 	"github.com/isamatch/isamatch/pkg/inventory"
 	"github.com/isamatch/isamatch/pkg/isa"
 )
@@ -54,7 +57,7 @@ func TestEnforcementWarn(t *testing.T) {
 				if a := pod.Spec.Affinity; a != nil && a.NodeAffinity != nil {
 					t.Errorf("node affinity written for a pod that would be denied: %+v", a.NodeAffinity)
 				}
-				got, err := ParseDecision(pod.Annotations)
+				got, err := contract.ParseDecision(pod.Annotations)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -62,10 +65,69 @@ func TestEnforcementWarn(t *testing.T) {
 					t.Errorf("decision reason = %q, want the denial %q", got.Reason, tc.message)
 				}
 				got.Reason = ""
-				if diff := cmp.Diff(DecisionCounts{WouldDeny: true}, got); diff != "" {
+				if diff := cmp.Diff(contract.DecisionCounts{WouldDeny: true}, got); diff != "" {
 					t.Errorf("decision counts (-want +got):\n%s", diff)
 				}
 			})
 		}
+	}
+}
+
+// TestNamespaceEnforcement: a namespace's isa.EnforcementLabel replaces the
+// cluster's mode for its own pods, at admission and at gate release, only
+// when the mode is one namespaces may choose.
+func TestNamespaceEnforcement(t *testing.T) {
+	labels := map[string]string{"team-warn": EnforcementWarn, "team-deny": EnforcementDeny, "team-odd": "audit"}
+	both := []string{EnforcementDeny, EnforcementWarn}
+	tests := []struct {
+		name     string
+		cluster  string
+		allowed  []string
+		ns       string
+		wantWarn bool
+	}{
+		{"deny cluster, warn namespace", EnforcementDeny, both, "team-warn", true},
+		{"warn cluster, deny namespace", EnforcementWarn, both, "team-deny", false},
+		{"deny cluster, namespace without the label", EnforcementDeny, both, "team-none", false},
+		{"warn cluster, namespace without the label", EnforcementWarn, both, "team-none", true},
+		{"namespaces may not choose", EnforcementDeny, nil, "team-warn", false},
+		{"namespaces may choose deny only", EnforcementDeny, []string{EnforcementDeny}, "team-warn", false},
+		{"warn cluster, namespaces may choose warn only", EnforcementWarn, []string{EnforcementWarn}, "team-deny", true},
+		{"a value that is no mode", EnforcementDeny, both, "team-odd", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var asked []string
+			opts := Options{Enforcement: tc.cluster, NamespaceModes: tc.allowed, Resolve: ResolveGate,
+				NamespaceEnforcement: func(_ context.Context, ns string) string { asked = append(asked, ns); return labels[ns] }}
+			m := NewPodMutator(&fakeResolver{images: testImages()}, inventory.NewStatic(paperCluster(t)), opts)
+
+			malformed := podSpec{ns: tc.ns, annotations: ann(isa.BareRequestAnnotation, "rv64q!"), images: []string{"riscv:1"}}
+			resp := m.Handle(t.Context(), admissionRequest(t, malformed.pod()))
+			if resp.Allowed != tc.wantWarn {
+				t.Errorf("admission: allowed = %v, want %v (result %+v)", resp.Allowed, tc.wantWarn, resp.Result)
+			}
+
+			gated := podSpec{ns: tc.ns, images: []string{"amd64:1", "riscv:1"}}.pod()
+			gated.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: isa.ResolveGate}}
+			m.ReleaseGated(t.Context(), gated, true)
+			c, err := contract.ParseDecision(gated.Annotations)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.WouldDeny != tc.wantWarn {
+				t.Errorf("gate release: would-deny = %v, want %v (%+v)", c.WouldDeny, tc.wantWarn, c)
+			}
+			if len(tc.allowed) > 0 {
+				for _, ns := range asked {
+					if ns != tc.ns {
+						t.Errorf("asked for namespace %q, want only the pod's %q", ns, tc.ns)
+					}
+				}
+				if len(asked) == 0 {
+					t.Error("the namespace's label was never asked for")
+				}
+			}
+		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/isamatch/isamatch/pkg/contract"
 	"github.com/isamatch/isamatch/pkg/sanitize"
 )
 
@@ -13,7 +14,7 @@ import (
 // platforms (from the resolver's cache, else looked up until ctx ends or
 // the budget is spent), what was read of their binaries (the cache alone:
 // nothing is read here), and the inventory now. The pod stores only the
-// decision's numbers (DecisionCounts); this line is what its
+// decision's numbers (contract.DecisionCounts); this line is what its
 // IsamatchDecided Event carries. Nodes that joined or left since admission
 // count as they are now.
 func (p *PodMutator) Explain(ctx context.Context, pod *corev1.Pod) string {
@@ -31,14 +32,14 @@ func (p *PodMutator) Explain(ctx context.Context, pod *corev1.Pod) string {
 	if p.infers(in) {
 		p.infer(ctx, auth, in.Images, false) // the cache alone
 	}
-	c, err := ParseDecision(pod.Annotations)
+	c, err := contract.ParseDecision(pod.Annotations)
 	if err == nil && c.Fallback != "" {
 		in.Fallback = p.opts.FallbackArchitecture
 	}
 	summary := p.m.Decide(in, p.inv.Snapshot()).Summary
 	if err == nil && c.Emulator != nil {
 		// What admission set in the containers, which cannot change.
-		summary += "; " + c.Emulator.String()
+		summary += "; " + emulatorClause(*c.Emulator)
 	}
 	return sanitize.Line(summary, maxAnnotation)
 }

@@ -12,13 +12,14 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/isamatch/isamatch/pkg/contract"
 	"github.com/isamatch/isamatch/pkg/inventory"
 	"github.com/isamatch/isamatch/pkg/isa"
 )
 
-func counts(t *testing.T, pod *corev1.Pod) DecisionCounts {
+func counts(t *testing.T, pod *corev1.Pod) contract.DecisionCounts {
 	t.Helper()
-	c, err := ParseDecision(pod.Annotations)
+	c, err := contract.ParseDecision(pod.Annotations)
 	if err != nil {
 		t.Fatalf("decision %q: %v", pod.Annotations[isa.DecisionAnnotation], err)
 	}
@@ -78,7 +79,7 @@ func TestAdmissionGates(t *testing.T) {
 			}
 			wantState := ""
 			if tc.wantGated {
-				wantState = GatePending
+				wantState = contract.GatePending
 			}
 			if c := counts(t, got); c.Gate != wantState {
 				t.Errorf("decision gate state = %q, want %q", c.Gate, wantState)
@@ -194,8 +195,8 @@ func TestPropertyGateMatchesSync(t *testing.T) {
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("%s: placement (-sync +gate):\n%s\nadmitted: %+v\nreleased: %+v", name, diff, required(admitted), required(released))
 		}
-		if c := counts(t, released); c.Gate != GateResolved {
-			t.Errorf("%s: released gate state %q, want %q: %s\nadmitted: %+v", name, c.Gate, GateResolved, released.Annotations[isa.DecisionAnnotation], required(admitted))
+		if c := counts(t, released); c.Gate != contract.GateResolved {
+			t.Errorf("%s: released gate state %q, want %q: %s\nadmitted: %+v", name, c.Gate, contract.GateResolved, released.Annotations[isa.DecisionAnnotation], required(admitted))
 		}
 	}
 	t.Logf("%d rounds: %d placed as synchronous admission, %d narrowed, %d denied", rounds, same, narrowed, denied)
@@ -217,12 +218,12 @@ func TestReleaseGated(t *testing.T) {
 		wantNodes []string
 	}{
 		{name: "resolved: the images' constraint", spec: podSpec{images: []string{"rva23:1"}}, resolve: true,
-			wantRel: GateRelease{Reason: ReleaseResolved}, wantState: GateResolved},
+			wantRel: GateRelease{Reason: ReleaseResolved}, wantState: contract.GateResolved},
 		{name: "past the bound: only what is known", spec: podSpec{images: []string{"rva23:1"}, annotations: map[string]string{isa.BareRequestAnnotation: "rv64imfd"}},
-			wantRel: GateRelease{Reason: ReleaseTimeout, Warning: true}, wantState: GateTimeout, wantNodes: []string{"node3", "node4", "node5", "node6"}},
+			wantRel: GateRelease{Reason: ReleaseTimeout, Warning: true}, wantState: contract.GateTimeout, wantNodes: []string{"node3", "node4", "node5", "node6"}},
 		{name: "the pod's own term holds one of two alternatives", resolve: true,
 			spec:    podSpec{images: []string{"labelled:1"}, affinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: selector(zone)}},
-			wantRel: GateRelease{Reason: ReleaseResolved, Warning: true}, wantState: GateResolved},
+			wantRel: GateRelease{Reason: ReleaseResolved, Warning: true}, wantState: contract.GateResolved},
 		{name: "images without a common architecture, deny mode: no node", spec: podSpec{images: []string{"amd64:1", "riscv:1"}}, resolve: true,
 			wantRel: GateRelease{Reason: ReleaseDenied, Warning: true}, wantState: ReleaseDenied, wantNodes: []string{}},
 		{name: "images without a common architecture, warn mode: what admission wrote", spec: podSpec{images: []string{"amd64:1", "riscv:1"}}, resolve: true, enforce: EnforcementWarn,

@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"github.com/isamatch/isamatch/pkg/contract"
 	"github.com/isamatch/isamatch/pkg/isa"
 	"github.com/isamatch/isamatch/pkg/registry"
 )
@@ -219,7 +220,7 @@ func summaryOf(t testing.TB, m *PodMutator, req admission.Request) string {
 
 // stored is the decision stored on pod; the test fails when it is not
 // one line of JSON of at most maxStored bytes.
-func stored(t testing.TB, pod *corev1.Pod) DecisionCounts {
+func stored(t testing.TB, pod *corev1.Pod) contract.DecisionCounts {
 	t.Helper()
 	raw := pod.Annotations[isa.DecisionAnnotation]
 	if len(raw) > maxStored || strings.ContainsAny(raw, "\n\r") || !strings.HasPrefix(raw, "{") {
@@ -228,7 +229,7 @@ func stored(t testing.TB, pod *corev1.Pod) DecisionCounts {
 	if _, ok := pod.Annotations[isa.DecisionCountsAnnotation]; ok {
 		t.Errorf("the earlier decision-counts annotation is still written")
 	}
-	c, err := ParseDecision(pod.Annotations)
+	c, err := contract.ParseDecision(pod.Annotations)
 	if err != nil {
 		t.Fatalf("decision annotation %q: %v", raw, err)
 	}

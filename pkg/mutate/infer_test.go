@@ -95,7 +95,7 @@ func TestInferredRequirements(t *testing.T) {
 		wantBest    []string // nodes of the highest preferred score
 		wantScans   []string
 		wantSummary string // in the release's Event
-		wantCount   int    // DecisionCounts.Inferred
+		wantCount   int    // contract.DecisionCounts.Inferred
 	}{
 		{name: "rv64imfd binary", image: "imfd:1", wantNodes: []string{"node3", "node4", "node5", "node6"}, wantBest: []string{"node3"},
 			wantScans: []string{"sha256:imfd"}, wantSummary: "linux/riscv64 needs rv64imfd", wantCount: 1},

@@ -15,6 +15,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
+	"github.com/isamatch/isamatch/pkg/contract"
 	"github.com/isamatch/isamatch/pkg/inventory"
 	"github.com/isamatch/isamatch/pkg/isa"
 	"github.com/isamatch/isamatch/pkg/sanitize"
@@ -69,7 +70,8 @@ func (p *PodMutator) handle(ctx context.Context, req admission.Request) (admissi
 	}
 	// In deny mode an oversized request annotation or label is refused
 	// before the pod is decoded (warn mode decodes it to annotate it).
-	if p.opts.Enforcement == EnforcementDeny && !slices.Contains(p.opts.SkipNamespaces, req.Namespace) {
+	mode := p.enforcement(ctx, req.Namespace)
+	if mode == EnforcementDeny && !slices.Contains(p.opts.SkipNamespaces, req.Namespace) {
 		if msg := precheck(req.Object.Raw); msg != "" {
 			return admission.Denied(msg), outcomeDenied
 		}
@@ -102,13 +104,13 @@ func (p *PodMutator) handle(ctx context.Context, req admission.Request) (admissi
 	ctx = logr.NewContext(ctx, log)
 
 	d, pending := p.decide(ctx, ns, pod)
+	if ns != req.Namespace {
+		mode = p.enforcement(ctx, ns)
+	}
 	if d.Denied != "" {
-		return p.deny(ctx, pod, d.Denied)
+		return p.deny(ctx, pod, mode, d.Denied)
 	}
-	if pending != nil {
-		return p.respondGated(ctx, pod, d, pending)
-	}
-	return p.respond(ctx, pod, d)
+	return p.respondGated(ctx, pod, mode, d, pending)
 }
 
 // decide reads the pod's requests, resolves its images and decides. A
@@ -180,21 +182,16 @@ func (p *PodMutator) logImageErrors(ctx context.Context, images []ImageInfo) {
 	}
 }
 
-// respond merges the decision into the pod's own node affinity and answers
-// with the patch of the projection (patchedFields) before and after. The
-// merge may still deny: the pod's own affinity or nodeSelector can exclude
-// every node the decision allows.
-func (p *PodMutator) respond(ctx context.Context, pod *podFields, d Decision) (admission.Response, string) {
-	return p.respondGated(ctx, pod, d, nil)
-}
-
-// respondGated is respond for a pod that is gated when pending is not nil:
-// its required terms are written so the gate controller can narrow them
-// (splitByArch), it gets isa.ResolveGate and its decision says what is
-// pending.
-func (p *PodMutator) respondGated(ctx context.Context, pod *podFields, d Decision, pending []string) (admission.Response, string) {
+// respondGated merges the decision into the pod's own node affinity and
+// answers with the patch of the projection (patchedFields) before and
+// after. The merge may still deny (in the namespace's mode): the pod's own
+// affinity or nodeSelector can exclude every node the decision allows.
+// When pending is not nil the pod is gated: its required terms are written
+// so the gate controller can narrow them (splitByArch), it gets
+// isa.ResolveGate and its decision says what is pending.
+func (p *PodMutator) respondGated(ctx context.Context, pod *podFields, mode string, d Decision, pending []string) (admission.Response, string) {
 	log := logr.FromContextOrDiscard(ctx)
-	deny := func(msg string) (admission.Response, string) { return p.deny(ctx, pod, msg) }
+	deny := func(msg string) (admission.Response, string) { return p.deny(ctx, pod, mode, msg) }
 	before, err := json.Marshal(patchedFields(pod))
 	if err != nil {
 		return admission.Errored(http.StatusInternalServerError, fmt.Errorf("marshal pod: %w", err)), outcomeError
@@ -236,7 +233,7 @@ func (p *PodMutator) respondGated(ctx context.Context, pod *podFields, d Decisio
 	}
 	if pending != nil {
 		d.Summary = pendingSummary(pending) + d.Summary
-		d.Counts.Gate = GatePending
+		d.Counts.Gate = contract.GatePending
 		if !HasGate(pod.Spec.SchedulingGates) {
 			pod.Spec.SchedulingGates = append(pod.Spec.SchedulingGates, corev1.PodSchedulingGate{Name: isa.ResolveGate})
 		}
@@ -269,16 +266,16 @@ func (p *PodMutator) respondGated(ctx context.Context, pod *podFields, d Decisio
 	return resp.WithWarnings(warnings...), outcome
 }
 
-// deny refuses the pod with msg or, in warn mode, admits it with msg as a
+// deny refuses the pod with msg or, in warn mode (the namespace's mode), admits it with msg as a
 // warning. A warned pod gets no affinity from isamatch: every denial means
 // the inputs contradict each other (a malformed request, images that cannot
 // serve it or share no architecture, the pod's own affinity excluding every
 // node isamatch allows), so any constraint would be a guess that could make
 // the pod unschedulable; it is placed as it would be without isamatch. Only
 // the decision annotations are written, saying it would have been denied.
-func (p *PodMutator) deny(ctx context.Context, pod *podFields, msg string) (admission.Response, string) {
+func (p *PodMutator) deny(ctx context.Context, pod *podFields, mode, msg string) (admission.Response, string) {
 	log := logr.FromContextOrDiscard(ctx)
-	if p.opts.Enforcement != EnforcementWarn {
+	if mode != EnforcementWarn {
 		log.Info("denied", "reason", msg)
 		return admission.Denied(msg), outcomeDenied
 	}
@@ -290,7 +287,7 @@ func (p *PodMutator) deny(ctx context.Context, pod *podFields, msg string) (admi
 	if pod.Annotations == nil {
 		pod.Annotations = map[string]string{}
 	}
-	storeDecision(pod.Annotations, DecisionCounts{WouldDeny: true, Reason: msg})
+	storeDecision(pod.Annotations, contract.DecisionCounts{WouldDeny: true, Reason: msg})
 	after, err := json.Marshal(patchedFields(pod))
 	if err != nil {
 		return admission.Errored(http.StatusInternalServerError, fmt.Errorf("marshal pod: %w", err)), outcomeError
@@ -317,7 +314,7 @@ const maxAnnotation = 4096
 // storeDecision writes c into the decision annotation of a pod's
 // annotations and drops the decision-counts annotation of the earlier
 // format, which c replaces.
-func storeDecision(annotations map[string]string, c DecisionCounts) {
+func storeDecision(annotations map[string]string, c contract.DecisionCounts) {
 	annotations[isa.DecisionAnnotation] = c.Encode()
 	delete(annotations, isa.DecisionCountsAnnotation)
 }

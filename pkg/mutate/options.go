@@ -1,6 +1,7 @@
 package mutate
 
 import (
+	"context"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -25,6 +26,14 @@ type Options struct {
 	// warn mode a pod isamatch would deny is admitted unchanged but for the
 	// decision annotations, with an admission warning carrying the denial.
 	Enforcement string
+	// NamespaceEnforcement, when set, returns the value of a namespace's
+	// isa.EnforcementLabel ("" when it has none or cannot be read). A
+	// value in NamespaceModes replaces Enforcement for the namespace's
+	// pods; any other value is ignored (logged).
+	NamespaceEnforcement func(ctx context.Context, namespace string) string
+	// NamespaceModes are the enforcement modes a namespace may choose
+	// with isa.EnforcementLabel. Empty: namespaces cannot choose.
+	NamespaceModes []string
 	// Resolve is how a pod whose image platforms must be looked up is
 	// admitted: ResolveSync (the default here) waits for the registry
 	// within Budget; ResolveGate and ResolveAuto never wait: the pod gets

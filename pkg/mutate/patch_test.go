@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/isamatch/isamatch/pkg/contract"
 	"github.com/isamatch/isamatch/pkg/inventory"
 	"github.com/isamatch/isamatch/pkg/isa"
 )
@@ -66,7 +67,7 @@ func TestPatchTouchesOnlyAffinityAndDecision(t *testing.T) {
 
 			before, after := decodeAny(t, req.Object.Raw), decodeAny(t, patched)
 			d, _ := object(after, "metadata", "annotations")[isa.DecisionAnnotation].(string)
-			if c, err := ParseDecisionCounts(d); err != nil || len(c.Tiers) == 0 {
+			if c, err := contract.ParseDecisionCounts(d); err != nil || len(c.Tiers) == 0 {
 				t.Errorf("decision annotation = %q (%v), want a decision with tiers", d, err)
 			}
 			if object(after, "spec", "affinity", "nodeAffinity")["requiredDuringSchedulingIgnoredDuringExecution"] == nil {

@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/isamatch/isamatch/pkg/contract"
 	"github.com/isamatch/isamatch/pkg/isa"
 )
 
@@ -23,7 +24,7 @@ type Emulators interface {
 }
 
 // Reasons an emulated pod got no QEMU_CPU from isamatch
-// (EmulatorSetting.Reason).
+// (contract.EmulatorSetting.Reason).
 const (
 	// EmulatorOff: the webhook runs with --qemu-cpu=off.
 	EmulatorOff = "off"
@@ -39,37 +40,15 @@ const (
 	EmulatorOwn = "own"
 )
 
-// EmulatorSetting is the emulator setting a pod with isa.qemu got: the
-// QEMU_CPU value set in its containers, or why none was. It is the
-// decision's "emulator" part (DecisionCounts.Emulator, and a clause of the
-// decision line).
-type EmulatorSetting struct {
-	// QEMUCPU is the value set; empty when none was (Reason says why).
-	QEMUCPU string `json:"qemuCPU,omitempty"`
-	// Set names the containers (init containers first) it was set in.
-	Set []string `json:"set,omitempty"`
-	// Own names the containers that set QEMU_CPU themselves: left alone.
-	Own []string `json:"own,omitempty"`
-	// Nodes is how many nodes that emulate the request record QEMUCPU,
-	// Others how many record another value or none.
-	Nodes  int `json:"nodes,omitempty"`
-	Others int `json:"otherNodes,omitempty"`
-	// Reason is one of the Emulator* constants when QEMUCPU is empty.
-	Reason string `json:"reason,omitempty"`
-	// Best is what an emulating node of the request's architecture runs at
-	// most, when no node emulates the request (Reason EmulatorNoNode).
-	Best string `json:"best,omitempty"`
-}
-
 // emulatorSetting chooses the QEMU_CPU for a pod that emulates req: the
 // value the most nodes emulating one of req's alternatives record (the
 // smaller value on a tie). Nil when the pod emulates nothing.
-func (p *PodMutator) emulatorSetting(req *isa.Request) *EmulatorSetting {
+func (p *PodMutator) emulatorSetting(req *isa.Request) *contract.EmulatorSetting {
 	if req == nil {
 		return nil
 	}
 	if p.opts.Emulators == nil {
-		return &EmulatorSetting{Reason: EmulatorOff}
+		return &contract.EmulatorSetting{Reason: EmulatorOff}
 	}
 	counts := map[string]int{}
 	arches := map[isa.Arch]bool{}
@@ -80,7 +59,7 @@ func (p *PodMutator) emulatorSetting(req *isa.Request) *EmulatorSetting {
 		}
 	}
 	if len(counts) == 0 {
-		s := &EmulatorSetting{Reason: EmulatorNoNode}
+		s := &contract.EmulatorSetting{Reason: EmulatorNoNode}
 		if len(req.Alternatives) > 0 {
 			if best, ok := p.opts.Emulators.Best(req.Alternatives[0].Arch); ok {
 				s.Best = best.Compact()
@@ -95,11 +74,11 @@ func (p *PodMutator) emulatorSetting(req *isa.Request) *EmulatorSetting {
 	best := mostRecorded(counts)
 	switch {
 	case len(arches) > 1:
-		return &EmulatorSetting{Reason: EmulatorSeveralArchitectures, Others: total}
+		return &contract.EmulatorSetting{Reason: EmulatorSeveralArchitectures, Others: total}
 	case best == "":
-		return &EmulatorSetting{Reason: EmulatorDefault, Nodes: counts[""], Others: total - counts[""]}
+		return &contract.EmulatorSetting{Reason: EmulatorDefault, Nodes: counts[""], Others: total - counts[""]}
 	}
-	return &EmulatorSetting{QEMUCPU: best, Nodes: counts[best], Others: total - counts[best]}
+	return &contract.EmulatorSetting{QEMUCPU: best, Nodes: counts[best], Others: total - counts[best]}
 }
 
 // mostRecorded is the value of counts with the highest count; on a tie a
@@ -120,7 +99,7 @@ func mostRecorded(counts map[string]int) string {
 // pod that does not set QEMU_CPU itself, and records which. A container
 // whose QEMU_CPU already is s.QEMUCPU counts as set: admitting a pod again
 // changes nothing.
-func applyEmulator(pod *podFields, s *EmulatorSetting) {
+func applyEmulator(pod *podFields, s *contract.EmulatorSetting) {
 	if s == nil || s.QEMUCPU == "" {
 		return
 	}
@@ -145,8 +124,8 @@ func applyEmulator(pod *podFields, s *EmulatorSetting) {
 	}
 }
 
-// String is the decision line's clause.
-func (s EmulatorSetting) String() string {
+// emulatorClause is the decision line's clause for s.
+func emulatorClause(s contract.EmulatorSetting) string {
 	var b strings.Builder
 	b.WriteString("emulator: ")
 	switch {
@@ -179,7 +158,7 @@ func recordEmulator(pod *podFields, d *Decision) {
 		return
 	}
 	applyEmulator(pod, d.Emulator)
-	d.Summary += "; " + d.Emulator.String()
+	d.Summary += "; " + emulatorClause(*d.Emulator)
 	d.Counts.Emulator = d.Emulator
 }
 
@@ -187,10 +166,10 @@ func recordEmulator(pod *podFields, d *Decision) {
 // the decision the gate controller writes at its release: the containers'
 // environment cannot change after admission, so neither does the setting.
 func keepEmulator(pod *corev1.Pod, d *Decision) {
-	prev, err := ParseDecision(pod.Annotations)
+	prev, err := contract.ParseDecision(pod.Annotations)
 	if err != nil || prev.Emulator == nil {
 		return
 	}
 	d.Counts.Emulator = prev.Emulator
-	d.Summary += "; " + prev.Emulator.String()
+	d.Summary += "; " + emulatorClause(*prev.Emulator)
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/isamatch/isamatch/pkg/contract"
 	"github.com/isamatch/isamatch/pkg/inventory"
 	"github.com/isamatch/isamatch/pkg/isa"
 )
@@ -87,7 +88,7 @@ func TestQEMUCPUInjection(t *testing.T) {
 		pod     *corev1.Pod
 		opts    Options
 		wantEnv map[string][]corev1.EnvVar // container -> env after
-		want    *EmulatorSetting
+		want    *contract.EmulatorSetting
 		clause  string
 	}{
 		{
@@ -99,14 +100,14 @@ func TestQEMUCPUInjection(t *testing.T) {
 				"c0": {{Name: "K", Value: "v"}, {Name: isa.QEMUCPUEnv, Value: qemuV}},
 				"c1": {own},
 			},
-			want:   &EmulatorSetting{QEMUCPU: qemuV, Set: []string{"i0", "c0"}, Own: []string{"c1"}, Nodes: 1},
+			want:   &contract.EmulatorSetting{QEMUCPU: qemuV, Set: []string{"i0", "c0"}, Own: []string{"c1"}, Nodes: 1},
 			clause: "emulator: QEMU_CPU=" + qemuV + " set in i0,c0 (recorded by 1 of 1 emulating nodes); c1 set their own",
 		},
 		{
 			name:    "injection off",
 			pod:     pod("rv64gcv"),
 			wantEnv: map[string][]corev1.EnvVar{"i0": nil, "c0": {{Name: "K", Value: "v"}}, "c1": {own}},
-			want:    &EmulatorSetting{Reason: EmulatorOff},
+			want:    &contract.EmulatorSetting{Reason: EmulatorOff},
 			clause:  "emulator: QEMU_CPU not set (--qemu-cpu=off)",
 		},
 		{
@@ -114,7 +115,7 @@ func TestQEMUCPUInjection(t *testing.T) {
 			pod:     pod("rv64gcv_zvbc"),
 			opts:    Options{Emulators: em},
 			wantEnv: map[string][]corev1.EnvVar{"i0": nil, "c0": {{Name: "K", Value: "v"}}, "c1": {own}},
-			want:    &EmulatorSetting{Reason: EmulatorNoNode, Best: mustISA(t, "rv64gcv_zfh").Compact()},
+			want:    &contract.EmulatorSetting{Reason: EmulatorNoNode, Best: mustISA(t, "rv64gcv_zfh").Compact()},
 			clause:  "emulator: no node emulates the request; emulating nodes run at most rv64",
 		},
 		{
@@ -169,43 +170,43 @@ func TestEmulatorSettingChoice(t *testing.T) {
 		name  string
 		nodes map[string][2]string // name -> (emulated, QEMU_CPU)
 		req   []isa.ISA
-		want  EmulatorSetting
+		want  contract.EmulatorSetting
 	}{
 		{
 			name:  "the value most nodes record",
 			nodes: map[string][2]string{"a": {"rv64gcv", "rv64,v=true"}, "b": {"rv64gcv", "rv64,v=true"}, "c": {"rv64gcv", "max"}},
 			req:   []isa.ISA{rv},
-			want:  EmulatorSetting{QEMUCPU: "rv64,v=true", Nodes: 2, Others: 1},
+			want:  contract.EmulatorSetting{QEMUCPU: "rv64,v=true", Nodes: 2, Others: 1},
 		},
 		{
 			name:  "a tie: a value beats none, the smaller value wins",
 			nodes: map[string][2]string{"a": {"rv64gcv", "rv64,v=true"}, "b": {"rv64gcv", "max"}, "c": {"rv64gcv", ""}},
 			req:   []isa.ISA{rv},
-			want:  EmulatorSetting{QEMUCPU: "max", Nodes: 1, Others: 2},
+			want:  contract.EmulatorSetting{QEMUCPU: "max", Nodes: 1, Others: 2},
 		},
 		{
 			name:  "nodes whose default CPU runs it",
 			nodes: map[string][2]string{"a": {"rv64gcv", ""}, "b": {"rv64gcv", ""}, "c": {"rv64gcv", "max"}},
 			req:   []isa.ISA{rv},
-			want:  EmulatorSetting{Reason: EmulatorDefault, Nodes: 2, Others: 1},
+			want:  contract.EmulatorSetting{Reason: EmulatorDefault, Nodes: 2, Others: 1},
 		},
 		{
 			name:  "only nodes that emulate the request count",
 			nodes: map[string][2]string{"a": {"rv64gc", "rv64"}, "b": {"rv64gcv", "max"}},
 			req:   []isa.ISA{rv},
-			want:  EmulatorSetting{QEMUCPU: "max", Nodes: 1},
+			want:  contract.EmulatorSetting{QEMUCPU: "max", Nodes: 1},
 		},
 		{
 			name:  "two architectures: QEMU_CPU names one CPU",
 			nodes: map[string][2]string{"a": {"rv64gcv", "max"}, "b": {"arm64+sve", "max"}},
 			req:   []isa.ISA{rv, arm},
-			want:  EmulatorSetting{Reason: EmulatorSeveralArchitectures, Others: 2},
+			want:  contract.EmulatorSetting{Reason: EmulatorSeveralArchitectures, Others: 2},
 		},
 		{
 			name:  "a value outside QEMU's -cpu syntax is not used",
 			nodes: map[string][2]string{"a": {"rv64gcv", "max;rm -rf /"}},
 			req:   []isa.ISA{rv},
-			want:  EmulatorSetting{Reason: EmulatorDefault, Nodes: 1},
+			want:  contract.EmulatorSetting{Reason: EmulatorDefault, Nodes: 1},
 		},
 	}
 	for _, tc := range tests {

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/lru"
 
+	"github.com/isamatch/isamatch/pkg/contract"
 	"github.com/isamatch/isamatch/pkg/inventory"
 	"github.com/isamatch/isamatch/pkg/isa"
 )
@@ -20,14 +21,14 @@ import (
 // one of the same tier.
 var (
 	tierWeights     = [...]int32{100, 40, 16, 6, 2}
-	tierBonus       = [...]int32{5, 2, 0, 0, 0}
+	tierBonus       = [...]int32{contract.MaxSizeBonus, 2, 0, 0, 0}
 	qemuTierWeights = [...]int32{40, 16, 6, 2}
 	qemuTierBonus   = [...]int32{2, 0, 0, 0}
 )
 
 // EmulationWeight is the weight of the preferred term for nodes whose
 // emulation or cross-compilation capability satisfies isa.qemu.
-const EmulationWeight int32 = 100
+const EmulationWeight = contract.EmulationWeight
 
 func emuMatches(g *inventory.Group, emu []emuAlt) bool {
 	for _, e := range emu {
@@ -51,7 +52,7 @@ type ranking struct {
 	matching  int
 	preferred []corev1.PreferredSchedulingTerm // shared: never modified
 	tiers     string                           // for the summary
-	counts    []TierCounts                     // shared: never modified
+	counts    []contract.TierCounts            // shared: never modified
 	// spread is the group the pod's replicas spread over (spreadGroup).
 	spread string
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/isamatch/isamatch/pkg/contract"
 	"github.com/isamatch/isamatch/pkg/isa"
 	"github.com/isamatch/isamatch/pkg/sanitize"
 )
@@ -16,7 +17,7 @@ import (
 const (
 	ReleaseResolved = "resolved"
 	ReleaseTimeout  = "timeout"
-	ReleaseDenied   = "denied"
+	ReleaseDenied   = contract.GateDenied
 	ReleaseSkipped  = "skipped"
 )
 
@@ -71,11 +72,11 @@ func (p *PodMutator) releaseGated(ctx context.Context, pod *corev1.Pod, resolve 
 	}
 	in, warnings, msg := podInput(f, p.keys())
 	if msg != "" {
-		return p.releaseDenied(pod, msg)
+		return p.releaseDenied(ctx, pod, msg)
 	}
 	refs := podImages(f)
 	if len(refs) > MaxImages {
-		return p.releaseDenied(pod, tooManyImages())
+		return p.releaseDenied(ctx, pod, tooManyImages())
 	}
 	auth := pullAuth(pod.Namespace, f)
 	images, pending := p.cached(refs, auth)
@@ -102,7 +103,7 @@ func (p *PodMutator) releaseGated(ctx context.Context, pod *corev1.Pod, resolve 
 	d := p.m.Decide(in, p.inv.Snapshot())
 	d.Warnings = append(warnings, d.Warnings...)
 	if d.Denied != "" {
-		return p.releaseDenied(pod, d.Denied)
+		return p.releaseDenied(ctx, pod, d.Denied)
 	}
 
 	na := &corev1.NodeAffinity{}
@@ -113,13 +114,13 @@ func (p *PodMutator) releaseGated(ctx context.Context, pod *corev1.Pod, resolve 
 	required, narrowed, ok, err := narrowRequired(cur, d.Required, p.opts.MaxRequiredTerms)
 	switch {
 	case err != nil:
-		return p.releaseDenied(pod, err.Error())
+		return p.releaseDenied(ctx, pod, err.Error())
 	case !ok:
-		return p.releaseDenied(pod, fmt.Sprintf("the pod's required node affinity excludes every node isamatch allows (%s); remove the conflicting requirement", d.RequiredText))
+		return p.releaseDenied(ctx, pod, fmt.Sprintf("the pod's required node affinity excludes every node isamatch allows (%s); remove the conflicting requirement", d.RequiredText))
 	case !isNarrowingOf(required, cur): // narrowRequired's contract; kept as a guard
-		return p.releaseDenied(pod, "isamatch could not write its affinity as an addition to the pod's own required terms")
+		return p.releaseDenied(ctx, pod, "isamatch could not write its affinity as an addition to the pod's own required terms")
 	case len(d.Required) > 0 && excludesAll(pod.Spec.NodeSelector, required):
-		return p.releaseDenied(pod, fmt.Sprintf("the pod's spec.nodeSelector excludes every node isamatch allows (%s); remove or change it", d.RequiredText))
+		return p.releaseDenied(ctx, pod, fmt.Sprintf("the pod's spec.nodeSelector excludes every node isamatch allows (%s); remove or change it", d.RequiredText))
 	}
 	na.RequiredDuringSchedulingIgnoredDuringExecution = required
 	na.PreferredDuringSchedulingIgnoredDuringExecution = mergePreferred(na.PreferredDuringSchedulingIgnoredDuringExecution, d.Preferred)
@@ -131,10 +132,10 @@ func (p *PodMutator) releaseGated(ctx context.Context, pod *corev1.Pod, resolve 
 	}
 
 	r := GateRelease{Reason: ReleaseResolved, Message: "images resolved"}
-	d.Counts.Gate = GateResolved
+	d.Counts.Gate = contract.GateResolved
 	if timedOut {
 		r = GateRelease{Reason: ReleaseTimeout, Warning: true, Message: "released past the gate's time bound, images not resolved are left out of the node affinity"}
-		d.Counts.Gate = GateTimeout
+		d.Counts.Gate = contract.GateTimeout
 	}
 	if narrowed {
 		d.Counts.Narrowed = true
@@ -149,9 +150,9 @@ func (p *PodMutator) releaseGated(ctx context.Context, pod *corev1.Pod, resolve 
 }
 
 // releaseDenied releases a pod admission would have answered with msg.
-func (p *PodMutator) releaseDenied(pod *corev1.Pod, msg string) GateRelease {
-	if p.opts.Enforcement == EnforcementWarn {
-		setDecision(pod, DecisionCounts{WouldDeny: true, Gate: ReleaseDenied, Reason: msg})
+func (p *PodMutator) releaseDenied(ctx context.Context, pod *corev1.Pod, msg string) GateRelease {
+	if p.enforcement(ctx, pod.Namespace) == EnforcementWarn {
+		setDecision(pod, contract.DecisionCounts{WouldDeny: true, Gate: ReleaseDenied, Reason: msg})
 		return GateRelease{Reason: ReleaseDenied, Warning: true, Message: "isamatch would deny this pod: " + msg}
 	}
 	if pod.Spec.Affinity == nil {
@@ -168,7 +169,7 @@ func (p *PodMutator) releaseDenied(pod *corev1.Pod, msg string) GateRelease {
 			na.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[k] = andTerm(t, neverTerm)
 		}
 	}
-	setDecision(pod, DecisionCounts{Gate: ReleaseDenied, Reason: msg})
+	setDecision(pod, contract.DecisionCounts{Gate: ReleaseDenied, Reason: msg})
 	return GateRelease{Reason: ReleaseDenied, Warning: true, Message: sanitize.Line("isamatch denies this pod, no node will match it: "+msg+"; delete it and create it again with the fix", maxWarning)}
 }
 
@@ -176,7 +177,7 @@ func (p *PodMutator) releaseDenied(pod *corev1.Pod, msg string) GateRelease {
 const maxEventNote = 1024
 
 // setDecision writes the decision annotation on pod.
-func setDecision(pod *corev1.Pod, c DecisionCounts) {
+func setDecision(pod *corev1.Pod, c contract.DecisionCounts) {
 	if pod.Annotations == nil {
 		pod.Annotations = map[string]string{}
 	}

@@ -13,7 +13,7 @@
 // They are recorded after admission, because a pod has no UID during
 // admission and an Event must name one. Everything comes from the two
 // decision annotations the webhook wrote (isa.DecisionAnnotation and
-// isa.DecisionCountsAnnotation, see mutate.DecisionCounts); nothing is read
+// isa.DecisionCountsAnnotation, see contract.DecisionCounts); nothing is read
 // from the API server.
 //
 // Gated pods (isa.ResolveGate) are reported once the gate controller has

@@ -4,9 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/isamatch/isamatch/pkg/contract"
 	corev1 "k8s.io/api/core/v1"
-
-	"github.com/isamatch/isamatch/pkg/mutate"
 )
 
 // Explainer returns the readable line of the decision made for pod, or ""
@@ -38,7 +37,7 @@ type explainer struct {
 
 type explainJob struct {
 	pod *corev1.Pod
-	c   mutate.DecisionCounts
+	c   contract.DecisionCounts
 }
 
 // Explain makes r record each decided pod's IsamatchDecided Event with
@@ -66,7 +65,7 @@ func (r *Reporter) Explain(ctx context.Context, fn Explainer) {
 
 // submit queues pod for explaining; false when the queue is full or the
 // workers have stopped.
-func (e *explainer) submit(pod *corev1.Pod, c mutate.DecisionCounts) bool {
+func (e *explainer) submit(pod *corev1.Pod, c contract.DecisionCounts) bool {
 	select {
 	case <-e.done:
 		return false

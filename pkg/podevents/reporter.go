@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/isamatch/isamatch/pkg/contract"
 	"github.com/isamatch/isamatch/pkg/mutate"
 	"github.com/isamatch/isamatch/pkg/sanitize"
 )
@@ -67,8 +68,8 @@ func (r *Reporter) Observe(pod *corev1.Pod) bool {
 	if pod.UID == "" || pod.DeletionTimestamp != nil {
 		return false
 	}
-	c, err := mutate.ParseDecision(pod.Annotations)
-	if err != nil || c.Gate == mutate.GatePending {
+	c, err := contract.ParseDecision(pod.Annotations)
+	if err != nil || c.Gate == contract.GatePending {
 		return false
 	}
 	if !r.seen.add(pod.UID) {
@@ -82,7 +83,7 @@ func (r *Reporter) Observe(pod *corev1.Pod) bool {
 	case mutate.ReleaseDenied:
 		return true
 	}
-	for _, u := range c.Unresolved[:min(len(c.Unresolved), mutate.MaxUnresolvedListed)] {
+	for _, u := range c.Unresolved[:min(len(c.Unresolved), contract.MaxUnresolvedListed)] {
 		r.rec.Eventf(podRef(pod, u.Image), nil, corev1.EventTypeWarning, ReasonImageUnresolved, action, "%s", unresolvedNote(u))
 	}
 	if c.NoNode && pod.Spec.NodeName == "" {
@@ -93,7 +94,7 @@ func (r *Reporter) Observe(pod *corev1.Pod) bool {
 
 // decided records pod's IsamatchDecided Event: at once when it has no
 // readable line to wait for, else once the explainer has it.
-func (r *Reporter) decided(pod *corev1.Pod, c mutate.DecisionCounts) {
+func (r *Reporter) decided(pod *corev1.Pod, c contract.DecisionCounts) {
 	if c.WouldDeny || r.explain == nil || !r.explain.submit(pod, c) {
 		r.recordDecided(pod, c, "")
 	}
@@ -101,7 +102,7 @@ func (r *Reporter) decided(pod *corev1.Pod, c mutate.DecisionCounts) {
 
 // recordDecided records the IsamatchDecided Event with the readable line
 // (would-deny pods: their reason).
-func (r *Reporter) recordDecided(pod *corev1.Pod, c mutate.DecisionCounts, line string) {
+func (r *Reporter) recordDecided(pod *corev1.Pod, c contract.DecisionCounts, line string) {
 	kind := corev1.EventTypeNormal
 	if c.WouldDeny {
 		kind, line = corev1.EventTypeWarning, "would deny (enforcement=warn), no affinity written: "+c.Reason
@@ -139,7 +140,7 @@ func podRef(pod *corev1.Pod, image string) *corev1.ObjectReference {
 }
 
 // decidedNote is the decision's numbers, then its line.
-func decidedNote(c mutate.DecisionCounts, line string) string {
+func decidedNote(c contract.DecisionCounts, line string) string {
 	if c.WouldDeny {
 		return sanitize.Line(line, maxNote)
 	}
@@ -172,7 +173,7 @@ func decidedNote(c mutate.DecisionCounts, line string) string {
 	return sanitize.Line(b.String(), maxNote)
 }
 
-func unresolvedNote(u mutate.UnresolvedImage) string {
+func unresolvedNote(u contract.UnresolvedImage) string {
 	return sanitize.Line(fmt.Sprintf("image %q: platforms unknown (%s), the pod was placed without its constraint; check the reference, that its registry is reachable and the pod's pull secrets",
 		u.Image, u.Kind), maxNote)
 }

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/isamatch/isamatch/pkg/contract"
 	"github.com/isamatch/isamatch/pkg/isa"
 	"github.com/isamatch/isamatch/pkg/mutate"
 )
@@ -51,7 +52,7 @@ func (f *fakeRecorder) take() []event {
 
 // podOpts builds a decided pod.
 type podOpts struct {
-	counts *mutate.DecisionCounts
+	counts *contract.DecisionCounts
 	raw    string // the decision annotation as is, when counts is nil
 	// legacy writes counts and line in the earlier format: the numbers in
 	// the decision-counts annotation, line in the decision annotation.
@@ -105,8 +106,8 @@ const line = `request="rv64gcv" (annotation isa.request); images: reg/app:v1 [li
 const noNodeText = "no node satisfies isamatch's required node affinity now; the pod stays Pending until such a node joins, or until it is created again with another request or images; what is required is in its node affinity (kubectl isa explain tells it)"
 
 func TestObserve(t *testing.T) {
-	twoTiers := []mutate.TierCounts{{Weight: 100, Groups: 1, Nodes: 2}, {Weight: 40, Groups: 2, Nodes: 1}}
-	unresolved := []mutate.UnresolvedImage{{Image: "reg/private:v1", Kind: "unauthorized"}, {Image: "reg/gone:v1", Kind: "notFound"}}
+	twoTiers := []contract.TierCounts{{Weight: 100, Groups: 1, Nodes: 2}, {Weight: 40, Groups: 2, Nodes: 1}}
+	unresolved := []contract.UnresolvedImage{{Image: "reg/private:v1", Kind: "unauthorized"}, {Image: "reg/gone:v1", Kind: "notFound"}}
 	tests := []struct {
 		name     string
 		pod      podOpts
@@ -115,25 +116,25 @@ func TestObserve(t *testing.T) {
 	}{
 		{
 			name:     "decided, no explainer: the numbers",
-			pod:      podOpts{counts: &mutate.DecisionCounts{RequiredNodes: 3, Tiers: twoTiers}},
+			pod:      podOpts{counts: &contract.DecisionCounts{RequiredNodes: 3, Tiers: twoTiers}},
 			want:     []event{{"Normal", ReasonDecided, "", "required affinity: 3 nodes now; tiers: w100 2 nodes (1 group), w40 1 node (2 groups)"}},
 			recorded: true,
 		},
 		{
 			name:     "decided in the earlier format: the same numbers",
-			pod:      podOpts{counts: &mutate.DecisionCounts{RequiredNodes: 3, Tiers: twoTiers}, legacy: true, line: line},
+			pod:      podOpts{counts: &contract.DecisionCounts{RequiredNodes: 3, Tiers: twoTiers}, legacy: true, line: line},
 			want:     []event{{"Normal", ReasonDecided, "", "required affinity: 3 nodes now; tiers: w100 2 nodes (1 group), w40 1 node (2 groups)"}},
 			recorded: true,
 		},
 		{
 			name:     "nothing required, no tiers",
-			pod:      podOpts{counts: &mutate.DecisionCounts{}},
+			pod:      podOpts{counts: &contract.DecisionCounts{}},
 			want:     []event{{"Normal", ReasonDecided, "", "required affinity: none; tiers: none"}},
 			recorded: true,
 		},
 		{
 			name: "one Warning per unresolved image, on its container",
-			pod: podOpts{counts: &mutate.DecisionCounts{RequiredNodes: 1, Tiers: twoTiers[:1], Unresolved: unresolved},
+			pod: podOpts{counts: &contract.DecisionCounts{RequiredNodes: 1, Tiers: twoTiers[:1], Unresolved: unresolved},
 				images: []string{"reg/app:v1", "reg/gone:v1"}, init: []string{"reg/private:v1"}},
 			want: []event{
 				{"Normal", ReasonDecided, "", "required affinity: 1 node now; tiers: w100 2 nodes (1 group); 2 images unresolved"},
@@ -144,35 +145,35 @@ func TestObserve(t *testing.T) {
 		},
 		{
 			name:     "no node for an unscheduled pod",
-			pod:      podOpts{counts: &mutate.DecisionCounts{NoNode: true}},
+			pod:      podOpts{counts: &contract.DecisionCounts{NoNode: true}},
 			want:     []event{{"Normal", ReasonDecided, "", "required affinity: no node now; tiers: none"}, {"Warning", ReasonNoNode, "", noNodeText}},
 			recorded: true,
 		},
 		{
 			name:     "no node at admission, bound since",
-			pod:      podOpts{counts: &mutate.DecisionCounts{NoNode: true}, nodeName: "n1"},
+			pod:      podOpts{counts: &contract.DecisionCounts{NoNode: true}, nodeName: "n1"},
 			want:     []event{{"Normal", ReasonDecided, "", "required affinity: no node now; tiers: none"}},
 			recorded: true,
 		},
 		{
 			name:     "would deny: a Warning with the reason",
-			pod:      podOpts{counts: &mutate.DecisionCounts{WouldDeny: true, Reason: "bad request"}},
+			pod:      podOpts{counts: &contract.DecisionCounts{WouldDeny: true, Reason: "bad request"}},
 			want:     []event{{"Warning", ReasonDecided, "", "would deny (enforcement=warn), no affinity written: bad request"}},
 			recorded: true,
 		},
 		{
 			name:     "would deny in the earlier format: the same",
-			pod:      podOpts{counts: &mutate.DecisionCounts{WouldDeny: true}, legacy: true, line: "would deny (enforcement=warn), no affinity written: bad request"},
+			pod:      podOpts{counts: &contract.DecisionCounts{WouldDeny: true}, legacy: true, line: "would deny (enforcement=warn), no affinity written: bad request"},
 			want:     []event{{"Warning", ReasonDecided, "", "would deny (enforcement=warn), no affinity written: bad request"}},
 			recorded: true,
 		},
 		{
 			name: "gated, pending: not yet",
-			pod:  podOpts{counts: &mutate.DecisionCounts{Gate: mutate.GatePending}},
+			pod:  podOpts{counts: &contract.DecisionCounts{Gate: contract.GatePending}},
 		},
 		{
 			name: "gated, released: the gate controller's event is the decision; the unresolved image and no node are added",
-			pod:  podOpts{counts: &mutate.DecisionCounts{Gate: mutate.GateTimeout, NoNode: true, Unresolved: unresolved[:1]}, images: []string{"reg/private:v1"}},
+			pod:  podOpts{counts: &contract.DecisionCounts{Gate: contract.GateTimeout, NoNode: true, Unresolved: unresolved[:1]}, images: []string{"reg/private:v1"}},
 			want: []event{
 				{"Warning", ReasonImageUnresolved, "spec.containers{c0}", `image "reg/private:v1": platforms unknown (unauthorized), the pod was placed without its constraint; check the reference, that its registry is reachable and the pod's pull secrets`},
 				{"Warning", ReasonNoNode, "", noNodeText},
@@ -181,12 +182,12 @@ func TestObserve(t *testing.T) {
 		},
 		{
 			name:     "gated, released as denied: the gate controller said it all",
-			pod:      podOpts{counts: &mutate.DecisionCounts{Gate: mutate.ReleaseDenied, NoNode: true}},
+			pod:      podOpts{counts: &contract.DecisionCounts{Gate: mutate.ReleaseDenied, NoNode: true}},
 			recorded: true,
 		},
 		{
 			name: "unresolved image no container runs (reference cut): on the pod",
-			pod:  podOpts{counts: &mutate.DecisionCounts{Gate: mutate.GateResolved, Unresolved: []mutate.UnresolvedImage{{Image: "reg/x…", Kind: "other"}}}},
+			pod:  podOpts{counts: &contract.DecisionCounts{Gate: contract.GateResolved, Unresolved: []contract.UnresolvedImage{{Image: "reg/x…", Kind: "other"}}}},
 			want: []event{
 				{"Warning", ReasonImageUnresolved, "", `image "reg/x…": platforms unknown (other), the pod was placed without its constraint; check the reference, that its registry is reachable and the pod's pull secrets`},
 			},
@@ -195,8 +196,8 @@ func TestObserve(t *testing.T) {
 		{name: "not decided", pod: podOpts{}},
 		{name: "decision unparsable", pod: podOpts{raw: "{nope"}},
 		{name: "decision too long", pod: podOpts{raw: `{"nodes":1}` + strings.Repeat(" ", 8<<10)}},
-		{name: "being deleted", pod: podOpts{counts: &mutate.DecisionCounts{}, deleting: true}},
-		{name: "no UID", pod: podOpts{counts: &mutate.DecisionCounts{}, uid: "-"}},
+		{name: "being deleted", pod: podOpts{counts: &contract.DecisionCounts{}, deleting: true}},
+		{name: "no UID", pod: podOpts{counts: &contract.DecisionCounts{}, uid: "-"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -218,7 +219,7 @@ func TestObserve(t *testing.T) {
 func TestObserveUntrusted(t *testing.T) {
 	rec := &fakeRecorder{}
 	hostile := strings.Repeat("x\n\x1b[31m", 300)
-	pod := makePod(t, podOpts{counts: &mutate.DecisionCounts{Unresolved: []mutate.UnresolvedImage{{Image: hostile, Kind: hostile}}}, line: hostile})
+	pod := makePod(t, podOpts{counts: &contract.DecisionCounts{Unresolved: []contract.UnresolvedImage{{Image: hostile, Kind: hostile}}}, line: hostile})
 	NewReporter(rec, 0).Observe(pod)
 	got := rec.take()
 	if len(got) != 2 {
@@ -237,9 +238,9 @@ func TestObserveUntrusted(t *testing.T) {
 func TestObserveOnce(t *testing.T) {
 	rec := &fakeRecorder{}
 	r := NewReporter(rec, 0)
-	pending := makePod(t, podOpts{counts: &mutate.DecisionCounts{Gate: mutate.GatePending}, uid: "gated"})
-	released := makePod(t, podOpts{counts: &mutate.DecisionCounts{Gate: mutate.GateResolved, NoNode: true}, uid: "gated"})
-	plain := makePod(t, podOpts{counts: &mutate.DecisionCounts{}, uid: "plain"})
+	pending := makePod(t, podOpts{counts: &contract.DecisionCounts{Gate: contract.GatePending}, uid: "gated"})
+	released := makePod(t, podOpts{counts: &contract.DecisionCounts{Gate: contract.GateResolved, NoNode: true}, uid: "gated"})
+	plain := makePod(t, podOpts{counts: &contract.DecisionCounts{}, uid: "plain"})
 	var got []string
 	for _, pod := range []*corev1.Pod{pending, pending, released, released, plain, plain, released} {
 		r.Observe(pod)
@@ -269,8 +270,8 @@ func TestObserveExplained(t *testing.T) {
 		<-release
 		return line + "\n\x1b[31m" + strings.Repeat("x", 2000)
 	})
-	pod := makePod(t, podOpts{counts: &mutate.DecisionCounts{RequiredNodes: 2, Tiers: []mutate.TierCounts{{Weight: 100, Groups: 1, Nodes: 2}}, NoNode: false,
-		Unresolved: []mutate.UnresolvedImage{{Image: "reg/private:v1", Kind: "unauthorized"}}}})
+	pod := makePod(t, podOpts{counts: &contract.DecisionCounts{RequiredNodes: 2, Tiers: []contract.TierCounts{{Weight: 100, Groups: 1, Nodes: 2}}, NoNode: false,
+		Unresolved: []contract.UnresolvedImage{{Image: "reg/private:v1", Kind: "unauthorized"}}}})
 	if !r.Observe(pod) {
 		t.Fatal("Observe = false, want true")
 	}

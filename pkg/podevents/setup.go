@@ -20,7 +20,7 @@ type Options struct {
 	MaxPods int
 	// Explain, when set, gives the readable decision line of a decided
 	// pod for its IsamatchDecided Event (the pod stores only the numbers;
-	// see mutate.DecisionCounts). The webhook passes
+	// see contract.DecisionCounts). The webhook passes
 	// mutate.PodMutator.Explain. It runs on ExplainWorkers goroutines,
 	// off the informer's, with ExplainBudget each.
 	Explain Explainer

@@ -5,9 +5,8 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/google/go-cmp/cmp"
+	"github.com/isamatch/isamatch/pkg/contract"
 	toolscache "k8s.io/client-go/tools/cache"
-
-	"github.com/isamatch/isamatch/pkg/mutate"
 )
 
 // TestHandler drives the informer handler as the informer would: a pod
@@ -17,9 +16,9 @@ func TestHandler(t *testing.T) {
 	rec := &fakeRecorder{}
 	h := Handler(NewReporter(rec, 0), logr.Discard())
 	bare := makePod(t, podOpts{uid: "bare"})
-	pending := makePod(t, podOpts{counts: &mutate.DecisionCounts{Gate: mutate.GatePending}, uid: "gated"})
-	released := makePod(t, podOpts{counts: &mutate.DecisionCounts{Gate: mutate.GateResolved, NoNode: true}, uid: "gated"})
-	plain := makePod(t, podOpts{counts: &mutate.DecisionCounts{RequiredNodes: 1}, uid: "plain"})
+	pending := makePod(t, podOpts{counts: &contract.DecisionCounts{Gate: contract.GatePending}, uid: "gated"})
+	released := makePod(t, podOpts{counts: &contract.DecisionCounts{Gate: contract.GateResolved, NoNode: true}, uid: "gated"})
+	plain := makePod(t, podOpts{counts: &contract.DecisionCounts{RequiredNodes: 1}, uid: "plain"})
 
 	steps := []struct {
 		name string

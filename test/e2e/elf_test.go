@@ -30,6 +30,7 @@ import (
 	"github.com/isamatch/isamatch/internal/democluster"
 	"github.com/isamatch/isamatch/internal/experiment"
 	"github.com/isamatch/isamatch/internal/testbed"
+	"github.com/isamatch/isamatch/pkg/contract"
 	"github.com/isamatch/isamatch/pkg/mutate"
 	"github.com/isamatch/isamatch/test/framework"
 )
@@ -100,10 +101,10 @@ var _ = Describe("ISA inferred from the entrypoint's ELF attributes", Ordered, C
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(note).To(And(ContainSubstring("needs rv64imfdv"), ContainSubstring("(ELF of /usr/bin/app)")), "the gate controller's release Event")
 		}).WithContext(ctx).WithTimeout(30 * time.Second).Should(Succeed())
-		counts, err := mutate.ParseDecision(pod.Annotations)
+		counts, err := contract.ParseDecision(pod.Annotations)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(counts.Inferred).To(Equal(1))
-		Expect(counts.Gate).To(Equal(mutate.GateResolved))
+		Expect(counts.Gate).To(Equal(contract.GateResolved))
 		scans, found, err := testbed.MetricValue(scrape(ctx, "http://"+c.WebhookMetricsAddr+"/metrics"), "isamatch_elf_scans_total", map[string]string{"outcome": "isa"})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(found).To(BeTrue(), "isamatch_elf_scans_total{outcome=isa} not exported")

@@ -17,6 +17,7 @@ import (
 	"github.com/isamatch/isamatch/internal/democluster"
 	"github.com/isamatch/isamatch/internal/experiment"
 	"github.com/isamatch/isamatch/internal/testbed"
+	"github.com/isamatch/isamatch/pkg/contract"
 	"github.com/isamatch/isamatch/pkg/isa"
 	"github.com/isamatch/isamatch/pkg/mutate"
 )
@@ -109,7 +110,7 @@ var _ = Describe("The webhook in warn mode, on the paper's cluster", Ordered, fu
 			Expect(err).NotTo(HaveOccurred(), "warn mode must not deny")
 			got := seen.take()
 			Expect(got).To(ContainElement(And(HavePrefix("isamatch would deny this pod: "), ContainSubstring(tc.message))), "warnings %q", got)
-			decision, err := mutate.ParseDecision(pod.Annotations)
+			decision, err := contract.ParseDecision(pod.Annotations)
 			Expect(err).NotTo(HaveOccurred())
 			Expect(decision.WouldDeny).To(BeTrue(), "decision %q", pod.Annotations[isa.DecisionAnnotation])
 			Expect(decision.Reason).To(ContainSubstring(tc.message))

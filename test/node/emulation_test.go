@@ -18,6 +18,7 @@ import (
 
 	"github.com/isamatch/isamatch/hack/probes"
 	"github.com/isamatch/isamatch/internal/testbed"
+	"github.com/isamatch/isamatch/pkg/contract"
 	"github.com/isamatch/isamatch/pkg/isa"
 	"github.com/isamatch/isamatch/pkg/mutate"
 	"github.com/isamatch/isamatch/test/node/cluster"
@@ -118,7 +119,7 @@ var _ = Describe("QEMU emulation on a real node", Ordered, func() {
 		request := "rv64gcv_" + ext
 		pod := vectorPod("vector-zext", request, vectorImage)
 		createWhenWebhookAnswers(ctx, pod)
-		counts, err := mutate.ParseDecision(pod.Annotations)
+		counts, err := contract.ParseDecision(pod.Annotations)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(counts.NoNode).To(BeTrue(), "no node satisfies %s: %s", request, pod.Annotations[isa.DecisionAnnotation])
 		Expect(counts.Emulator).NotTo(BeNil())
@@ -246,8 +247,8 @@ func containerEnv(pod *corev1.Pod, name string) string {
 }
 
 // emulatorOf is the emulator setting of pod's decision.
-func emulatorOf(pod *corev1.Pod) *mutate.EmulatorSetting {
-	counts, err := mutate.ParseDecision(pod.Annotations)
+func emulatorOf(pod *corev1.Pod) *contract.EmulatorSetting {
+	counts, err := contract.ParseDecision(pod.Annotations)
 	if err != nil {
 		return nil
 	}

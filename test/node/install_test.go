@@ -19,8 +19,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/isamatch/isamatch/internal/testbed"
+	"github.com/isamatch/isamatch/pkg/contract"
 	"github.com/isamatch/isamatch/pkg/isa"
-	"github.com/isamatch/isamatch/pkg/mutate"
 )
 
 const (
@@ -91,7 +91,7 @@ var _ = Describe("kubectl apply -k config on a real node", Ordered, func() {
 	It("keeps a pod that requests an ISA this node lacks Pending, and the decision says why", func(ctx SpecContext) {
 		pod := testbed.MakePod("lacks-isa", podNamespace).Image(pauseImage).Annotation(isa.RequestAnnotation, "rv64gcv").Obj()
 		createWhenWebhookAnswers(ctx, pod)
-		decision, err := mutate.ParseDecision(pod.Annotations)
+		decision, err := contract.ParseDecision(pod.Annotations)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(decision.NoNode).To(BeTrue(), "the decision %q says no node has rv64gcv", pod.Annotations[isa.DecisionAnnotation])
 		Expect(pod.Spec.Affinity).NotTo(BeNil())

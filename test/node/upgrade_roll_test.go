@@ -15,8 +15,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/isamatch/isamatch/internal/testbed"
+	"github.com/isamatch/isamatch/pkg/contract"
 	"github.com/isamatch/isamatch/pkg/isa"
-	"github.com/isamatch/isamatch/pkg/mutate"
 )
 
 // roll runs apply, an upgrade or a rollback to the labeler and webhook
@@ -176,7 +176,7 @@ const neutralSpreadKey = isa.GroupDomainPrefix + "none"
 // gated reports whether admission gated p (its decision, in either stored
 // form, names the gate's outcome).
 func gated(p *corev1.Pod) bool {
-	c, err := mutate.ParseDecision(p.Annotations)
+	c, err := contract.ParseDecision(p.Annotations)
 	return err == nil && c.Gate != ""
 }
 

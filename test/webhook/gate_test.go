@@ -23,6 +23,7 @@ import (
 
 	"github.com/isamatch/isamatch/internal/democluster"
 	"github.com/isamatch/isamatch/internal/testbed"
+	"github.com/isamatch/isamatch/pkg/contract"
 	"github.com/isamatch/isamatch/pkg/isa"
 	"github.com/isamatch/isamatch/pkg/mutate"
 )
@@ -67,11 +68,11 @@ func (b *bindWatch) see(pod *corev1.Pod) {
 		return
 	}
 	b.bound[pod.Name] = pod.Spec.NodeName
-	c, err := mutate.ParseDecision(pod.Annotations)
+	c, err := contract.ParseDecision(pod.Annotations)
 	switch {
 	case mutate.HasGate(pod.Spec.SchedulingGates):
 		b.violation = append(b.violation, pod.Name+" bound while gated")
-	case err != nil || (c.Gate != mutate.GateResolved && c.Gate != mutate.GateTimeout && pod.Labels["released-by"] != "test" && pod.Labels["released-by"] != "admission"):
+	case err != nil || (c.Gate != contract.GateResolved && c.Gate != contract.GateTimeout && pod.Labels["released-by"] != "test" && pod.Labels["released-by"] != "admission"):
 		b.violation = append(b.violation, fmt.Sprintf("%s bound to %s before the gate controller's decision (%q)", pod.Name, pod.Spec.NodeName, pod.Annotations[isa.DecisionAnnotation]))
 	}
 }
@@ -152,7 +153,7 @@ var _ = Describe("The scheduling gate", Ordered, func() {
 		return pod
 	}
 	gateState := func(pod *corev1.Pod) string {
-		c, err := mutate.ParseDecision(pod.Annotations)
+		c, err := contract.ParseDecision(pod.Annotations)
 		if err != nil {
 			return "unparsable: " + err.Error()
 		}
@@ -272,7 +273,7 @@ var _ = Describe("The scheduling gate", Ordered, func() {
 			slowest = max(slowest, took)
 			Expect(took).To(BeNumerically("<", 2*time.Second), "pod %s admitted in %v; the registry takes %v", p.pod.Name, took, registryDelay)
 			Expect(mutate.HasGate(created.Spec.SchedulingGates)).To(BeTrue(), "pod %s admitted without the gate: %s", p.pod.Name, created.Annotations[isa.DecisionAnnotation])
-			Expect(gateState(created)).To(Equal(mutate.GatePending))
+			Expect(gateState(created)).To(Equal(contract.GatePending))
 		}
 		AddReportEntry("slowest admission with the registry taking 5s", slowest.String())
 		GinkgoWriter.Printf("slowest gated admission: %v (registry delay %v)\n", slowest, registryDelay)
@@ -282,7 +283,7 @@ var _ = Describe("The scheduling gate", Ordered, func() {
 				pod := get(ctx, p.pod.Name)
 				g.Expect(pod.Spec.NodeName).NotTo(BeEmpty(), "pod %s not bound: %s", pod.Name, describe(pod))
 				g.Expect(p.nodes).To(ContainElement(pod.Spec.NodeName), describe(pod))
-				g.Expect(gateState(pod)).To(Equal(mutate.GateResolved), describe(pod))
+				g.Expect(gateState(pod)).To(Equal(contract.GateResolved), describe(pod))
 			}).WithContext(ctx).WithTimeout(60 * time.Second).WithPolling(250 * time.Millisecond).Should(Succeed())
 		}
 		Eventually(func() []eventsv1.Event { return events(ctx, "multi", "IsamatchReleased") }).
@@ -325,7 +326,7 @@ var _ = Describe("The scheduling gate", Ordered, func() {
 				// What was known: the request rv64gc; the image, never
 				// resolved, is left out.
 				g.Expect([]string{"rv-gcv", "rv-rva23"}).To(ContainElement(pod.Spec.NodeName), describe(pod))
-				g.Expect(gateState(pod)).To(Equal(mutate.GateTimeout), describe(pod))
+				g.Expect(gateState(pod)).To(Equal(contract.GateTimeout), describe(pod))
 			}).WithContext(ctx).WithTimeout(30 * time.Second).WithPolling(250 * time.Millisecond).Should(Succeed())
 			Eventually(func() []eventsv1.Event { return events(ctx, n, "IsamatchGateTimeout") }).
 				WithContext(ctx).WithTimeout(20*time.Second).ShouldNot(BeEmpty(), "no timeout event on %s", n)
@@ -372,7 +373,7 @@ var _ = Describe("The scheduling gate", Ordered, func() {
 		}).WithContext(ctx).WithTimeout(30 * time.Second).Should(Succeed())
 		Consistently(func(g Gomega) {
 			pod := get(ctx, "other-release")
-			g.Expect(gateState(pod)).To(Equal(mutate.GatePending), "the controller wrote on a pod it no longer gates: %s", describe(pod))
+			g.Expect(gateState(pod)).To(Equal(contract.GatePending), "the controller wrote on a pod it no longer gates: %s", describe(pod))
 		}).WithContext(ctx).WithTimeout(registryDelay + 3*time.Second).Should(Succeed())
 		Expect(events(ctx, "other-release", "IsamatchReleased")).To(BeEmpty())
 	})
@@ -385,7 +386,7 @@ var _ = Describe("The scheduling gate", Ordered, func() {
 		Eventually(func(g Gomega) {
 			pod := get(ctx, "fallback")
 			g.Expect(pod.Spec.NodeName).To(Equal("x86-v3"), describe(pod))
-			counts, err := mutate.ParseDecision(pod.Annotations)
+			counts, err := contract.ParseDecision(pod.Annotations)
 			g.Expect(err).NotTo(HaveOccurred())
 			g.Expect(counts.Fallback).To(Equal("amd64"), describe(pod))
 			g.Expect(events(ctx, "fallback", "IsamatchReleased")).To(ContainElement(HaveField("Note", ContainSubstring("fallback architecture amd64 applied"))), describe(pod))

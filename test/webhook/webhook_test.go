@@ -23,8 +23,8 @@ import (
 
 	"github.com/isamatch/isamatch/internal/manifests"
 	"github.com/isamatch/isamatch/internal/testbed"
+	"github.com/isamatch/isamatch/pkg/contract"
 	"github.com/isamatch/isamatch/pkg/isa"
-	"github.com/isamatch/isamatch/pkg/mutate"
 	"github.com/isamatch/isamatch/test/framework"
 )
 
@@ -158,7 +158,7 @@ var _ = Describe("Pods created through the API server", func() {
 				Expect(t.keys).To(HaveKeyWithValue(levelKey, "Gt 2"), describe(created))
 			}
 		}
-		decision, err := mutate.ParseDecision(created.Annotations)
+		decision, err := contract.ParseDecision(created.Annotations)
 		Expect(err).NotTo(HaveOccurred(), describe(created))
 		Expect(decision.RequiredNodes).To(BeNumerically(">", 0), describe(created))
 		By("the pod's IsamatchDecided Event carries the readable decision, with the index's platforms")
@@ -319,7 +319,7 @@ var _ = Describe("The shipped manifests", func() {
 	// recursiveReadOnly is beta (on by default) from Kubernetes 1.31; an
 	// older API server without the RecursiveReadOnlyMounts gate drops the
 	// field without a word, and the labeler's host mounts would keep
-	// writable submounts. The README's compatibility table rests on this.
+	// writable submounts. docs/compatibility.md's table rests on this.
 	It("keep recursiveReadOnly on the labeler's host mounts (server dry run)", func(ctx SpecContext) {
 		objs, err := manifests.Render(ctx, "", filepath.Join(repoRoot, "config"))
 		if errors.Is(err, manifests.ErrNoKubectl) && !framework.InCI() {

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/descheduler/pkg/api"
 
+	"github.com/isamatch/isamatch/pkg/contract"
 	"github.com/isamatch/isamatch/rebalance/pkg/podscope"
 )
 
@@ -17,9 +18,9 @@ const (
 	DefaultMaxEvictionsPerNode  = 2
 	DefaultMinPodAge            = 5 * time.Minute
 	// DefaultMinWeightGain is one more than the largest size bonus the
-	// webhook gives within a tier (5 points, between weights 95 and 100):
-	// a move needs a better tier, not a larger group of the same tier.
-	DefaultMinWeightGain = 6
+	// webhook gives within a tier (contract.MaxSizeBonus): a move needs a
+	// better tier, not a larger group of the same tier.
+	DefaultMinWeightGain = contract.MaxSizeBonus + 1
 	// DefaultRetryInterval is how long the plugin waits before it tries
 	// again after an eviction was refused, while DisruptionWait lasts.
 	DefaultRetryInterval = 2 * time.Second

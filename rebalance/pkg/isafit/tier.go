@@ -2,39 +2,13 @@ package isafit
 
 import (
 	"slices"
-	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 
+	"github.com/isamatch/isamatch/pkg/contract"
 	"github.com/isamatch/isamatch/pkg/isa"
 )
-
-// isTierTerm reports whether a preferred term is one the isamatch webhook
-// writes for an ISA tier: a single In requirement on the group label
-// (pkg/mutate recognises its own terms by the same shape).
-func isTierTerm(p v1.PreferredSchedulingTerm) bool {
-	e := p.Preference.MatchExpressions
-	return len(e) == 1 && len(p.Preference.MatchFields) == 0 && e[0].Key == isa.GroupLabel && e[0].Operator == v1.NodeSelectorOpIn
-}
-
-// isEmulationTerm reports whether a preferred term is the one the webhook
-// writes for an isa.qemu request: nodes that emulate or cross-compile the
-// ISA, every requirement on an emulation label. With isa.qemu that term
-// outweighs the native tiers, which are the fallback, so a pod on an
-// emulating node is where the webhook wanted it most.
-func isEmulationTerm(p v1.PreferredSchedulingTerm) bool {
-	e := p.Preference.MatchExpressions
-	if len(e) == 0 || len(p.Preference.MatchFields) > 0 {
-		return false
-	}
-	for _, r := range e {
-		if !strings.HasPrefix(r.Key, isa.EmuPrefix) {
-			return false
-		}
-	}
-	return true
-}
 
 // tierTerms returns the pod's isamatch terms, tiers and emulation, nil
 // when it has none.
@@ -45,7 +19,7 @@ func tierTerms(pod *v1.Pod) []v1.PreferredSchedulingTerm {
 	}
 	var out []v1.PreferredSchedulingTerm
 	for _, p := range a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution {
-		if isTierTerm(p) || isEmulationTerm(p) {
+		if contract.IsTierTerm(p) || contract.IsEmulationTerm(p) {
 			out = append(out, p)
 		}
 	}
@@ -62,7 +36,7 @@ func tierWeight(terms []v1.PreferredSchedulingTerm, node *v1.Node) int32 {
 	var tier, emu int32
 	for _, t := range terms {
 		switch {
-		case isTierTerm(t):
+		case contract.IsTierTerm(t):
 			if grouped && slices.Contains(t.Preference.MatchExpressions[0].Values, g) {
 				tier = max(tier, t.Weight)
 			}

@@ -1,0 +1,94 @@
+package config
+
+import (
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/isamatch/isamatch/internal/metricsauth"
+	"github.com/isamatch/isamatch/pkg/audit"
+	"github.com/isamatch/isamatch/pkg/config/v1alpha1"
+	"github.com/isamatch/isamatch/pkg/gate"
+	"github.com/isamatch/isamatch/pkg/imageisa"
+	"github.com/isamatch/isamatch/pkg/mutate"
+	"github.com/isamatch/isamatch/pkg/probe"
+	"github.com/isamatch/isamatch/pkg/registry"
+	"github.com/isamatch/isamatch/pkg/registry/credprov"
+)
+
+// DefaultWebhook is the webhook's configuration when neither
+// a file nor a flag sets anything: the one source of the defaults, which
+// the webhook's flags are registered with too.
+func DefaultWebhook() v1alpha1.WebhookConfiguration {
+	return v1alpha1.WebhookConfiguration{
+		TypeMeta: metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: v1alpha1.WebhookConfigurationKind},
+		Server: v1alpha1.WebhookServer{
+			Port:    9443,
+			CertDir: "/tmp/k8s-webhook-server/serving-certs",
+		},
+		Metrics: v1alpha1.Metrics{BindAddress: ":8080", Secure: true, TokenAudience: metricsauth.DefaultAudience},
+		Health:  v1alpha1.Health{BindAddress: ":8081"},
+		Admission: v1alpha1.Admission{
+			Enforcement:          mutate.EnforcementDeny,
+			NamespaceEnforcement: []string{mutate.EnforcementDeny, mutate.EnforcementWarn},
+			Resolve:              mutate.ResolveAuto,
+			Budget:               metav1.Duration{Duration: mutate.DefaultBudget},
+			BareKeys:             true,
+			QEMUCPU:              v1alpha1.QEMUCPUInject,
+		},
+		Registry: v1alpha1.Registry{
+			MaxPerHost:       registry.DefaultMaxPerHost,
+			MaxPerNamespace:  registry.DefaultMaxPerNamespace,
+			MaxIndexEntries:  registry.DefaultMaxIndexEntries,
+			MaxBytes:         registry.DefaultMaxResolutionBytes,
+			CacheBytes:       registry.DefaultMaxCacheBytes,
+			DigestCacheBytes: registry.DefaultMaxDigestCacheBytes,
+			CacheTTL:         metav1.Duration{Duration: registry.DefaultTTL},
+		},
+		CredentialProviders: v1alpha1.CredentialProviders{
+			Timeout:             metav1.Duration{Duration: credprov.DefaultTimeout},
+			MaxRuns:             credprov.DefaultMaxRuns,
+			MaxRunsPerNamespace: credprov.DefaultMaxRunsPerNamespace,
+		},
+		Gate: v1alpha1.Gate{
+			Controller: true,
+			Timeout:    metav1.Duration{Duration: gate.DefaultTimeout},
+			Workers:    gate.DefaultWorkers,
+			Attempt:    metav1.Duration{Duration: gate.DefaultAttempt},
+		},
+		Inference: v1alpha1.Inference{
+			ELF:      true,
+			MaxBytes: imageisa.DefaultLimits.MaxBytes,
+			Timeout:  metav1.Duration{Duration: imageisa.DefaultLimits.Timeout},
+		},
+		LeaderElection: v1alpha1.LeaderElection{Enabled: true},
+		Events:         v1alpha1.Events{Pods: true},
+		Misplacement:   v1alpha1.Misplacement{Events: true},
+		Audit:          v1alpha1.Audit{Interval: metav1.Duration{Duration: audit.DefaultInterval}},
+	}
+}
+
+// DefaultLabeler is the labeler's configuration when neither
+// a file nor a flag sets anything: the one source of the defaults, which
+// the labeler's flags are registered with too.
+func DefaultLabeler() v1alpha1.LabelerConfiguration {
+	return v1alpha1.LabelerConfiguration{
+		TypeMeta: metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: v1alpha1.LabelerConfigurationKind},
+		HostRoot: "/host",
+		Interval: metav1.Duration{Duration: 10 * time.Minute},
+		Metrics:  v1alpha1.Metrics{BindAddress: ":8080", Secure: true, TokenAudience: metricsauth.DefaultAudience},
+		Health:   v1alpha1.Health{BindAddress: ":8081"},
+		Commands: v1alpha1.Commands{
+			Exec:           v1alpha1.ExecAuto,
+			Timeout:        metav1.Duration{Duration: probe.DefaultCommandTimeout},
+			UID:            probe.NobodyID,
+			GID:            probe.NobodyID,
+			MaxOutputBytes: probe.DefaultMaxOutput,
+		},
+		HWProbe: true,
+		Emulation: v1alpha1.Emulation{
+			ProbePrograms: probe.DefaultProgramsDir,
+			Budget:        metav1.Duration{Duration: probe.DefaultEmulationBudget},
+		},
+	}
+}

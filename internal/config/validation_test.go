@@ -1,0 +1,86 @@
+package config
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/isamatch/isamatch/pkg/config/v1alpha1"
+)
+
+func TestValidateWebhook(t *testing.T) {
+	tests := []struct {
+		name   string
+		change func(c *v1alpha1.WebhookConfiguration)
+		want   string // "": valid
+	}{
+		{name: "defaults", change: func(*v1alpha1.WebhookConfiguration) {}},
+		{name: "negative gate timeout", change: func(c *v1alpha1.WebhookConfiguration) { c.Gate.Timeout.Duration = -time.Second },
+			want: `gate.timeout: Invalid value: "-1s": want a duration in (0, 10m]`},
+		{name: "attempt over the gate timeout", change: func(c *v1alpha1.WebhookConfiguration) { c.Gate.Attempt.Duration = time.Minute },
+			want: `gate.attempt: Invalid value: "1m0s": want a duration in (0, 20s] (gate.timeout)`},
+		{name: "unknown enforcement", change: func(c *v1alpha1.WebhookConfiguration) { c.Admission.Enforcement = "audit" },
+			want: `admission.enforcement: Invalid value: "audit": want deny or warn`},
+		{name: "insecure registry with a scheme", change: func(c *v1alpha1.WebhookConfiguration) {
+			c.Registry.InsecureRegistries = []string{"lab:80", "http://lab:80"}
+		},
+			want: `registry.insecureRegistries[1]: Invalid value: "http://lab:80"`},
+		{name: "malformed mirror", change: func(c *v1alpha1.WebhookConfiguration) { c.Registry.Mirrors = []string{"mirror.local"} },
+			want: `registry.mirrors: Invalid value: mirror "mirror.local": want REGISTRY=MIRROR`},
+		{name: "eviction without the watcher", change: func(c *v1alpha1.WebhookConfiguration) { c.Misplacement.Evict, c.Misplacement.Events = true, false },
+			want: "misplacement.evict: Invalid value: true: needs misplacement.events"},
+		{name: "zero cache", change: func(c *v1alpha1.WebhookConfiguration) { c.Registry.CacheBytes = 0 },
+			want: "registry.cacheBytes: Invalid value: 0: want a number >= 1"},
+		{name: "port", change: func(c *v1alpha1.WebhookConfiguration) { c.Server.Port = 0 }, want: "server.port: Invalid value: 0: want 1..65535"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := DefaultWebhook()
+			tc.change(&c)
+			errs := ValidateWebhook(&c)
+			if tc.want == "" {
+				if len(errs) != 0 {
+					t.Fatalf("ValidateWebhook() = %v, want no error", errs)
+				}
+				return
+			}
+			if len(errs) != 1 || !strings.Contains(errs[0].Error(), tc.want) {
+				t.Errorf("ValidateWebhook() = %v, want one error mentioning %q", errs, tc.want)
+			}
+		})
+	}
+}
+
+func TestValidateLabeler(t *testing.T) {
+	tests := []struct {
+		name   string
+		change func(c *v1alpha1.LabelerConfiguration)
+		want   string // "": valid
+	}{
+		{name: "defaults", change: func(*v1alpha1.LabelerConfiguration) {}},
+		{name: "root uid", change: func(c *v1alpha1.LabelerConfiguration) { c.Commands.UID = 0 },
+			want: "commands.uid: Invalid value: 0: host commands never run as root"},
+		{name: "exec mode", change: func(c *v1alpha1.LabelerConfiguration) { c.Commands.Exec = "ssh" },
+			want: `commands.exec: Invalid value: "ssh": not a mode: use auto, chroot or direct`},
+		{name: "relative probe programs", change: func(c *v1alpha1.LabelerConfiguration) { c.Emulation.ProbePrograms = "probes" },
+			want: `emulation.probePrograms: Invalid value: "probes": must be an absolute path`},
+		{name: "zero interval", change: func(c *v1alpha1.LabelerConfiguration) { c.Interval.Duration = 0 },
+			want: `interval: Invalid value: "0s": must be positive`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := DefaultLabeler()
+			tc.change(&c)
+			errs := ValidateLabeler(&c)
+			if tc.want == "" {
+				if len(errs) != 0 {
+					t.Fatalf("ValidateLabeler() = %v, want no error", errs)
+				}
+				return
+			}
+			if len(errs) != 1 || !strings.Contains(errs[0].Error(), tc.want) {
+				t.Errorf("ValidateLabeler() = %v, want one error mentioning %q", errs, tc.want)
+			}
+		})
+	}
+}
