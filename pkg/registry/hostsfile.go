@@ -212,7 +212,7 @@ func parseHost(file, dir, key, server string, table map[string]any) (endpoint, [
 			if !known {
 				why = "not a key of containerd's hosts.toml; ignored"
 			}
-			warnings = append(warnings, fmt.Sprintf("%s: %s is not supported: %s", file, at(k), why))
+			warnings = append(warnings, fmt.Sprintf("%s: %s is not supported: %s", file, sanitize.Line(at(k), maxRefBytes), why))
 		}
 	}
 	if server == "" && e.tlsChanged() {
