@@ -54,6 +54,7 @@ func bindFlags(f *configflag.Flags, c *v1alpha1.WebhookConfiguration) {
 	f.Duration(&r.CacheTTL, "cache-ttl", "registry.cacheTTL", "how long image platforms of a tag stay cached (digests: 24h)")
 	f.Bool(&r.PullSecrets, "pull-secrets", "registry.pullSecrets", "resolve images with the pod's imagePullSecrets and its ServiceAccount's, as the kubelet pulls them (needs get on secrets and serviceaccounts in every namespace: the kustomize component config/components/pull-secrets); off: registries are read anonymously")
 	f.List(&r.Mirrors, "registry-mirror", "registry.mirrors", "REGISTRY=MIRROR: resolve the images of REGISTRY through MIRROR first (host or host:port, e.g. docker.io=mirror.local:5000), then REGISTRY itself if the mirror fails, as containerd's hosts.toml does (repeatable, one mirror per registry, at most 16; a mirror may be at a non-public address)")
+	f.String(&r.HostsDir, "registry-hosts-dir", "registry.hostsDir", "directory laid out as containerd's config_path (DIR/<registry>/hosts.toml, DIR/_default/hosts.toml): resolve each registry's images through its hosts in file order, then its server, as the nodes' containerd pulls them (read at start; see docs/registries.md). A registry may not also be in --registry-mirror")
 
 	cp := &c.CredentialProviders
 	f.String(&cp.Config, "image-credential-provider-config", "credentialProviders.config", "the kubelet's CredentialProviderConfig (a file, or a directory of *.yaml/*.yml/*.json files): registry credentials for every pod from the image credential provider plugins it names (ecr-credential-provider, gcp-credential-provider, acr-credential-provider), asked after the pod's pull secrets; needs --image-credential-provider-bin-dir (the kustomize component config/components/credential-providers)")
@@ -113,6 +114,7 @@ func (o *options) setConfig(c *v1alpha1.WebhookConfiguration) {
 	o.registryCA, o.pullSecrets = r.CAFile, r.PullSecrets
 	o.insecureRegistries, o.allowRegistries = stringList(r.InsecureRegistries), stringList(r.AllowRegistries)
 	o.clusterNetworks, o.mirrors = stringList(r.ClusterNetworks), stringList(r.Mirrors)
+	o.hostsDir = r.HostsDir
 	o.perHost, o.perNamespace, o.maxIndexEntries = r.MaxPerHost, r.MaxPerNamespace, r.MaxIndexEntries
 	o.maxResolution, o.cacheBytes, o.digestCacheBytes, o.cacheTTL = r.MaxBytes, r.CacheBytes, r.DigestCacheBytes, r.CacheTTL.Duration
 

@@ -102,6 +102,7 @@ type options struct {
 	pluginRuns         int
 	pluginRunsPerNS    int
 	mirrors            stringList
+	hostsDir           string
 	inferELF           bool
 	inferMaxBytes      int64
 	inferTimeout       time.Duration

@@ -129,6 +129,9 @@ func TestParseArgs(t *testing.T) {
 		{name: "mirrors and pull secrets", args: []string{"--registry-mirror", "docker.io=mirror.local:5000", "--registry-mirror=ghcr.io=10.0.0.5", "--pull-secrets"}, want: func(o *options) {
 			o.mirrors, o.pullSecrets = stringList{"docker.io=mirror.local:5000", "ghcr.io=10.0.0.5"}, true
 		}},
+		{name: "hosts dir beside a mirror", args: []string{"--registry-hosts-dir", "/etc/isamatch/registry-hosts", "--registry-mirror=ghcr.io=10.0.0.5"}, want: func(o *options) {
+			o.hostsDir, o.mirrors = "/etc/isamatch/registry-hosts", stringList{"ghcr.io=10.0.0.5"}
+		}},
 		{name: "malformed mirror", args: []string{"--registry-mirror", "mirror.local:5000"}, wantErr: `--registry-mirror: mirror "mirror.local:5000": want REGISTRY=MIRROR`},
 		{name: "mirror with a scheme", args: []string{"--registry-mirror", "docker.io=http://m.local"}, wantErr: `"http://m.local": want a host or host:port without scheme or path`},
 		{name: "warn mode", args: []string{"--enforcement=warn"}, want: func(o *options) { o.enforcement = "warn" }},

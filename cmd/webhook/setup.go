@@ -295,6 +295,16 @@ func newHandler(mgr manager.Manager, inv *inventory.Inventory, emulators mutate.
 			return nil, nil, fmt.Errorf("--registry-ca: %w", err)
 		}
 	}
+	if o.hostsDir != "" {
+		if ro.Hosts, err = registry.ReadHostsDir(o.hostsDir); err != nil {
+			return nil, nil, fmt.Errorf("--registry-hosts-dir: %w", err)
+		}
+		log := ctrl.Log.WithName("webhook")
+		for _, w := range ro.Hosts.Warnings {
+			log.Info("Registry hosts dir: unsupported entry ignored", "warning", w)
+		}
+		log.Info("Registry hosts dir read", "dir", o.hostsDir, "registries", ro.Hosts.Registries())
+	}
 	res, err := registry.NewResolver(ro)
 	if err != nil {
 		return nil, nil, err

@@ -26,12 +26,17 @@
 // of the global pool; responses capped in size and, per image, by
 // Options.MaxResolutionBytes. The default dialler (package netguard)
 // refuses non-public addresses after DNS resolution unless
-// Options.AllowedRegistries allows them. Errors keep a kind and a short
+// Options.AllowedRegistries allows them. Mirrors come from Options.Mirrors
+// (one per registry) or a containerd hosts directory read by
+// [ReadHostsDir] (Options.Hosts: several hosts per registry, tried in
+// order, then the server). A 429 answer's Retry-After keeps every request
+// to that host failing at once with kind rateLimited until it passes
+// (at most [MaxRetryAfter]); nothing waits for it. Errors keep a kind and a short
 // message made printable by sanitize.Line, never a response body.
 // Credentials come from a [KeychainFactory], usually [KubernetesKeychain]
 // (the pod's imagePullSecrets and its ServiceAccount's, then anonymous),
 // followed by the credentials every pod shares (Options.NodeKeychain,
 // usually the kubelet's image credential provider plugins of package
 // credprov). [Metrics] counts cache hits and misses, digest cache hits,
-// registry requests and errors by kind.
+// registry requests and errors by kind (rateLimited apart).
 package registry

@@ -30,7 +30,11 @@ const (
 	KindMalformed    = "malformed"
 	KindTooLarge     = "tooLarge"
 	KindRefused      = "refused"
-	KindOther        = "other"
+	// KindRateLimited: the registry answered 429 Too Many Requests, or
+	// did so with a Retry-After that has not passed yet (then nothing was
+	// sent; see [MaxRetryAfter]).
+	KindRateLimited = "rateLimited"
+	KindOther       = "other"
 	// KindLabelTooLarge is not a resolution failure: it names an image
 	// config label over [MaxLabelBytes] that was ignored (see
 	// [Platform.LabelIgnored]), for a warning.
@@ -83,7 +87,7 @@ func messageOf(err error) string {
 	}
 	// Our own limits and refusals say what was wrong and which limit
 	// applies: keep that text rather than the URLs wrapped around it.
-	for _, sentinel := range []error{errTooLarge, errRefused, slots.ErrWait, errMalformed} {
+	for _, sentinel := range []error{errTooLarge, errRefused, slots.ErrWait, errMalformed, errRateLimited} {
 		if own := wrapperOf(err, sentinel); own != nil {
 			return sanitize.Line(own.Error(), maxMessageBytes)
 		}
@@ -137,6 +141,9 @@ func kindOf(err error) string {
 	if errors.Is(err, errTooLarge) {
 		return KindTooLarge
 	}
+	if errors.Is(err, errRateLimited) {
+		return KindRateLimited
+	}
 	if errors.Is(err, errMalformed) || errors.Is(err, remote.ErrSchema1) {
 		return KindMalformed
 	}
@@ -186,6 +193,8 @@ func kindOfStatus(te *transport.Error) string {
 			return KindNotFound
 		case transport.ManifestInvalidErrorCode:
 			return KindMalformed
+		case transport.TooManyRequestsErrorCode:
+			return KindRateLimited
 		}
 	}
 	switch te.StatusCode {
@@ -195,6 +204,8 @@ func kindOfStatus(te *transport.Error) string {
 		return KindForbidden
 	case http.StatusNotFound:
 		return KindNotFound
+	case http.StatusTooManyRequests:
+		return KindRateLimited
 	case http.StatusRequestTimeout, http.StatusGatewayTimeout:
 		return KindTimeout
 	case http.StatusBadGateway, http.StatusServiceUnavailable:

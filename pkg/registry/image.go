@@ -15,7 +15,7 @@ import (
 // returned it: by p.Digest when set, else picked from ref's index by OS,
 // architecture and variant), read with auth's credentials through the
 // resolver's transport: the same TLS trust, address guard, slots and
-// mirror. It is for reading the image's layers (pkg/imageisa) off the
+// mirrors and hosts directory. It is for reading the image's layers (pkg/imageisa) off the
 // admission path. Layer bodies are not capped per response as manifests
 // are (a reader stops early), but every byte read through the returned
 // image, manifests, config and compressed layers, counts against maxBytes.
@@ -39,23 +39,30 @@ func (r *Resolver) Image(ctx context.Context, ref string, auth PullAuth, p Platf
 	}
 	ctx = withResolution(ctx, &resolution{namespace: auth.Namespace, layers: true,
 		budget: &budget{maxBytes: maxBytes, maxEntries: int64(r.cfg.maxIndexEntries)}})
-	opts := []remote.Option{
-		remote.WithContext(ctx),
-		remote.WithTransport(r.transport),
-		remote.WithAuthFromKeychain(kc),
-		remote.WithUserAgent("isamatch-webhook"),
-		remote.WithPlatform(v1.Platform{OS: p.OS, Architecture: p.Architecture, Variant: p.Variant}),
+	opts := func(ctx context.Context) []remote.Option {
+		return []remote.Option{
+			remote.WithContext(ctx),
+			remote.WithTransport(r.transport),
+			remote.WithAuthFromKeychain(kc),
+			remote.WithUserAgent("isamatch-webhook"),
+			remote.WithPlatform(v1.Platform{OS: p.OS, Architecture: p.Architecture, Variant: p.Variant}),
+		}
 	}
-	if m, ok := r.mirrorOf(parsed); ok {
-		img, err := remote.Image(m, opts...)
-		if err == nil {
+	// The endpoints in order, as Resolve reads them; the last one's error.
+	err = fmt.Errorf("no host of registry %s can serve it in the registry hosts dir", parsed.Context().RegistryStr())
+	for i, e := range r.endpointsOf(parsed) {
+		if i == 1 {
+			r.cfg.metrics.mirrorFallback()
+		}
+		target, terr := r.refAt(parsed, e)
+		if terr != nil {
+			err = terr
+			continue
+		}
+		var img v1.Image
+		if img, err = remote.Image(target, opts(withEndpoint(ctx, e))...); err == nil {
 			return img, nil
 		}
-		r.cfg.metrics.mirrorFallback()
 	}
-	img, err := remote.Image(parsed, opts...)
-	if err != nil {
-		return nil, classify(ref, fmt.Errorf("platform %s/%s image: %w", p.OS, p.Architecture, err))
-	}
-	return img, nil
+	return nil, classify(ref, fmt.Errorf("platform %s/%s image: %w", p.OS, p.Architecture, err))
 }

@@ -21,12 +21,14 @@ type Metrics struct {
 	// ("ping", "token", "head" for a manifest HEAD, "manifest" for a
 	// manifest GET, "blob").
 	Requests *prometheus.CounterVec
-	// Errors counts failed Resolve calls by error kind.
+	// Errors counts failed Resolve calls by error kind: a registry's 429
+	// is "rateLimited", whether answered or known from its Retry-After.
 	Errors *prometheus.CounterVec
 	// Duration observes the time of resolutions that went to the registry.
 	Duration prometheus.Histogram
-	// MirrorFallbacks counts resolutions that fell back to the origin
-	// registry after its mirror failed (see Options.Mirrors).
+	// MirrorFallbacks counts resolutions that went past the first host
+	// after it failed (a mirror of Options.Mirrors or Options.Hosts),
+	// once per resolution.
 	MirrorFallbacks prometheus.Counter
 }
 

@@ -2,6 +2,7 @@ package registry
 
 import (
 	"context"
+	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
@@ -48,6 +49,16 @@ type Options struct {
 	// plain HTTP when it is also in InsecureRegistries. Results are cached
 	// under the origin reference.
 	Mirrors []string
+	// Hosts resolves the images of registries through the hosts of a
+	// containerd hosts directory ([ReadHostsDir]), as the nodes' containerd
+	// pulls them: for a tag, the hosts with the resolve capability in file
+	// order, for a digest those with pull, each asked when the one before
+	// failed for any reason, then the server. Their hosts may live at
+	// non-public addresses, as mirrors may; an http:// host is spoken to
+	// over plain HTTP, ca and skip_verify apply to that host alone. A
+	// registry may not be in both Mirrors and a directory of its own;
+	// Mirrors wins over _default. Nil: none.
+	Hosts *Hosts
 
 	// MaxPerHost bounds the registry requests in flight to one host
 	// (0: [DefaultMaxPerHost]).
@@ -91,7 +102,8 @@ type Options struct {
 	// Transport replaces the base HTTP transport (the default is a clone
 	// of http.DefaultTransport honouring RegistryCA and refusing
 	// non-public addresses; a replacement does its own dialling, without
-	// that check).
+	// that check, and its own TLS: RegistryCA and the ca and skip_verify
+	// of Hosts do not apply to it).
 	Transport http.RoundTripper
 
 	// Tuning knobs only the package's tests change; zero means the default.
@@ -181,6 +193,8 @@ type config struct {
 	rootCAs          *x509.CertPool
 	insecure         map[string]bool
 	mirrors          map[string]string // origin registry -> mirror host
+	hosts            *Hosts
+	hostTLS          map[string]*tls.Config // hosts with ca or skip_verify of their own
 	guard            netguard.Options
 	perHost          int
 	perNamespace     int
@@ -267,12 +281,32 @@ func (o Options) config() (config, error) {
 		return config{}, fmt.Errorf("registry options: Mirrors: %w", err)
 	}
 	c.mirrors = mirrors
+	for _, r := range o.Hosts.Registries() {
+		if m, ok := mirrors[r]; ok {
+			return config{}, fmt.Errorf("registry options: registry %s is mirrored by %s in Mirrors (--registry-mirror) and has a directory in the hosts dir (--registry-hosts-dir); configure it in one place", r, m)
+		}
+	}
+	c.hosts = o.Hosts
+	eps := o.Hosts.all()
+	if c.hostTLS, err = hostTLS(eps, c.rootCAs); err != nil {
+		return config{}, fmt.Errorf("registry options: Hosts: %w", err)
+	}
 	// Insecure registries and mirrors are named by the operator: the
 	// guard dials them wherever they are.
 	c.guard = netguard.Options{Allowed: o.AllowedRegistries, ClusterNetworks: o.ClusterNetworks}
 	c.guard.Hosts = append(c.guard.Hosts, o.InsecureRegistries...)
 	for _, m := range mirrors {
 		c.guard.Hosts = append(c.guard.Hosts, m)
+	}
+	// The hosts of a hosts directory are named by the operator, as
+	// mirrors are; an http:// one is plain HTTP as an insecure registry.
+	for _, e := range eps {
+		if e.scheme == "http" {
+			c.insecure[e.host] = true
+		}
+		if !e.origin {
+			c.guard.Hosts = append(c.guard.Hosts, e.host)
+		}
 	}
 	if err := c.guard.Validate(); err != nil {
 		return config{}, fmt.Errorf("registry options: %w", err)

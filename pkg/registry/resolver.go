@@ -75,6 +75,7 @@ func NewResolver(o Options) (*Resolver, error) {
 			namespaces: slots.NewKeyed(c.perNamespace, "namespace"),
 			maxBytes:   c.maxManifestBytes,
 			metrics:    c.metrics,
+			limits:     newRateLimits(c.now),
 		},
 		allFlights: slots.NewPool(c.maxFlights, "resolutions in progress"),
 		nsFlights:  slots.NewKeyed(c.maxFlightsPerNS, "resolutions of namespace"),

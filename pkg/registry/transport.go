@@ -29,11 +29,22 @@ func defaultBaseTransport(c *config, guard *netguard.Guard) http.RoundTripper {
 	if c.rootCAs != nil {
 		t.TLSClientConfig = &tls.Config{RootCAs: c.rootCAs, MinVersion: tls.VersionTLS12}
 	}
-	return t
+	if len(c.hostTLS) == 0 {
+		return t
+	}
+	hosts := make(map[string]http.RoundTripper, len(c.hostTLS))
+	for h, cfg := range c.hostTLS {
+		ht := t.Clone()
+		ht.TLSClientConfig = cfg
+		hosts[h] = ht
+	}
+	return &perHostTLS{def: t, hosts: hosts}
 }
 
 // boundedTransport is the innermost transport of every registry request:
-// it refuses plain HTTP to hosts not named insecure, takes a slot of the
+// it refuses plain HTTP to hosts not named insecure and requests to hosts
+// whose Retry-After has not passed, sends a request for an endpoint with
+// its own API root there (rewriteAPIRoot), takes a slot of the
 // resolution's namespace, of the registry host and of the global pool
 // (held until the body is closed or read to its end), counts the request,
 // and caps every response body and the resolution's total bytes.
@@ -45,6 +56,7 @@ type boundedTransport struct {
 	namespaces *slots.Keyed
 	maxBytes   int64
 	metrics    *Metrics
+	limits     *rateLimits
 }
 
 func (t *boundedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -52,6 +64,11 @@ func (t *boundedTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	if req.URL.Scheme != "https" && !t.insecure[req.URL.Host] {
 		return nil, fmt.Errorf("%w: plain HTTP to %s: not an insecure registry (--insecure-registry)", errRefused, req.URL.Host)
 	}
+	if err := t.limits.check(req.URL.Host); err != nil {
+		return nil, err
+	}
+	orig := req
+	req = rewriteAPIRoot(req)
 	res := resolutionOf(ctx)
 	release, err := slots.AcquireAll(ctx,
 		func(ctx context.Context) (func(), error) { return t.namespaces.Acquire(ctx, res.namespace) },
@@ -66,14 +83,17 @@ func (t *boundedTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	stop := context.AfterFunc(ctx, release)
 	done := func() { stop(); release() }
 
-	t.metrics.request(requestType(req))
+	t.metrics.request(requestType(orig))
 	resp, err := t.next.RoundTrip(req)
 	if err != nil {
 		done()
 		return nil, err
 	}
+	if resp.StatusCode == http.StatusTooManyRequests {
+		t.limits.record(req.URL.Host, resp.Header)
+	}
 	limit := t.maxBytes
-	if res.layers && requestType(req) == "blob" && res.budget != nil {
+	if res.layers && requestType(orig) == "blob" && res.budget != nil {
 		// A layer is read only as far as its reader needs: the budget
 		// counts what is read, whatever the length announced.
 		limit = res.budget.maxBytes

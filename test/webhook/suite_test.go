@@ -36,6 +36,9 @@ var (
 	// origin is a second registry whose images the webhook resolves
 	// through reg, its mirror (--registry-mirror), falling back to origin.
 	origin *testbed.Registry
+	// hostsDirRegistry exists only in the webhook's --registry-hosts-dir,
+	// whose hosts.toml names reg as its one mirror.
+	hostsDirRegistry = "registry.isamatch.test"
 	// webhookBin is cmd/webhook built for the suite; webhookProc serves the
 	// API server.
 	webhookBin  string
@@ -87,6 +90,9 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	caFile := filepath.Join(work, "registries-ca.pem")
 	Expect(os.WriteFile(caFile, append(append([]byte{}, reg.CAPEM...), origin.CAPEM...), 0o600)).To(Succeed())
 
+	By("writing a containerd hosts directory mirroring " + hostsDirRegistry + " by the first")
+	hostsDir := writeHostsDir(work)
+
 	By("starting the control plane with the shipped MutatingWebhookConfiguration")
 	hook, err := testbed.EnvtestWebhookConfiguration(repoRoot)
 	Expect(err).NotTo(HaveOccurred())
@@ -118,7 +124,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	w, err := democluster.StartWebhook(ctx, democluster.WebhookOptions{
 		Bin: webhookBin, CP: cp, RegistryCA: caFile, Log: filepath.Join(work, "webhook.log"),
 		ExtraArgs: []string{"--budget=5s", "-v=1", "--allow-registry=" + reg.Host, "--allow-registry=" + origin.Host,
-			"--registry-mirror=" + origin.Host + "=" + reg.Host},
+			"--registry-mirror=" + origin.Host + "=" + reg.Host, "--registry-hosts-dir=" + hostsDir},
 	})
 	webhookProc = w.Process
 	if webhookProc != nil {
@@ -132,6 +138,21 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	Expect(err).NotTo(HaveOccurred(), "the webhook never became ready")
 	metricsURL = "http://" + w.MetricsAddr + "/metrics"
 }, NodeTimeout(5*time.Minute))
+
+// writeHostsDir writes, under work, a containerd config_path whose
+// hosts.toml sends hostsDirRegistry's images to reg, trusting reg's CA
+// through a ca file beside it (a path relative to the file), and returns
+// it.
+func writeHostsDir(work string) string {
+	GinkgoHelper()
+	dir := filepath.Join(work, "certs.d")
+	regDir := filepath.Join(dir, hostsDirRegistry)
+	Expect(os.MkdirAll(regDir, 0o755)).To(Succeed())
+	Expect(os.WriteFile(filepath.Join(regDir, "reg-ca.pem"), reg.CAPEM, 0o600)).To(Succeed())
+	toml := fmt.Sprintf("[host.%q]\n  capabilities = [\"pull\", \"resolve\"]\n  ca = \"reg-ca.pem\"\n", "https://"+reg.Host)
+	Expect(os.WriteFile(filepath.Join(regDir, "hosts.toml"), []byte(toml), 0o600)).To(Succeed())
+	return dir
+}
 
 // envtestWebhookName is the name the shipped configuration is installed
 // under, so that "isamatch" itself stays free for the kubectl dry-run and

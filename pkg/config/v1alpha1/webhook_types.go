@@ -148,6 +148,12 @@ type Registry struct {
 	// through MIRROR first, then REGISTRY itself (one mirror per registry,
 	// at most 16).
 	Mirrors []string `json:"mirrors,omitempty"`
+	// HostsDir is a directory laid out as containerd's config_path
+	// (DIR/<registry>/hosts.toml, DIR/_default/hosts.toml): each
+	// registry's images are resolved through its hosts in file order, then
+	// its server (docs/registries.md). A registry may not also be in
+	// Mirrors.
+	HostsDir string `json:"hostsDir,omitempty"`
 	// PullSecrets resolves images with the pod's imagePullSecrets and its
 	// ServiceAccount's (needs get on secrets and serviceaccounts in every
 	// namespace); off: registries are read anonymously.
