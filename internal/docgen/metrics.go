@@ -41,19 +41,7 @@ var skipDirs = map[string]bool{"vendor": true, "testdata": true, ".git": true, "
 // constants of the same file.
 func Metrics(root string) ([]Metric, error) {
 	var out []Metric
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if path != root && (skipDirs[d.Name()] || strings.HasPrefix(d.Name(), ".")) {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
+	err := walkSource(root, func(path string) error {
 		ms, err := fileMetrics(path)
 		if err != nil {
 			return err
@@ -232,4 +220,24 @@ func MetricsPage(metrics []Metric) []byte {
 		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | `%s` |\n", m.Name, m.Type, labels, cell(m.Help), m.Package)
 	}
 	return []byte(b.String())
+}
+
+// walkSource calls fn with the path of every non-test Go file under root,
+// skipping skipDirs and hidden directories.
+func walkSource(root string, fn func(path string) error) error {
+	return filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if path != root && (skipDirs[d.Name()] || strings.HasPrefix(d.Name(), ".")) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		return fn(path)
+	})
 }
