@@ -17,6 +17,8 @@ var components = []component{
 	{name: "pull secrets", values: map[string]any{"webhook": map[string]any{"pullSecrets": true}}, components: []string{"pull-secrets"}},
 	{name: "credential providers", values: map[string]any{"webhook": map[string]any{"credentialProviders": map[string]any{"enabled": true}}},
 		components: []string{"credential-providers"}},
+	{name: "registry hosts", values: map[string]any{"webhook": map[string]any{"registryHosts": map[string]any{"enabled": true}}},
+		components: []string{"registry-hosts"}},
 	{name: "rebalancer", values: map[string]any{"rebalancer": map[string]any{"enabled": true}}, components: []string{"rebalance"}},
 	{name: "leaf groups", values: map[string]any{"leafGroups": map[string]any{"enabled": true}}, components: []string{"leaf-groups-kueue"}},
 	{name: "monitoring", values: map[string]any{"monitoring": map[string]any{"enabled": true}}, components: []string{"monitoring"}},
