@@ -60,6 +60,8 @@ func TestOffline(t *testing.T) {
 		{name: "check without a request", args: []string{"check"}, code: exitUsage, err: "check takes REQUEST, got 0 argument(s)"},
 		{name: "explain of a node", args: []string{"explain", "node/x"}, code: exitUsage, err: `"node/x": want pod/NAME or NAME`},
 		{name: "ungate without a target", args: []string{"ungate"}, code: exitUsage, err: "ungate takes pod names, --all, -A or -l"},
+		{name: "ungate with a mode that is none", args: []string{"ungate", "--all", "--enforcement=audit"}, code: exitUsage, err: `--enforcement "audit": want deny or warn`},
+		{name: "ungate with a namespace mode that is none", args: []string{"ungate", "--all", "--namespace-enforcement=warn,audit"}, code: exitUsage, err: `"audit" is not a mode`},
 		{name: "bad flag", args: []string{"nodes", "--frob"}, code: exitUsage, err: "unknown flag: --frob"},
 		{name: "version", args: []string{"version"}, out: "kubectl-isa "},
 		{name: "version as JSON", args: []string{"version", "-o", "json"}, out: `"goVersion"`},
@@ -265,6 +267,43 @@ func TestAgainstAPIServer(t *testing.T) {
 		}
 	})
 	t.Run("ungate", func(t *testing.T) { testUngate(t, c) })
+	t.Run("ungate follows the enforcement", func(t *testing.T) { testUngateEnforcement(t, c) })
+}
+
+// testUngateEnforcement: a gated pod isamatch would deny is released onto
+// no node in a deny namespace, and without isamatch's affinity, as would
+// deny, in a namespace whose label chooses warn.
+func testUngateEnforcement(t *testing.T, c *cluster) {
+	c.create(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "relaxed", Labels: map[string]string{isa.EnforcementLabel: "warn"}}})
+	pods := map[string]*corev1.Pod{}
+	for _, ns := range []string{"shop", "relaxed"} {
+		p := testbed.MakePod("malformed", ns).Image("registry.example/app:v1").Annotation(isa.RequestAnnotation, "rv64q!").Obj()
+		p.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: isa.ResolveGate}}
+		c.create(t, p)
+		pods[ns] = p
+		if r := runPlugin(t, "--kubeconfig", c.kubeconfig, "ungate", "malformed", "-n", ns); r.code != exitOK {
+			t.Fatalf("ungate -n %s: exit %d, stderr:\n%s", ns, r.code, r.stderr)
+		}
+		if err := c.cp.Client.Get(t.Context(), client.ObjectKeyFromObject(p), p); err != nil {
+			t.Fatal(err)
+		}
+		if len(p.Spec.SchedulingGates) != 0 {
+			t.Errorf("%s: gates left %v", ns, p.Spec.SchedulingGates)
+		}
+	}
+	denied, warned := pods["shop"], pods["relaxed"]
+	if a := denied.Spec.Affinity; a == nil || a.NodeAffinity == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
+		t.Errorf("deny namespace: no required affinity keeping the pod off every node: %+v", denied.Spec.Affinity)
+	}
+	if c, _ := misplace.Decision(denied); c.WouldDeny || c.Gate != contract.GateDenied {
+		t.Errorf("deny namespace: decision %+v, want gate denied", c)
+	}
+	if warned.Spec.Affinity != nil {
+		t.Errorf("warn namespace: affinity written %+v, want none", warned.Spec.Affinity)
+	}
+	if c, _ := misplace.Decision(warned); !c.WouldDeny {
+		t.Errorf("warn namespace: decision %+v, want would-deny", c)
+	}
 }
 
 // testUngate: a pod held by the gate is released by `kubectl isa ungate`

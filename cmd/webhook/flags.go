@@ -4,12 +4,11 @@ import (
 	"flag"
 	"os"
 
-	componentconfig "github.com/isamatch/isamatch/internal/config"
-
 	"github.com/isamatch/isamatch/internal/configflag"
 	"github.com/isamatch/isamatch/internal/logging"
 	"github.com/isamatch/isamatch/pkg/config/v1alpha1"
 	"github.com/isamatch/isamatch/pkg/isa"
+	"github.com/isamatch/isamatch/pkg/mutate"
 )
 
 // registerOwn registers the flags that are not in the configuration file:
@@ -124,7 +123,7 @@ func (o *options) setConfig(c *v1alpha1.WebhookConfiguration) {
 
 	a := &c.Admission
 	o.budget, o.enforcement, o.resolve = a.Budget.Duration, a.Enforcement, a.Resolve
-	o.nsModes, _ = componentconfig.NamespaceModes(a.NamespaceEnforcement) // validated with the rest
+	o.nsModes, _ = mutate.ParseNamespaceModes(a.NamespaceEnforcement) // validated with the rest
 	o.bareKeys, o.fallbackArch, o.qemuCPU = a.BareKeys, a.FallbackArchitecture, a.QEMUCPU
 
 	g := &c.Gate

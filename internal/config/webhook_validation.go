@@ -1,9 +1,7 @@
 package config
 
 import (
-	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -79,7 +77,7 @@ func validateAdmission(a *v1alpha1.Admission, p *field.Path) field.ErrorList {
 	if a.Enforcement != mutate.EnforcementDeny && a.Enforcement != mutate.EnforcementWarn {
 		errs = append(errs, field.Invalid(p.Child("enforcement"), a.Enforcement, "want deny or warn"))
 	}
-	if _, err := NamespaceModes(a.NamespaceEnforcement); err != nil {
+	if _, err := mutate.ParseNamespaceModes(a.NamespaceEnforcement); err != nil {
 		errs = append(errs, field.Invalid(p.Child("namespaceEnforcement"), strings.Join(a.NamespaceEnforcement, ","), err.Error()))
 	}
 	if a.Resolve != mutate.ResolveSync && a.Resolve != mutate.ResolveGate && a.Resolve != mutate.ResolveAuto {
@@ -191,31 +189,4 @@ func short(d time.Duration) string {
 		s = s[:len(s)-2]
 	}
 	return s
-}
-
-// NamespaceModes are the modes namespaces may choose, from
-// Admission.NamespaceEnforcement: its entries, each one mode or a
-// comma-separated list of them, without repeats; "none" alone means no
-// mode (nil).
-func NamespaceModes(list []string) ([]string, error) {
-	var modes []string
-	none := false
-	for _, e := range list {
-		for _, m := range strings.Split(e, ",") {
-			switch m = strings.TrimSpace(m); m {
-			case "none":
-				none = true
-			case mutate.EnforcementDeny, mutate.EnforcementWarn:
-				if !slices.Contains(modes, m) {
-					modes = append(modes, m)
-				}
-			default:
-				return nil, fmt.Errorf("%q is not a mode: want deny and/or warn, or none", m)
-			}
-		}
-	}
-	if none && len(modes) > 0 {
-		return nil, errors.New("none with a mode: want deny and/or warn, or none alone")
-	}
-	return modes, nil
 }

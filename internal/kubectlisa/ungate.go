@@ -20,6 +20,7 @@ import (
 
 	"github.com/isamatch/isamatch/pkg/gate"
 	"github.com/isamatch/isamatch/pkg/inventory"
+	"github.com/isamatch/isamatch/pkg/isa"
 	"github.com/isamatch/isamatch/pkg/mutate"
 	"github.com/isamatch/isamatch/pkg/registry"
 	"github.com/isamatch/isamatch/pkg/sanitize"
@@ -54,10 +55,20 @@ type Ungater struct {
 	r *gate.Reconciler
 }
 
+// UngateOptions are the webhook's settings an Ungater releases with.
+type UngateOptions struct {
+	// Keys are the pod keys requests are read from.
+	Keys mutate.KeyOptions
+	// Enforcement is the webhook's mode (default deny); NamespaceModes
+	// the modes a namespace's isa.EnforcementLabel may choose instead.
+	Enforcement    string
+	NamespaceModes []string
+}
+
 // NewUngater returns an Ungater writing through c, deciding against the
-// nodes of cs now, reading requests from the keys keys chooses, and
-// recording Events with cs (warnings on warn).
-func NewUngater(ctx context.Context, c client.Client, cs kubernetes.Interface, warn io.Writer, keys mutate.KeyOptions) (*Ungater, error) {
+// nodes of cs now as o says, and recording Events with cs (warnings on
+// warn).
+func NewUngater(ctx context.Context, c client.Client, cs kubernetes.Interface, warn io.Writer, o UngateOptions) (*Ungater, error) {
 	nodes, err := listNodes(ctx, cs, "")
 	if err != nil {
 		return nil, err
@@ -69,7 +80,10 @@ func NewUngater(ctx context.Context, c client.Client, cs kubernetes.Interface, w
 	nothing := mutate.ImageResolverFunc(func(context.Context, string, registry.PullAuth) ([]registry.Platform, error) {
 		return nil, errNotLookedUp
 	})
-	m := mutate.NewPodMutator(nothing, inventory.NewStatic(labels), mutate.Options{Keys: keys})
+	m := mutate.NewPodMutator(nothing, inventory.NewStatic(labels), mutate.Options{
+		Keys: o.Keys, Enforcement: o.Enforcement, NamespaceModes: o.NamespaceModes,
+		NamespaceEnforcement: namespaceLabel(cs, warn),
+	})
 	return &Ungater{r: &gate.Reconciler{Client: c, Releaser: m, Recorder: syncRecorder{cs, warn}, Timeout: pastBound}}, nil
 }
 
@@ -152,6 +166,8 @@ func newUngateCommand(o *Options) *cobra.Command {
 		all           bool
 		allNamespaces bool
 		selector      string
+		enforcement   string
+		nsModes       []string
 	)
 	cmd := &cobra.Command{
 		Use:   "ungate (NAME... | --all | -l SELECTOR)",
@@ -162,7 +178,10 @@ Each pod is released exactly as the gate controller releases a pod past its
 bound, with isamatch's code: its images are not looked up, so they are left
 out of its node affinity and its decision lists them as unresolved (gate
 "timeout"); its own ISA request still counts, decided against the nodes
-now. An Event IsamatchGateTimeout on the pod says so.`,
+now. An Event IsamatchGateTimeout on the pod says so. A pod isamatch would
+deny is released as the webhook's enforcement says (--enforcement, and a
+namespace's isa.isamatch.io/enforcement label among --namespace-enforcement):
+with deny, onto no node; with warn, without isamatch's affinity.`,
 		Example: `  kubectl isa ungate app-7d9c -n shop
   kubectl isa ungate --all -n shop
   kubectl isa ungate -A -l app=web -o name`,
@@ -175,6 +194,13 @@ now. An Event IsamatchGateTimeout on the pod says so.`,
 			}
 			if len(args) > 0 && (all || allNamespaces || selector != "") {
 				return fmt.Errorf("%w: ungate takes pod names or --all/-A/-l, not both", ErrUsage)
+			}
+			if enforcement != mutate.EnforcementDeny && enforcement != mutate.EnforcementWarn {
+				return fmt.Errorf("%w: --enforcement %q: want deny or warn", ErrUsage, enforcement)
+			}
+			modes, err := mutate.ParseNamespaceModes(nsModes)
+			if err != nil {
+				return fmt.Errorf("%w: --namespace-enforcement: %w", ErrUsage, err)
 			}
 			ctx := cmd.Context()
 			cfg, err := o.restConfig()
@@ -203,7 +229,7 @@ now. An Event IsamatchGateTimeout on the pod says so.`,
 			if err != nil {
 				return err
 			}
-			u, err := NewUngater(ctx, c, cs, o.Streams.ErrOut, o.keys())
+			u, err := NewUngater(ctx, c, cs, o.Streams.ErrOut, UngateOptions{Keys: o.keys(), Enforcement: enforcement, NamespaceModes: modes})
 			if err != nil {
 				return err
 			}
@@ -234,6 +260,8 @@ now. An Event IsamatchGateTimeout on the pod says so.`,
 	cmd.Flags().BoolVar(&all, "all", false, "Release every gated pod of the namespace")
 	cmd.Flags().BoolVarP(&allNamespaces, "all-namespaces", "A", false, "Release the gated pods of every namespace")
 	cmd.Flags().StringVarP(&selector, "selector", "l", "", "Selector (label query) to filter pods on, as kubectl's")
+	cmd.Flags().StringVar(&enforcement, "enforcement", mutate.EnforcementDeny, "The webhook's --enforcement: what a pod isamatch would deny is released with (deny: onto no node; warn: without isamatch's affinity)")
+	cmd.Flags().StringSliceVar(&nsModes, "namespace-enforcement", []string{mutate.EnforcementDeny, mutate.EnforcementWarn}, "The webhook's --namespace-enforcement: the modes a namespace's isa.isamatch.io/enforcement label may choose (none: the label is ignored)")
 	return cmd
 }
 
@@ -260,4 +288,24 @@ func podsToUngate(ctx context.Context, cs kubernetes.Interface, ns string, names
 		out = append(out, *p)
 	}
 	return out, nil
+}
+
+// namespaceLabel returns mutate.Options.NamespaceEnforcement read from the
+// API server, once per namespace; a namespace it cannot read is reported
+// on warn and keeps the cluster's mode.
+func namespaceLabel(cs kubernetes.Interface, warn io.Writer) func(context.Context, string) string {
+	seen := map[string]string{}
+	return func(ctx context.Context, ns string) string {
+		if v, ok := seen[ns]; ok {
+			return v
+		}
+		n, err := cs.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
+		if err != nil {
+			fmt.Fprintf(warn, "warning: namespace %s: %s; its pods get --enforcement\n", ns, clean(err.Error(), 2*maxShown))
+			seen[ns] = ""
+			return ""
+		}
+		seen[ns] = n.Labels[isa.EnforcementLabel]
+		return seen[ns]
+	}
 }

@@ -131,3 +131,32 @@ func TestNamespaceEnforcement(t *testing.T) {
 		})
 	}
 }
+
+// TestParseNamespaceModes: entries one mode or comma-separated, repeats
+// dropped, none alone for no mode, anything else an error naming it.
+func TestParseNamespaceModes(t *testing.T) {
+	tests := []struct {
+		in      []string
+		want    []string
+		wantErr string
+	}{
+		{in: []string{"deny", "warn"}, want: []string{"deny", "warn"}},
+		{in: []string{"warn,deny", "warn"}, want: []string{"warn", "deny"}},
+		{in: []string{"none"}},
+		{in: nil},
+		{in: []string{"deny", "audit"}, wantErr: `"audit" is not a mode`},
+		{in: []string{"none", "warn"}, wantErr: "none with a mode"},
+	}
+	for _, tc := range tests {
+		got, err := ParseNamespaceModes(tc.in)
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("ParseNamespaceModes(%q) error = %v, want %q", tc.in, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil || !cmp.Equal(tc.want, got) {
+			t.Errorf("ParseNamespaceModes(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
+		}
+	}
+}

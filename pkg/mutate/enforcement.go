@@ -2,7 +2,10 @@ package mutate
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/go-logr/logr"
 
@@ -27,4 +30,31 @@ func (p *PodMutator) enforcement(ctx context.Context, ns string) string {
 			"namespace", ns, "label", isa.EnforcementLabel, "value", v, "allowed", p.opts.NamespaceModes, "using", p.opts.Enforcement)
 		return p.opts.Enforcement
 	}
+}
+
+// ParseNamespaceModes reads the modes namespaces may choose
+// (Options.NamespaceModes) from list: each entry one mode or a
+// comma-separated list of them, without repeats; "none" alone means no
+// mode (nil).
+func ParseNamespaceModes(list []string) ([]string, error) {
+	var modes []string
+	none := false
+	for _, e := range list {
+		for _, m := range strings.Split(e, ",") {
+			switch m = strings.TrimSpace(m); m {
+			case "none":
+				none = true
+			case EnforcementDeny, EnforcementWarn:
+				if !slices.Contains(modes, m) {
+					modes = append(modes, m)
+				}
+			default:
+				return nil, fmt.Errorf("%q is not a mode: want deny and/or warn, or none", m)
+			}
+		}
+	}
+	if none && len(modes) > 0 {
+		return nil, errors.New("none with a mode: want deny and/or warn, or none alone")
+	}
+	return modes, nil
 }
