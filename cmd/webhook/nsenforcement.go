@@ -2,55 +2,80 @@ package main
 
 import (
 	"context"
-	"fmt"
+	"sync"
 	"time"
 
+	"golang.org/x/sync/singleflight"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/isamatch/isamatch/pkg/isa"
 )
 
-// nsLookupTimeout bounds each read of a namespace's labels at admission:
-// first from the cache, then, for a namespace the cache has not seen yet,
-// from the API server. Past it the cluster's --enforcement holds.
-const nsLookupTimeout = time.Second
+// Bounds of the namespace label lookups admission makes.
+const (
+	// nsLookupTimeout bounds one read of a namespace; past it the
+	// cluster's enforcement holds for that pod.
+	nsLookupTimeout = time.Second
+	// nsLabelTTL is how long a namespace's label is used before it is
+	// read again: a changed label takes effect within it.
+	nsLabelTTL = 10 * time.Second
+	// nsLabelEntries bounds the namespaces remembered; past it the memory
+	// starts again.
+	nsLabelEntries = 10000
+)
 
-// namespaceMeta is a namespace's metadata only: what the cache keeps of
-// each namespace (no spec or status).
-func namespaceMeta() *metav1.PartialObjectMetadata {
-	m := &metav1.PartialObjectMetadata{}
-	m.SetGroupVersionKind(metav1.SchemeGroupVersion.WithKind("Namespace"))
-	m.APIVersion = "v1"
-	return m
+// nsLabels reads a namespace's isa.EnforcementLabel with a GET of its
+// metadata (RBAC: get on namespaces) and remembers it for nsLabelTTL.
+// Nothing is watched: a webhook whose ClusterRole lacks the permission
+// (an older release's, during a roll) only logs and keeps the cluster's
+// mode, and its start never waits for a namespace cache to sync.
+type nsLabels struct {
+	reader client.Reader
+	now    func() time.Time
+	group  singleflight.Group
+
+	mu   sync.Mutex
+	seen map[string]nsLabel
 }
 
-// namespaceEnforcement returns mutate.Options.NamespaceEnforcement: the
-// value of a namespace's isa.EnforcementLabel, from a metadata-only cache
-// of namespaces that starts with the manager. A namespace the cache has
-// not seen yet (created a moment ago) is read from the API server. When
-// neither answers within nsLookupTimeout it returns "", and the cluster's
-// mode holds.
-func namespaceEnforcement(ctx context.Context, mgr manager.Manager) (func(context.Context, string) string, error) {
-	if _, err := mgr.GetCache().GetInformer(ctx, namespaceMeta()); err != nil {
-		return nil, fmt.Errorf("watch namespaces for %s: %w", isa.EnforcementLabel, err)
+type nsLabel struct {
+	value string
+	at    time.Time
+}
+
+func newNSLabels(reader client.Reader) *nsLabels {
+	return &nsLabels{reader: reader, now: time.Now, seen: map[string]nsLabel{}}
+}
+
+// enforcement returns the value of namespace ns's isa.EnforcementLabel ("" when
+// it has none or cannot be read), for mutate.Options.NamespaceEnforcement.
+func (l *nsLabels) enforcement(ctx context.Context, ns string) string {
+	l.mu.Lock()
+	e, ok := l.seen[ns]
+	l.mu.Unlock()
+	if ok && l.now().Sub(e.at) < nsLabelTTL {
+		return e.value
 	}
-	c, live := mgr.GetCache(), mgr.GetAPIReader()
-	return func(ctx context.Context, ns string) string {
-		ctx, cancel := context.WithTimeout(ctx, nsLookupTimeout)
+	v, _, _ := l.group.Do(ns, func() (any, error) {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), nsLookupTimeout)
 		defer cancel()
-		m := namespaceMeta()
-		err := c.Get(ctx, client.ObjectKey{Name: ns}, m)
-		if err != nil {
-			m = namespaceMeta()
-			err = live.Get(ctx, client.ObjectKey{Name: ns}, m)
-		}
-		if err != nil {
+		m := &metav1.PartialObjectMetadata{}
+		m.SetGroupVersionKind(metav1.SchemeGroupVersion.WithKind("Namespace"))
+		value := ""
+		if err := l.reader.Get(ctx, client.ObjectKey{Name: ns}, m); err != nil {
 			log.FromContext(ctx).Info("namespace labels unread: the cluster's enforcement holds", "namespace", ns, "error", err.Error())
-			return ""
+		} else {
+			value = m.GetLabels()[isa.EnforcementLabel]
 		}
-		return m.GetLabels()[isa.EnforcementLabel]
-	}, nil
+		l.mu.Lock()
+		if len(l.seen) >= nsLabelEntries {
+			l.seen = map[string]nsLabel{}
+		}
+		l.seen[ns] = nsLabel{value: value, at: l.now()}
+		l.mu.Unlock()
+		return value, nil
+	})
+	return v.(string)
 }

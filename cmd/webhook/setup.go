@@ -315,9 +315,7 @@ func newHandler(mgr manager.Manager, inv *inventory.Inventory, emulators mutate.
 	}
 	var nsEnforcement func(context.Context, string) string
 	if len(o.nsModes) > 0 {
-		if nsEnforcement, err = namespaceEnforcement(context.Background(), mgr); err != nil {
-			return nil, nil, err
-		}
+		nsEnforcement = newNSLabels(mgr.GetAPIReader()).enforcement
 	}
 	return mutate.NewPodMutator(res, inv, mutate.Options{
 		Infer:                infer,
