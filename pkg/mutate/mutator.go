@@ -70,8 +70,13 @@ func (p *PodMutator) handle(ctx context.Context, req admission.Request) (admissi
 	}
 	// In deny mode an oversized request annotation or label is refused
 	// before the pod is decoded (warn mode decodes it to annotate it).
-	mode := p.enforcement(ctx, req.Namespace)
-	if mode == EnforcementDeny && !slices.Contains(p.opts.SkipNamespaces, req.Namespace) {
+	// A skipped namespace's label is never read: its pods are left alone.
+	skipped := slices.Contains(p.opts.SkipNamespaces, req.Namespace)
+	mode := p.opts.Enforcement
+	if !skipped {
+		mode = p.enforcement(ctx, req.Namespace)
+	}
+	if mode == EnforcementDeny && !skipped {
 		if msg := precheck(req.Object.Raw); msg != "" {
 			return admission.Denied(msg), outcomeDenied
 		}
