@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"golang.org/x/sync/singleflight"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -62,7 +63,7 @@ func (l *nsLabels) enforcement(ctx context.Context, ns string) string {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), nsLookupTimeout)
 		defer cancel()
 		m := &metav1.PartialObjectMetadata{}
-		m.SetGroupVersionKind(metav1.SchemeGroupVersion.WithKind("Namespace"))
+		m.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Namespace"))
 		value := ""
 		if err := l.reader.Get(ctx, client.ObjectKey{Name: ns}, m); err != nil {
 			log.FromContext(ctx).Info("namespace labels unread: the cluster's enforcement holds", "namespace", ns, "error", err.Error())

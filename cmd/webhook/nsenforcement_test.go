@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -25,6 +26,9 @@ type nsReader struct {
 func (r *nsReader) Get(_ context.Context, key client.ObjectKey, obj client.Object, _ ...client.GetOption) error {
 	r.gets.Add(1)
 	time.Sleep(r.delay)
+	if gvk := obj.GetObjectKind().GroupVersionKind(); gvk != corev1.SchemeGroupVersion.WithKind("Namespace") {
+		return errors.New("no kind " + gvk.String() + " is served")
+	}
 	v, ok := r.labels[key.Name]
 	if !ok {
 		return errors.New(`namespaces "` + key.Name + `" is forbidden`)
