@@ -48,7 +48,9 @@ func renderedConfig(t *testing.T, manifest, kind, name, cmPrefix string) rendere
 			t.Fatal(err)
 		}
 		switch {
-		case head.Kind == "ConfigMap" && strings.HasPrefix(head.Metadata.Name, cmPrefix):
+		case head.Kind == "ConfigMap" && strings.HasPrefix(head.Metadata.Name, cmPrefix) && len(head.Metadata.Name) == len(cmPrefix)+10:
+			// cmPrefix and the hash: not the drop-ins' ConfigMap, whose name
+			// it begins too.
 			var cm corev1.ConfigMap
 			if err := yaml.Unmarshal(doc, &cm); err != nil {
 				t.Fatal(err)

@@ -88,7 +88,7 @@ func kustomizeDir(t *testing.T, dir string, components ...string) string {
 // generatedName matches the names of the ConfigMaps kustomize's
 // configMapGenerator and the chart both suffix with a hash of their data
 // (each its own hash): compared without it.
-var generatedName = regexp.MustCompile(`\b(isamatch-(?:credential-providers|registry-hosts|rebalancer-policy|webhook-config|labeler-config))-[0-9a-z]{10}\b`)
+var generatedName = regexp.MustCompile(`\b(isamatch-(?:credential-providers|registry-hosts|rebalancer-policy|webhook-config-d|webhook-config|labeler-config))-[0-9a-z]{10}\b`)
 
 // clusterScoped are the kinds config/ ships that have no namespace.
 var clusterScoped = map[string]bool{

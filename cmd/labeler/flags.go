@@ -14,6 +14,7 @@ import (
 // logging and --version.
 func (o *options) registerOwn(fs *flag.FlagSet) {
 	fs.StringVar(&o.configFile, "config", "", "the LabelerConfiguration file (config.isamatch.io/v1alpha1, docs/configuration.md); flags given on the command line override its fields")
+	fs.StringVar(&o.configDir, "config-dir", "", "a directory of drop-in LabelerConfiguration files (*.yaml, *.yml, *.json), each read in name order over --config and the ones before it: the fields a drop-in names replace theirs (a list whole), as the kubelet's --config-dir; flags given on the command line override them all")
 	fs.StringVar(&o.nodeName, "node-name", os.Getenv("NODE_NAME"), "name of the Node to label (default $NODE_NAME)")
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig file (default: in-cluster, then $KUBECONFIG, then ~/.kube/config)")
 	fs.BoolVar(&o.once, "once", false, "probe, reconcile the node once and exit")

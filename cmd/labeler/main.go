@@ -44,7 +44,9 @@ const (
 )
 
 type options struct {
-	// configFile is --config; overrides are the flags given over it.
+	// configFile is --config, configDir --config-dir; overrides are the
+	// flags given over them.
+	configDir      string
 	configFile     string
 	overrides      []string
 	nodeName       string
@@ -90,15 +92,16 @@ func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
 	if fs.NArg() > 0 {
 		return options{}, fmt.Errorf("unexpected arguments %q: the labeler takes flags only", fs.Args())
 	}
-	if o.configFile != "" {
-		data, err := componentconfig.ReadFile(o.configFile)
-		if err != nil {
-			return options{}, fmt.Errorf("--config: %w", err)
+	layers, err := componentconfig.ReadLayers(o.configFile, o.configDir)
+	if err != nil {
+		return options{}, err
+	}
+	var source func(path string) string
+	if o.configFile != "" || o.configDir != "" {
+		if c, err = componentconfig.LoadLabelerLayers(layers); err != nil {
+			return options{}, err
 		}
-		if c, err = componentconfig.LoadLabeler(data); err != nil {
-			return options{}, fmt.Errorf("--config %s: %w", o.configFile, err)
-		}
-		// The file's values, with the flags given on the command line over them.
+		// The files' values, with the flags given on the command line over them.
 		var own options
 		o.overrides, err = configflag.Overlay(args, &c, func(f *configflag.Flags, c *v1alpha1.LabelerConfiguration) {
 			own.registerOwn(f.FS)
@@ -107,8 +110,9 @@ func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
 		if err != nil {
 			return options{}, err
 		}
+		source = func(path string) string { return componentconfig.Source(layers, path) }
 	}
-	if err := flags.Errors(componentconfig.ValidateLabeler(&c), o.configFile, o.overrides); err != nil {
+	if err := flags.Errors(componentconfig.ValidateLabeler(&c), source, o.overrides); err != nil {
 		return options{}, err
 	}
 	o.setConfig(&c)
@@ -152,7 +156,7 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	ctrl.SetLogger(log)
 	if len(o.overrides) > 0 {
-		log.Info("Flags override the configuration file", "file", o.configFile, "flags", o.overrides)
+		log.Info("Flags override the configuration files", "file", o.configFile, "dir", o.configDir, "flags", o.overrides)
 	}
 	ctx = logr.NewContext(ctx, log)
 	if o.prune {

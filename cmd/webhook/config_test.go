@@ -126,10 +126,106 @@ func TestDeprecatedFlagsHelp(t *testing.T) {
 	if _, err := parseArgs(fs, nil); err != nil {
 		t.Fatal(err)
 	}
-	own := map[string]bool{"config": true, "kubeconfig": true, "v": true, "log-format": true, "version": true}
+	own := map[string]bool{"config": true, "config-dir": true, "kubeconfig": true, "v": true, "log-format": true, "version": true}
 	fs.VisitAll(func(f *flag.Flag) {
 		if deprecated := strings.Contains(f.Usage, "(deprecated: set "); deprecated == own[f.Name] {
 			t.Errorf("--%s: deprecated %v in its help, want %v: %s", f.Name, deprecated, !own[f.Name], f.Usage)
 		}
 	})
+}
+
+// writeDropIns writes each body under a WebhookConfiguration header into a
+// new directory, as name, and returns the directory.
+func writeDropIns(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, body := range files {
+		data := "apiVersion: config.isamatch.io/v1alpha1\nkind: WebhookConfiguration\n" + body
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// TestConfigDir: drop-ins change the fields they name over the --config
+// file, in name order, without undoing each other (what the kustomize
+// components rely on), flags override them, and an error names the
+// drop-in that set the bad value.
+func TestConfigDir(t *testing.T) {
+	file := writeConfig(t, "admission:\n  enforcement: warn\nregistry:\n  insecureRegistries: [lab:80]\n")
+	components := writeDropIns(t, map[string]string{
+		"10-port.yaml":            "server:\n  port: 10443\n",
+		"20-pull-secrets.yaml":    "registry:\n  pullSecrets: true\n",
+		"30-evict-misplaced.yaml": "misplacement:\n  evict: true\n",
+		"90-site.yaml":            "registry:\n  insecureRegistries: [lab:81, lab:82]\n",
+		"README.md":               "not read",
+	})
+	defaults, err := parse(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name      string
+		args      []string
+		want      func(o *options)
+		overrides []string
+		wantErr   string
+	}{
+		{name: "drop-ins over the file", args: []string{"--config", file, "--config-dir", components}, want: func(o *options) {
+			o.enforcement = "warn"
+			o.port = 10443
+			o.pullSecrets, o.evictMisplaced = true, true
+			o.insecureRegistries = stringList{"lab:81", "lab:82"}
+		}},
+		{name: "drop-ins alone, over the defaults", args: []string{"--config-dir", writeDropIns(t, map[string]string{"a.yaml": "gate:\n  timeout: 30s\n"})},
+			want: func(o *options) { o.gateTimeout = 30 * time.Second }},
+		{name: "later names win", args: []string{"--config-dir", writeDropIns(t, map[string]string{
+			"2.yaml": "gate:\n  timeout: 20s\n", "10.yaml": "gate:\n  timeout: 10s\n"})},
+			want: func(o *options) { o.gateTimeout = 20 * time.Second }},
+		{name: "a flag over a drop-in", args: []string{"--config-dir", components, "--pull-secrets=false"}, overrides: []string{"--pull-secrets"},
+			want: func(o *options) {
+				o.port = 10443
+				o.evictMisplaced = true
+				o.insecureRegistries = stringList{"lab:81", "lab:82"}
+			}},
+		{name: "an invalid value names the drop-in that set it", args: []string{"--config", writeConfig(t, "gate:\n  timeout: 5s\n"),
+			"--config-dir", writeDropIns(t, map[string]string{"50-x.yaml": "gate:\n  timeout: -1s\n"})},
+			wantErr: `50-x.yaml: gate.timeout: Invalid value: "-1s"`},
+		{name: "an unknown field names the drop-in", args: []string{"--config-dir", writeDropIns(t, map[string]string{"50-x.yaml": "gate:\n  timout: 1s\n"})},
+			wantErr: `50-x.yaml: decode WebhookConfiguration: unknown field "gate.timout"`},
+		{name: "a drop-in of another kind", args: []string{"--config-dir", dirWith(t, "x.yaml", "apiVersion: config.isamatch.io/v1alpha1\nkind: LabelerConfiguration\n")},
+			wantErr: `x.yaml: kind "LabelerConfiguration": want WebhookConfiguration`},
+		{name: "missing directory", args: []string{"--config-dir", "/nonexistent/config.d"}, wantErr: "--config-dir: open /nonexistent/config.d"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := parse(t, tc.args...)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("parseArgs(%q) error = %v, want one mentioning %q", tc.args, err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := defaults
+			want.configFile, want.configDir, want.overrides = got.configFile, got.configDir, tc.overrides
+			tc.want(&want)
+			if diff := cmp.Diff(want, got, cmp.AllowUnexported(options{})); diff != "" {
+				t.Errorf("parseArgs(%q) (-want +got):\n%s", tc.args, diff)
+			}
+		})
+	}
+}
+
+// dirWith writes one raw file into a new directory and returns it.
+func dirWith(t *testing.T, name, data string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }

@@ -15,6 +15,7 @@ import (
 // the file itself, the kubeconfig, logging and --version.
 func (o *options) registerOwn(fs *flag.FlagSet) {
 	fs.StringVar(&o.configFile, "config", "", "the WebhookConfiguration file (config.isamatch.io/v1alpha1, docs/configuration.md); flags given on the command line override its fields")
+	fs.StringVar(&o.configDir, "config-dir", "", "a directory of drop-in WebhookConfiguration files (*.yaml, *.yml, *.json), each read in name order over --config and the ones before it: the fields a drop-in names replace theirs (a list whole), as the kubelet's --config-dir; flags given on the command line override them all")
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig file (default: in-cluster, then $KUBECONFIG, then ~/.kube/config)")
 	fs.IntVar(&o.verbosity, "v", 0, "log verbosity (0 or 1)")
 	fs.StringVar(&o.logFormat, "log-format", logging.FormatText, logging.FlagUsage)

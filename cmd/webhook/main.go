@@ -51,7 +51,9 @@ const (
 type stringList []string
 
 type options struct {
-	// configFile is --config; overrides are the flags given over it.
+	// configFile is --config, configDir --config-dir; overrides are the
+	// flags given over them.
+	configDir          string
 	configFile         string
 	overrides          []string
 	kubeconfig         string
@@ -128,15 +130,16 @@ func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
 	if o.version {
 		return o, nil
 	}
-	if o.configFile != "" {
-		data, err := componentconfig.ReadFile(o.configFile)
-		if err != nil {
-			return o, fmt.Errorf("--config: %w", err)
+	layers, err := componentconfig.ReadLayers(o.configFile, o.configDir)
+	if err != nil {
+		return o, err
+	}
+	var source func(path string) string
+	if o.configFile != "" || o.configDir != "" {
+		if c, err = componentconfig.LoadWebhookLayers(layers); err != nil {
+			return o, err
 		}
-		if c, err = componentconfig.LoadWebhook(data); err != nil {
-			return o, fmt.Errorf("--config %s: %w", o.configFile, err)
-		}
-		// The file's values, with the flags given on the command line over them.
+		// The files' values, with the flags given on the command line over them.
 		var own options
 		o.overrides, err = configflag.Overlay(args, &c, func(f *configflag.Flags, c *v1alpha1.WebhookConfiguration) {
 			own.registerOwn(f.FS)
@@ -145,8 +148,9 @@ func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
 		if err != nil {
 			return o, err
 		}
+		source = func(path string) string { return componentconfig.Source(layers, path) }
 	}
-	if err := flags.Errors(componentconfig.ValidateWebhook(&c), o.configFile, o.overrides); err != nil {
+	if err := flags.Errors(componentconfig.ValidateWebhook(&c), source, o.overrides); err != nil {
 		return o, err
 	}
 	o.setConfig(&c)
@@ -182,7 +186,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	ctrl.SetLogger(logger)
 	log := ctrl.Log.WithName("webhook")
 	if len(o.overrides) > 0 {
-		log.Info("Flags override the configuration file", "file", o.configFile, "flags", o.overrides)
+		log.Info("Flags override the configuration files", "file", o.configFile, "dir", o.configDir, "flags", o.overrides)
 	}
 	if err := serve(ctrl.SetupSignalHandler(), o); err != nil {
 		log.Error(err, "Webhook failed")

@@ -15,9 +15,13 @@ import (
 // yamlBlock matches a fenced YAML block of a Markdown file.
 var yamlBlock = regexp.MustCompile("(?s)```yaml\n(.*?)```")
 
+// dropInBlock matches a block that shows a drop-in: its first line names
+// the file, # 90-site.yaml.
+var dropInBlock = regexp.MustCompile(`^# [0-9a-z-]+\.yaml\n`)
+
 // TestDocumentedFiles: the full files docs/configuration.md shows load
-// strictly, validate, and are the defaults, so the page cannot drift from
-// the types.
+// strictly, validate, and are the defaults, and the drop-ins it shows load
+// and validate, so the page cannot drift from the types.
 func TestDocumentedFiles(t *testing.T) {
 	page, err := os.ReadFile(filepath.Join("..", "..", "docs", "configuration.md"))
 	if err != nil {
@@ -27,6 +31,14 @@ func TestDocumentedFiles(t *testing.T) {
 	for _, m := range yamlBlock.FindAllSubmatch(page, -1) {
 		block := m[1]
 		switch {
+		case dropInBlock.Match(block) && strings.Contains(string(block), "kind: WebhookConfiguration"):
+			c, err := LoadWebhookLayers([]Layer{{Path: "docs/configuration.md", Data: block}})
+			if err != nil {
+				t.Fatalf("docs/configuration.md's drop-in: %v", err)
+			}
+			if errs := ValidateWebhook(&c); len(errs) > 0 {
+				t.Errorf("docs/configuration.md's drop-in: %v", errs.ToAggregate())
+			}
 		case strings.Contains(string(block), "kind: WebhookConfiguration"):
 			webhooks++
 			c, err := LoadWebhook(block)

@@ -13,9 +13,10 @@ var index = regexp.MustCompile(`\[[0-9]+\]`)
 
 // Errors words validation errors for the user: an error about a field
 // that a flag given on the command line (or, without a file, any flag)
-// set names the flag, --gate-timeout 0s: ...; one about a field the file
-// set names the file and the field path. nil when errs is empty.
-func (f *Flags) Errors(errs field.ErrorList, file string, given []string) error {
+// set names the flag, --gate-timeout 0s: ...; one about a field a file
+// set names the file and the field path. source names the file that set
+// the field at a path, "" for none (nil: no files were read).
+func (f *Flags) Errors(errs field.ErrorList, source func(path string) string, given []string) error {
 	if len(errs) == 0 {
 		return nil
 	}
@@ -30,8 +31,12 @@ func (f *Flags) Errors(errs field.ErrorList, file string, given []string) error 
 	out := make([]error, 0, len(errs))
 	for _, e := range errs {
 		name, ok := byPath[index.ReplaceAllString(e.Field, "")]
+		file := ""
+		if source != nil {
+			file = source(e.Field)
+		}
 		switch {
-		case ok && (file == "" || onCommandLine[name]):
+		case ok && (source == nil || onCommandLine[name]):
 			out = append(out, errors.New(f.flagError(name, e)))
 		case file != "":
 			out = append(out, fmt.Errorf("%s: %w", file, e))

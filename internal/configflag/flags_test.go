@@ -89,7 +89,11 @@ func TestErrors(t *testing.T) {
 			fs := flag.NewFlagSet("x", flag.ContinueOnError)
 			f := New(fs)
 			bind(f, &cfg{})
-			err := f.Errors(errs, tc.file, tc.given)
+			var source func(string) string
+			if tc.file != "" {
+				source = func(string) string { return tc.file }
+			}
+			err := f.Errors(errs, source, tc.given)
 			if err == nil {
 				t.Fatal("Errors() = nil")
 			}
@@ -98,7 +102,7 @@ func TestErrors(t *testing.T) {
 			}
 		})
 	}
-	if err := New(flag.NewFlagSet("x", flag.ContinueOnError)).Errors(nil, "", nil); err != nil {
+	if err := New(flag.NewFlagSet("x", flag.ContinueOnError)).Errors(nil, nil, nil); err != nil {
 		t.Errorf("Errors(nil) = %v, want nil", err)
 	}
 }
