@@ -2,7 +2,6 @@ package webhook
 
 import (
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -10,11 +9,6 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/isamatch/isamatch/internal/testbed"
 	"github.com/isamatch/isamatch/pkg/isa"
@@ -61,81 +55,14 @@ providers:
 		Expect(os.WriteFile(caFile, append(append([]byte{}, reg.CAPEM...), origin.CAPEM...), 0o600)).To(Succeed())
 
 		By("starting the webhook with --image-credential-provider-config and -bin-dir")
-		wio := cp.Env.WebhookInstallOptions
-		var port int
-		var proc *testbed.Process
-		err = testbed.StartOnFreePorts(3, func(ports []int) error {
-			port = ports[0]
-			p, err := testbed.StartProcess("webhook-credential-providers", webhookBin, []string{
-				"--kubeconfig=" + cp.KubeconfigPath,
-				"--cert-dir=" + wio.LocalServingCertDir,
-				"--port=" + strconv.Itoa(port),
-				"--cert-rotation=false",
-				"--registry-ca=" + caFile,
-				"--allow-registry=" + reg.Host,
-				"--allow-registry=" + origin.Host,
-				"--resolve=sync",
-				"--gate-controller=false",
-				"--pod-events=false",
-				"--metrics-secure=false",
-				"-v=1",
-				"--image-credential-provider-config=" + config,
-				"--image-credential-provider-bin-dir=" + binDir,
-				"--image-credential-provider-timeout=20s",
-				"--metrics-bind-address=127.0.0.1:" + strconv.Itoa(ports[1]),
-				"--health-probe-bind-address=127.0.0.1:" + strconv.Itoa(ports[2]),
-			}, nil, filepath.Join(work, "webhook-credential-providers.log"))
-			if err != nil {
-				return err
-			}
-			proc = p
-			metricsURL = "http://127.0.0.1:" + strconv.Itoa(ports[1]) + "/metrics"
-			err = p.WaitHTTP(ctx, "http://127.0.0.1:"+strconv.Itoa(ports[2])+"/readyz", nil, 60*time.Second,
-				func(status int) bool { return status == http.StatusOK })
-			if testbed.PortTaken(err) {
-				_ = p.Stop(10 * time.Second)
-			}
-			return err
-		})
-		if proc != nil {
-			DeferCleanup(func() {
-				if CurrentSpecReport().Failed() {
-					AddReportEntry("credential-providers webhook log", proc.LogTail(60))
-				}
-				Expect(proc.Stop(10 * time.Second)).To(Succeed())
-			})
-		}
-		Expect(err).NotTo(HaveOccurred(), "the credential-providers webhook never became ready")
-
-		By("a namespace without pull secrets, admitted by that webhook only")
-		namespaceWith(ctx, ns, "")
-		var nsObj corev1.Namespace
-		Expect(cp.Client.Get(ctx, client.ObjectKey{Name: ns}, &nsObj)).To(Succeed())
-		if nsObj.Labels == nil {
-			nsObj.Labels = map[string]string{}
-		}
-		nsObj.Labels[isa.IgnoreLabel] = "true"
-		Expect(cp.Client.Update(ctx, &nsObj)).To(Succeed())
-		mwc := &admissionregistrationv1.MutatingWebhookConfiguration{
-			ObjectMeta: metav1.ObjectMeta{Name: ns},
-			Webhooks: []admissionregistrationv1.MutatingWebhook{{
-				Name:                    "pods.isa.isamatch.io",
-				AdmissionReviewVersions: []string{"v1"},
-				ClientConfig: admissionregistrationv1.WebhookClientConfig{
-					URL:      ptr.To("https://127.0.0.1:" + strconv.Itoa(port) + "/mutate-v1-pod"),
-					CABundle: wio.LocalServingCAData,
-				},
-				FailurePolicy: ptr.To(admissionregistrationv1.Fail),
-				SideEffects:   ptr.To(admissionregistrationv1.SideEffectClassNone),
-				Rules: []admissionregistrationv1.RuleWithOperations{{
-					Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
-					Rule:       admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods"}},
-				}},
-				NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: ns}},
-			}},
-		}
-		Expect(cp.Client.Create(ctx, mwc)).To(Succeed())
-		DeferCleanup(func(ctx SpecContext) { Expect(cp.Client.Delete(ctx, mwc)).To(Succeed()) })
+		metricsURL = startOwnWebhook(ctx, ns,
+			"--registry-ca="+caFile,
+			"--allow-registry="+reg.Host,
+			"--allow-registry="+origin.Host,
+			"--image-credential-provider-config="+config,
+			"--image-credential-provider-bin-dir="+binDir,
+			"--image-credential-provider-timeout=20s",
+		).metricsURL
 	})
 
 	It("resolve an image only the plugin's credentials can read, with no pull secret", func(ctx SpecContext) {

@@ -1,0 +1,108 @@
+package webhook
+
+import (
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/isamatch/isamatch/internal/testbed"
+	"github.com/isamatch/isamatch/pkg/isa"
+)
+
+// ownWebhook is a webhook process of a spec's own, the only one admitting
+// the pods of its namespace (which the suite's main webhook ignores).
+type ownWebhook struct {
+	metricsURL string
+	proc       *testbed.Process
+}
+
+// startOwnWebhook starts the webhook binary with args over a base for a
+// test (its serving certificate from envtest, resolution in the request,
+// no gate controller, no Events, plain-HTTP metrics), waits until it is
+// ready, and makes namespace ns (with no pull secret) its own through a
+// MutatingWebhookConfiguration of ns's name. Everything is undone when
+// the container's specs end.
+func startOwnWebhook(ctx SpecContext, ns string, args ...string) *ownWebhook {
+	GinkgoHelper()
+	work := GinkgoT().TempDir()
+	wio := cp.Env.WebhookInstallOptions
+	w := &ownWebhook{}
+	var port int
+	err := testbed.StartOnFreePorts(3, func(ports []int) error {
+		port = ports[0]
+		base := []string{
+			"--kubeconfig=" + cp.KubeconfigPath,
+			"--cert-dir=" + wio.LocalServingCertDir,
+			"--port=" + strconv.Itoa(port),
+			"--cert-rotation=false",
+			"--resolve=sync",
+			"--gate-controller=false",
+			"--pod-events=false",
+			"--metrics-secure=false",
+			"-v=1",
+			"--metrics-bind-address=127.0.0.1:" + strconv.Itoa(ports[1]),
+			"--health-probe-bind-address=127.0.0.1:" + strconv.Itoa(ports[2]),
+		}
+		p, err := testbed.StartProcess("webhook-"+ns, webhookBin, append(base, args...), nil, filepath.Join(work, "webhook-"+ns+".log"))
+		if err != nil {
+			return err
+		}
+		w.proc = p
+		w.metricsURL = "http://127.0.0.1:" + strconv.Itoa(ports[1]) + "/metrics"
+		err = p.WaitHTTP(ctx, "http://127.0.0.1:"+strconv.Itoa(ports[2])+"/readyz", nil, 60*time.Second,
+			func(status int) bool { return status == http.StatusOK })
+		if testbed.PortTaken(err) {
+			_ = p.Stop(10 * time.Second)
+		}
+		return err
+	})
+	if w.proc != nil {
+		DeferCleanup(func() {
+			if CurrentSpecReport().Failed() {
+				AddReportEntry(ns+" webhook log", w.proc.LogTail(60))
+			}
+			Expect(w.proc.Stop(10 * time.Second)).To(Succeed())
+		})
+	}
+	Expect(err).NotTo(HaveOccurred(), "the %s webhook never became ready", ns)
+
+	By("a namespace without pull secrets, admitted by the " + ns + " webhook only")
+	namespaceWith(ctx, ns, "")
+	var nsObj corev1.Namespace
+	Expect(cp.Client.Get(ctx, client.ObjectKey{Name: ns}, &nsObj)).To(Succeed())
+	if nsObj.Labels == nil {
+		nsObj.Labels = map[string]string{}
+	}
+	nsObj.Labels[isa.IgnoreLabel] = "true"
+	Expect(cp.Client.Update(ctx, &nsObj)).To(Succeed())
+	mwc := &admissionregistrationv1.MutatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: ns},
+		Webhooks: []admissionregistrationv1.MutatingWebhook{{
+			Name:                    "pods.isa.isamatch.io",
+			AdmissionReviewVersions: []string{"v1"},
+			ClientConfig: admissionregistrationv1.WebhookClientConfig{
+				URL:      ptr.To("https://127.0.0.1:" + strconv.Itoa(port) + "/mutate-v1-pod"),
+				CABundle: wio.LocalServingCAData,
+			},
+			FailurePolicy: ptr.To(admissionregistrationv1.Fail),
+			SideEffects:   ptr.To(admissionregistrationv1.SideEffectClassNone),
+			Rules: []admissionregistrationv1.RuleWithOperations{{
+				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+				Rule:       admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods"}},
+			}},
+			NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: ns}},
+		}},
+	}
+	Expect(cp.Client.Create(ctx, mwc)).To(Succeed())
+	DeferCleanup(func(ctx SpecContext) { Expect(cp.Client.Delete(ctx, mwc)).To(Succeed()) })
+	return w
+}
