@@ -109,37 +109,93 @@ func dirOf(host string) string {
 	return host
 }
 
-// TestHostsDirCapabilities: a tag is read from hosts that resolve, a
-// digest from hosts that pull; a host with neither is never asked.
+// TestHostsDirCapabilities: a tag is resolved by hosts that resolve, and
+// its content, as a digest's, read from hosts that pull; a host with
+// neither is never asked.
 func TestHostsDirCapabilities(t *testing.T) {
-	origin, pullOnly, resolveOnly := newTestRegistry(t), newTestRegistry(t), newTestRegistry(t)
+	origin, pullOnly, resolveOnly, neither := newTestRegistry(t), newTestRegistry(t), newTestRegistry(t), newTestRegistry(t)
 	img := image(t, "linux", "arm64", "", nil)
 	digestRef := origin.pushImage(t, "app/x:1", img)
-	pullOnly.pushImage(t, "app/x:1", img)
-	resolveOnly.pushImage(t, "app/x:1", img)
-	r := hostsResolver(t, map[string]string{
-		dirOf(origin.host) + "/hosts.toml": fmt.Sprintf("server = %q\n[host.%q]\ncapabilities = [\"pull\"]\n[host.%q]\ncapabilities = [\"resolve\"]\n",
-			"http://"+origin.host, "http://"+pullOnly.host, "http://"+resolveOnly.host),
-	}, Options{})
+	for _, tr := range []*testRegistry{pullOnly, resolveOnly, neither} {
+		tr.pushImage(t, "app/x:1", img)
+	}
+	hosts := map[string]string{
+		dirOf(origin.host) + "/hosts.toml": fmt.Sprintf("server = %q\n[host.%q]\ncapabilities = []\n[host.%q]\ncapabilities = [\"pull\"]\n[host.%q]\ncapabilities = [\"resolve\"]\n",
+			"http://"+origin.host, "http://"+neither.host, "http://"+pullOnly.host, "http://"+resolveOnly.host),
+	}
+	all := []*testRegistry{origin, pullOnly, resolveOnly, neither}
 	for _, tc := range []struct {
-		name, ref string
-		from      *testRegistry
+		name        string
+		ref         string
+		heads, gets *testRegistry
 	}{
-		{name: "tag: the resolve host", ref: origin.ref("app/x:1"), from: resolveOnly},
-		{name: "digest: the pull host", ref: digestRef, from: pullOnly},
+		{name: "tag: resolved by the resolve host, pulled from the pull host", ref: origin.ref("app/x:1"), heads: resolveOnly, gets: pullOnly},
+		{name: "digest: the pull host", ref: digestRef, heads: pullOnly, gets: pullOnly},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			for _, tr := range []*testRegistry{origin, pullOnly, resolveOnly} {
+			for _, tr := range all {
 				tr.reset()
 			}
+			// A resolver of its own: nothing cached.
+			r := hostsResolver(t, hosts, Options{})
 			if _, err := r.Resolve(t.Context(), tc.ref, teamA); err != nil {
 				t.Fatalf("Resolve: %v", err)
 			}
-			for _, tr := range []*testRegistry{origin, pullOnly, resolveOnly} {
-				n := tr.count(http.MethodHead, "/manifests/") + tr.count(http.MethodGet, "/manifests/")
-				if want := map[bool]int{true: 1}[tr == tc.from]; (n > 0) != (want > 0) {
-					t.Errorf("%s served %d manifest requests, want them only from %s", tr.host, n, tc.from.host)
+			for _, tr := range all {
+				if heads := tr.count(http.MethodHead, "/manifests/"); (heads > 0) != (tr == tc.heads) && tr != tc.gets {
+					t.Errorf("%s served %d manifest HEADs, want them from %s", tr.host, heads, tc.heads.host)
 				}
+				if gets := tr.count(http.MethodGet, "/manifests/"); (gets > 0) != (tr == tc.gets) {
+					t.Errorf("%s served %d manifest GETs, want them only from %s", tr.host, gets, tc.gets.host)
+				}
+			}
+		})
+	}
+}
+
+// TestHostsDirPullOnlyMirror: with a pull-only mirror before the server,
+// as containerd reads it, a tag is resolved by the server with a HEAD and
+// every manifest of it (an index and its images) is read from the mirror;
+// the server serves the GETs only when the mirror is down.
+func TestHostsDirPullOnlyMirror(t *testing.T) {
+	origin, mirror := newTestRegistry(t), newTestRegistry(t)
+	idx := index(t, entry{img: image(t, "linux", "amd64", "", nil)}, entry{img: image(t, "linux", "riscv64", "", nil)})
+	origin.pushIndex(t, "app/x:1", idx)
+	mirror.pushIndex(t, "app/x:1", idx)
+	var mirrorDown bool
+	down(mirror, &mirrorDown)
+	hosts := map[string]string{
+		dirOf(origin.host) + "/hosts.toml": fmt.Sprintf("server = %q\n[host.%q]\n  capabilities = [\"pull\"]\n", "http://"+origin.host, "http://"+mirror.host),
+	}
+	for _, tc := range []struct {
+		name                   string
+		down                   bool
+		originGets, mirrorGets bool
+	}{
+		{name: "mirror up: content from the mirror", mirrorGets: true},
+		{name: "mirror down: content from the server", down: true, originGets: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mirrorDown = tc.down
+			origin.reset()
+			mirror.reset()
+			// A resolver of its own: nothing cached.
+			r := hostsResolver(t, hosts, Options{})
+			got, err := r.Resolve(t.Context(), origin.ref("app/x:1"), teamA)
+			if err != nil || len(got) != 2 {
+				t.Fatalf("Resolve = %v, %v; want the index's two platforms", got, err)
+			}
+			if n := origin.count(http.MethodHead, "/manifests/1"); n != 1 {
+				t.Errorf("the server answered %d HEADs of the tag, want 1 (it resolves)", n)
+			}
+			if n := origin.count(http.MethodGet, "/manifests/"); (n > 0) != tc.originGets {
+				t.Errorf("the server served %d manifest GETs, want any: %v", n, tc.originGets)
+			}
+			if n := mirror.count(http.MethodGet, "/manifests/sha256:"); (n > 0) != tc.mirrorGets {
+				t.Errorf("the mirror served %d manifest GETs by digest, want any: %v", n, tc.mirrorGets)
+			}
+			if n := mirror.count(http.MethodHead, "/manifests/1") + mirror.count(http.MethodGet, "/manifests/1"); n != 0 {
+				t.Errorf("the pull-only mirror was asked the tag %d times", n)
 			}
 		})
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/isamatch/isamatch/pkg/sanitize"
 )
@@ -64,7 +65,13 @@ func ParseMirrors(specs []string) (map[string]string, error) {
 // own, else _default's) that can serve ref (resolve for a tag, pull for a
 // digest), ending with the server; or the registry alone.
 func (r *Resolver) endpointsOf(ref name.Reference) []endpoint {
-	registry := ref.Context().RegistryStr()
+	_, byDigest := ref.(name.Digest)
+	return r.endpointsFor(ref.Context().RegistryStr(), byDigest)
+}
+
+// endpointsFor is endpointsOf for a registry's tags (byDigest false) or
+// digests.
+func (r *Resolver) endpointsFor(registry string, byDigest bool) []endpoint {
 	if m, ok := r.cfg.mirrors[registry]; ok {
 		return []endpoint{{host: m, scheme: "https", path: "/v2", resolve: true, pull: true}, originOf(registry)}
 	}
@@ -72,17 +79,43 @@ func (r *Resolver) endpointsOf(ref name.Reference) []endpoint {
 	if eps == nil {
 		return []endpoint{originOf(registry)}
 	}
-	_, byDigest := ref.(name.Digest)
 	var out []endpoint
 	for _, e := range eps {
 		// Docker Hub may be named twice (server "https://docker.io", host
 		// "https://registry-1.docker.io"): it is asked once.
-		dup := slices.ContainsFunc(out, func(o endpoint) bool {
-			return o.host == e.host && o.scheme == e.scheme && o.path == e.path && o.origin == e.origin
-		})
+		dup := slices.ContainsFunc(out, func(o endpoint) bool { return o.same(e) })
 		if !dup && ((byDigest && e.pull) || (!byDigest && e.resolve)) {
 			out = append(out, e)
 		}
+	}
+	return out
+}
+
+// same reports whether e and o are one endpoint.
+func (e endpoint) same(o endpoint) bool {
+	return o.host == e.host && o.scheme == e.scheme && o.path == e.path && o.origin == e.origin
+}
+
+// contentHosts returns the hosts the content of a tag that e resolved is
+// pulled from, in order, as containerd pulls it: the pull-only hosts
+// before e (never asked to resolve), then e and the hosts after it that
+// pull; a host before e that resolves too has failed already. nil when e
+// is that list's first: the tag is read wholly from e.
+func (r *Resolver) contentHosts(registry string, e endpoint) []endpoint {
+	all := r.cfg.hosts.endpoints(registry)
+	at := slices.IndexFunc(all, e.same)
+	if _, mirrored := r.cfg.mirrors[registry]; mirrored || at < 0 {
+		return nil
+	}
+	var out []endpoint
+	for i, h := range all {
+		if !h.pull || (i < at && h.resolve) || slices.ContainsFunc(out, h.same) {
+			continue
+		}
+		out = append(out, h)
+	}
+	if len(out) == 0 || out[0].same(e) {
+		return nil
 	}
 	return out
 }
@@ -122,7 +155,11 @@ func (r *Resolver) refAt(ref name.Reference, e endpoint) (name.Reference, error)
 // limited...), within the one fetch timeout. The error of a resolution
 // that tried several is the last one's kind, naming every failure.
 func (r *Resolver) fetchMirrored(ctx context.Context, ref name.Reference, kc authn.Keychain) ([]Platform, error) {
-	eps := r.endpointsOf(ref)
+	return r.fetchFromHosts(ctx, ref, r.endpointsOf(ref), kc)
+}
+
+// fetchFromHosts is fetchMirrored from the endpoints eps.
+func (r *Resolver) fetchFromHosts(ctx context.Context, ref name.Reference, eps []endpoint, kc authn.Keychain) ([]Platform, error) {
 	if len(eps) == 0 {
 		need := "resolve"
 		if _, ok := ref.(name.Digest); ok {
@@ -140,7 +177,11 @@ func (r *Resolver) fetchMirrored(ctx context.Context, ref name.Reference, kc aut
 		var target name.Reference
 		if target, err = r.refAt(ref, e); err == nil {
 			var platforms []Platform
-			platforms, err = r.fetchFrom(withEndpoint(ctx, e), target, ref.Context(), kc)
+			if pulls := r.contentHosts(ref.Context().RegistryStr(), e); pulls != nil && isTag(ref) {
+				platforms, err = r.resolveThenPull(ctx, e, target, ref, pulls, kc)
+			} else {
+				platforms, err = r.fetchFrom(withEndpoint(ctx, e), target, ref.Context(), kc)
+			}
 			if err == nil || ctx.Err() != nil {
 				return platforms, err
 			}
@@ -173,4 +214,34 @@ func (e endpoint) lastRole() string {
 		return "the origin"
 	}
 	return "server " + e.host
+}
+
+// resolveThenPull reads tag ref as containerd does when its content is
+// pulled from other hosts than the one resolving it: the tag's digest from
+// e (a HEAD, which Docker Hub does not count against its pull limit), then
+// the manifests by digest from pulls, in order. A host that
+// does not answer HEAD usefully is read wholly, as before.
+func (r *Resolver) resolveThenPull(ctx context.Context, e endpoint, target, ref name.Reference, pulls []endpoint, kc authn.Keychain) ([]Platform, error) {
+	p, err := remote.NewPuller(r.remoteOptions(withEndpoint(ctx, e), markingKeychain{kc})...)
+	if err != nil {
+		return nil, err
+	}
+	desc, err := p.Head(withEndpoint(ctx, e), target)
+	if err != nil {
+		if headIsAnswer(err) {
+			return nil, err
+		}
+		return r.fetchFrom(withEndpoint(ctx, e), target, ref.Context(), kc)
+	}
+	if c, ok := r.digests.get(digestKey(ref.Context(), desc.Digest)); ok {
+		r.cfg.metrics.digestHit()
+		return c.platforms, nil
+	}
+	return r.fetchFromHosts(ctx, ref.Context().Digest(desc.Digest.String()), pulls, kc)
+}
+
+// isTag reports whether ref names a tag (not a digest).
+func isTag(ref name.Reference) bool {
+	_, ok := ref.(name.Tag)
+	return ok
 }
