@@ -17,8 +17,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/types"
-
-	"github.com/isamatch/isamatch/internal/testbed"
+	"github.com/isamatch/isamatch/internal/gobuild"
 )
 
 // App is one binary and the image it goes into.
@@ -113,8 +112,8 @@ func buildIndex(ctx context.Context, cfg buildConfig, app App) (v1.ImageIndex, e
 	}
 	for _, p := range cfg.Platforms {
 		start := time.Now()
-		bins, err := testbed.BuildBinaries(ctx, filepath.Join(cfg.ModuleDir, app.Module), filepath.Join(cfg.WorkDir, app.Name+"-"+p.OS+"-"+p.Arch),
-			testbed.BuildOptions{AsImage: true, GOOS: p.OS, GOARCH: p.Arch, Version: cfg.Version, Revision: cfg.Revision}, app.Package)
+		bins, err := gobuild.Binaries(ctx, filepath.Join(cfg.ModuleDir, app.Module), filepath.Join(cfg.WorkDir, app.Name+"-"+p.OS+"-"+p.Arch),
+			gobuild.Options{AsImage: true, GOOS: p.OS, GOARCH: p.Arch, Version: cfg.Version, Revision: cfg.Revision}, app.Package)
 		if err != nil {
 			return nil, err
 		}

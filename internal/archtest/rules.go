@@ -77,6 +77,4 @@ var Allowances = []Allowance{
 		TODO: "TODO(lead): remove with the pkg/mutate split, as above"},
 	{From: "cmd/kubectl-isa", Dep: "sigs.k8s.io/controller-runtime",
 		TODO: "TODO(lead): remove once internal/kubectlisa imports the contract and the engine instead of pkg/mutate and pkg/inventory"},
-	{From: "hack/images", Dep: "internal/testbed/...",
-		TODO: "TODO(lead): remove once the binary builder moves out of the test harness (the cluster-builder work)"},
 }

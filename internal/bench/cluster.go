@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/isamatch/isamatch/internal/democluster"
+	"github.com/isamatch/isamatch/internal/gobuild"
 	"github.com/isamatch/isamatch/internal/testbed"
 	"github.com/isamatch/isamatch/pkg/isa"
 )
@@ -113,7 +114,7 @@ func StartEnv(ctx context.Context, o Options, nodes map[string]map[string]string
 	}()
 
 	done := step(e.progress, "build cmd/webhook, cmd/labeler and the no-op webhook as the images are built")
-	bins, err := testbed.BuildBinaries(ctx, e.RepoRoot, filepath.Join(e.Dir, "bin"), testbed.BuildOptions{AsImage: true},
+	bins, err := gobuild.Binaries(ctx, e.RepoRoot, filepath.Join(e.Dir, "bin"), gobuild.Options{AsImage: true},
 		"./cmd/webhook", "./cmd/labeler", "./internal/bench/noopwebhook")
 	if err != nil {
 		return e, err

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	"github.com/isamatch/isamatch/internal/gobuild"
 	"github.com/isamatch/isamatch/internal/testbed"
 	"github.com/isamatch/isamatch/pkg/isa"
 )
@@ -74,7 +75,7 @@ func TestNoopWebhookProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	bins, err := testbed.BuildBinaries(t.Context(), root, dir, testbed.BuildOptions{}, "./internal/bench/noopwebhook")
+	bins, err := gobuild.Binaries(t.Context(), root, dir, gobuild.Options{}, "./internal/bench/noopwebhook")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/isamatch/isamatch/internal/experiment"
+	"github.com/isamatch/isamatch/internal/gobuild"
 	"github.com/isamatch/isamatch/internal/testbed"
 	"github.com/isamatch/isamatch/pkg/isa"
 )
@@ -122,7 +123,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		binDir = filepath.Join(c.RepoRoot, "bin")
 	}
 	step := c.step("build cmd/labeler and cmd/webhook into " + binDir)
-	bins, err := testbed.BuildBinaries(ctx, c.RepoRoot, binDir, testbed.BuildOptions{}, "./cmd/labeler", "./cmd/webhook")
+	bins, err := gobuild.Binaries(ctx, c.RepoRoot, binDir, gobuild.Options{}, "./cmd/labeler", "./cmd/webhook")
 	if err != nil {
 		return c, err
 	}

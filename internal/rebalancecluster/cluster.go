@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/isamatch/isamatch/internal/democluster"
+	"github.com/isamatch/isamatch/internal/gobuild"
 	"github.com/isamatch/isamatch/internal/testbed"
 	"github.com/isamatch/isamatch/pkg/isa"
 )
@@ -115,11 +116,11 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 	}()
 
 	step := c.step("build cmd/webhook and the rebalancer (rebalance/, a module of its own)")
-	webhookBins, err := testbed.BuildBinaries(ctx, c.RepoRoot, c.Dir, testbed.BuildOptions{}, "./cmd/webhook")
+	webhookBins, err := gobuild.Binaries(ctx, c.RepoRoot, c.Dir, gobuild.Options{}, "./cmd/webhook")
 	if err != nil {
 		return c, err
 	}
-	rebalancerBins, err := testbed.BuildBinaries(ctx, filepath.Join(c.RepoRoot, "rebalance"), c.Dir, testbed.BuildOptions{}, "./cmd/rebalancer")
+	rebalancerBins, err := gobuild.Binaries(ctx, filepath.Join(c.RepoRoot, "rebalance"), c.Dir, gobuild.Options{}, "./cmd/rebalancer")
 	if err != nil {
 		return c, err
 	}

@@ -6,9 +6,10 @@
 // with TLS and basic auth (StartRegistry) that multi-platform images are
 // pushed to (PushIndex, PushImage), registries that are slow
 // (StartSlowProxy) or drip one byte a second (StartDripRegistry), child processes on free ports
-// (StartProcess, StartOnFreePorts), the one build of the project's binaries
-// (BuildBinaries) and the one loader of the shipped MutatingWebhookConfiguration
-// (ShippedWebhookConfiguration, EnvtestWebhookConfiguration).
+// (StartProcess, StartOnFreePorts) and the one loader of the shipped
+// MutatingWebhookConfiguration
+// (ShippedWebhookConfiguration, EnvtestWebhookConfiguration). The binaries
+// are built by internal/gobuild.
 //
 // The control-plane binaries come from KUBEBUILDER_ASSETS, which `make test`
 // exports after building them with hack/controlplane.sh.

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/isamatch/isamatch/internal/democluster"
+	"github.com/isamatch/isamatch/internal/gobuild"
 	"github.com/isamatch/isamatch/internal/kubectlisa"
 	"github.com/isamatch/isamatch/internal/testbed"
 	"github.com/isamatch/isamatch/pkg/isa"
@@ -29,7 +30,7 @@ func kubectlISASpecs(cluster func() *democluster.Cluster) {
 		GinkgoHelper()
 		c := cluster()
 		if bin == "" {
-			bins, err := testbed.BuildBinaries(ctx, c.RepoRoot, filepath.Join(c.Dir, "kubectl-isa"), testbed.BuildOptions{}, "./cmd/kubectl-isa")
+			bins, err := gobuild.Binaries(ctx, c.RepoRoot, filepath.Join(c.Dir, "kubectl-isa"), gobuild.Options{}, "./cmd/kubectl-isa")
 			Expect(err).NotTo(HaveOccurred())
 			bin = bins[0]
 		}

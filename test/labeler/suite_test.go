@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"github.com/isamatch/isamatch/internal/gobuild"
 	"github.com/isamatch/isamatch/internal/testbed"
 	"github.com/isamatch/isamatch/pkg/isa"
 )
@@ -58,7 +59,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	DeferCleanup(cleanup)
 	stagedFixtures = staged[testdata]
 
-	bins, err := testbed.BuildBinaries(ctx, repoRoot, workDir, testbed.BuildOptions{}, "./cmd/labeler")
+	bins, err := gobuild.Binaries(ctx, repoRoot, workDir, gobuild.Options{}, "./cmd/labeler")
 	Expect(err).NotTo(HaveOccurred())
 	labelerBin = bins[0]
 

@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/isamatch/isamatch/internal/gobuild"
 	"github.com/isamatch/isamatch/internal/rebalancecluster"
 	"github.com/isamatch/isamatch/internal/testbed"
 	"github.com/isamatch/isamatch/pkg/isa"
@@ -89,7 +90,7 @@ var _ = Describe("Measured load on the real node", Ordered, func() {
 		DeferCleanup(renewLease(cl.Client, simulatedNode))
 
 		By("the rebalancer with the shipped WeightedLoad profile (usage: metrics), a cycle every 2s")
-		bins, err := testbed.BuildBinaries(ctx, filepath.Join(repoRoot, "rebalance"), dir, testbed.BuildOptions{}, "./cmd/rebalancer")
+		bins, err := gobuild.Binaries(ctx, filepath.Join(repoRoot, "rebalance"), dir, gobuild.Options{}, "./cmd/rebalancer")
 		Expect(err).NotTo(HaveOccurred())
 		policy, err := rebalancecluster.ShippedProfilePolicy(repoRoot, "WeightedLoad", "", nil)
 		Expect(err).NotTo(HaveOccurred())

@@ -10,6 +10,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/isamatch/isamatch/internal/gobuild"
 	"github.com/isamatch/isamatch/internal/testbed"
 	"github.com/isamatch/isamatch/pkg/isa"
 )
@@ -26,7 +27,7 @@ var _ = Describe("Registry credentials from image credential provider plugins", 
 	BeforeAll(func(ctx SpecContext) {
 		work := GinkgoT().TempDir()
 		By("building the test plugin into a bin dir, as two providers")
-		bins, err := testbed.BuildBinaries(ctx, repoRoot, work, testbed.BuildOptions{}, "./internal/testbed/testcredprovider")
+		bins, err := gobuild.Binaries(ctx, repoRoot, work, gobuild.Options{}, "./internal/testbed/testcredprovider")
 		Expect(err).NotTo(HaveOccurred())
 		binDir := filepath.Join(work, "plugins")
 		Expect(os.Mkdir(binDir, 0o755)).To(Succeed())

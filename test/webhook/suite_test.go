@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/isamatch/isamatch/internal/democluster"
+	"github.com/isamatch/isamatch/internal/gobuild"
 	"github.com/isamatch/isamatch/internal/testbed"
 	"github.com/isamatch/isamatch/pkg/isa"
 	"github.com/isamatch/isamatch/test/framework"
@@ -76,7 +77,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	work := GinkgoT().TempDir()
 
 	By("building cmd/webhook")
-	bins, err := testbed.BuildBinaries(ctx, repoRoot, work, testbed.BuildOptions{}, "./cmd/webhook")
+	bins, err := gobuild.Binaries(ctx, repoRoot, work, gobuild.Options{}, "./cmd/webhook")
 	Expect(err).NotTo(HaveOccurred())
 	webhookBin = bins[0]
 

@@ -1,4 +1,4 @@
-package testbed
+package gobuild
 
 import (
 	"context"
@@ -11,9 +11,9 @@ import (
 	"strings"
 )
 
-// BuildOptions says how BuildBinaries builds. The zero value builds for
+// Options says how Binaries builds. The zero value builds for
 // the host, reusing what a test run compiled.
-type BuildOptions struct {
+type Options struct {
 	// AsImage builds as the shipped images are built: static
 	// (CGO_ENABLED=0), -trimpath, -buildvcs=false, at the architecture's
 	// baseline ISA (GOAMD64=v1, GOARM64=v8.0, GORISCV64=rva20u64, whatever
@@ -39,18 +39,18 @@ const buildinfoPkg = "github.com/isamatch/isamatch/internal/buildinfo"
 // of cmd.Env win over the caller's environment.
 var imageEnv = []string{"CGO_ENABLED=0", "GOAMD64=v1", "GOARM64=v8.0", "GORISCV64=rva20u64"}
 
-// BuildBinaries builds the main packages pkgs ("./cmd/webhook") of the
+// Binaries builds the main packages pkgs ("./cmd/webhook") of the
 // module at moduleDir into dir, one binary per package named after the
 // package's last path element, and returns their paths in the order of
 // pkgs. Every build of the project's binaries (the suites, the demo, the
 // bench and hack/images) goes through it. Go's build cache makes a rebuild
 // of unchanged sources quick.
-func BuildBinaries(ctx context.Context, moduleDir, dir string, o BuildOptions, pkgs ...string) ([]string, error) {
+func Binaries(ctx context.Context, moduleDir, dir string, o Options, pkgs ...string) ([]string, error) {
 	if len(pkgs) == 0 {
 		return nil, errors.New("build: no packages given")
 	}
 	if !o.AsImage && (o.GOOS != "" || o.GOARCH != "") {
-		return nil, fmt.Errorf("build for %s/%s: a cross build needs BuildOptions.AsImage", o.GOOS, o.GOARCH)
+		return nil, fmt.Errorf("build for %s/%s: a cross build needs Options.AsImage", o.GOOS, o.GOARCH)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("build: create %s: %w", dir, err)
@@ -86,7 +86,7 @@ func BuildBinaries(ctx context.Context, moduleDir, dir string, o BuildOptions, p
 // linkerFlags is the -ldflags value of a build with o. Its text is part of
 // the binary (go version -m shows it), so the order is fixed: a map's order
 // would change the image digest from one build to the next.
-func linkerFlags(o BuildOptions) (string, error) {
+func linkerFlags(o Options) (string, error) {
 	flags := "-s -w"
 	for _, kv := range [...]struct{ name, value string }{{"version", o.Version}, {"revision", o.Revision}} {
 		if strings.ContainsAny(kv.value, " \t\n'\"") {
@@ -97,23 +97,4 @@ func linkerFlags(o BuildOptions) (string, error) {
 		}
 	}
 	return flags, nil
-}
-
-// RepoRoot finds the isamatch module root from the working directory up.
-func RepoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", fmt.Errorf("find repository root: %w", err)
-	}
-	for {
-		data, err := os.ReadFile(filepath.Join(dir, "go.mod"))
-		if err == nil && strings.Contains(string(data), "module github.com/isamatch/isamatch\n") {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("find repository root: no go.mod of github.com/isamatch/isamatch above the working directory: run from inside the repository")
-		}
-		dir = parent
-	}
 }

@@ -1,4 +1,4 @@
-package testbed
+package gobuild
 
 import (
 	"os"
@@ -10,61 +10,61 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-func TestBuildBinariesRefuses(t *testing.T) {
+func TestBinariesRefuses(t *testing.T) {
 	tests := []struct {
 		name    string
-		opts    BuildOptions
+		opts    Options
 		pkgs    []string
 		wantErr string
 	}{
-		{"no packages", BuildOptions{}, nil, "no packages"},
-		{"cross build without AsImage", BuildOptions{GOOS: "linux", GOARCH: "riscv64"}, []string{"./cmd/labeler"}, "needs BuildOptions.AsImage"},
-		{"version with a space", BuildOptions{Version: "v1 beta"}, []string{"./cmd/labeler"}, `version "v1 beta": want no spaces`},
+		{"no packages", Options{}, nil, "no packages"},
+		{"cross build without AsImage", Options{GOOS: "linux", GOARCH: "riscv64"}, []string{"./cmd/labeler"}, "needs Options.AsImage"},
+		{"version with a space", Options{Version: "v1 beta"}, []string{"./cmd/labeler"}, `version "v1 beta": want no spaces`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := BuildBinaries(t.Context(), ".", t.TempDir(), tc.opts, tc.pkgs...)
+			_, err := Binaries(t.Context(), ".", t.TempDir(), tc.opts, tc.pkgs...)
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-				t.Fatalf("BuildBinaries error = %v, want one containing %q", err, tc.wantErr)
+				t.Fatalf("Binaries error = %v, want one containing %q", err, tc.wantErr)
 			}
 		})
 	}
 }
 
-// TestBuildBinaries builds a tiny module so the test does not compile the
+// TestBinaries builds a tiny module so the test does not compile the
 // project's dependency graph.
-func TestBuildBinaries(t *testing.T) {
+func TestBinaries(t *testing.T) {
 	mod := t.TempDir()
 	writeFile(t, filepath.Join(mod, "go.mod"), "module example.com/tiny\n\ngo 1.22\n")
 	writeFile(t, filepath.Join(mod, "cmd", "one", "main.go"), "package main\n\nfunc main() {}\n")
 	writeFile(t, filepath.Join(mod, "cmd", "two", "main.go"), "package main\n\nfunc main() {}\n")
-	for _, o := range []BuildOptions{{}, {AsImage: true}, {AsImage: true, GOOS: "linux", GOARCH: "riscv64"}} {
+	for _, o := range []Options{{}, {AsImage: true}, {AsImage: true, GOOS: "linux", GOARCH: "riscv64"}} {
 		dir := t.TempDir()
-		got, err := BuildBinaries(t.Context(), mod, dir, o, "./cmd/one", "./cmd/two")
+		got, err := Binaries(t.Context(), mod, dir, o, "./cmd/one", "./cmd/two")
 		if err != nil {
-			t.Fatalf("BuildBinaries(%+v): %v", o, err)
+			t.Fatalf("Binaries(%+v): %v", o, err)
 		}
 		want := []string{filepath.Join(dir, "one"), filepath.Join(dir, "two")}
 		if diff := cmp.Diff(want, got); diff != "" {
-			t.Errorf("BuildBinaries(%+v) paths (-want +got):\n%s", o, diff)
+			t.Errorf("Binaries(%+v) paths (-want +got):\n%s", o, diff)
 		}
 		for _, p := range got {
 			if st, err := os.Stat(p); err != nil || st.Mode()&0o111 == 0 {
-				t.Errorf("BuildBinaries(%+v): %s is not an executable file (%v)", o, p, err)
+				t.Errorf("Binaries(%+v): %s is not an executable file (%v)", o, p, err)
 			}
 		}
 	}
 }
 
-// TestBuildBinariesLinksVersion builds a stand-in of internal/buildinfo in
+// TestBinariesLinksVersion builds a stand-in of internal/buildinfo in
 // a module of the project's path and runs it.
-func TestBuildBinariesLinksVersion(t *testing.T) {
+func TestBinariesLinksVersion(t *testing.T) {
 	mod := t.TempDir()
 	writeFile(t, filepath.Join(mod, "go.mod"), "module github.com/isamatch/isamatch\n\ngo 1.22\n")
 	writeFile(t, filepath.Join(mod, "internal", "buildinfo", "b.go"), "package buildinfo\n\nvar version, revision string\n\nfunc Get() string { return version + \" \" + revision }\n")
 	writeFile(t, filepath.Join(mod, "cmd", "v", "main.go"),
 		"package main\n\nimport \"github.com/isamatch/isamatch/internal/buildinfo\"\n\nfunc main() { print(buildinfo.Get()) }\n")
-	got, err := BuildBinaries(t.Context(), mod, t.TempDir(), BuildOptions{AsImage: true, Version: "v1.2.3", Revision: "abc123"}, "./cmd/v")
+	got, err := Binaries(t.Context(), mod, t.TempDir(), Options{AsImage: true, Version: "v1.2.3", Revision: "abc123"}, "./cmd/v")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func writeFile(t *testing.T, path, data string) {
 // TestLinkerFlagsOrder: the -ldflags text is recorded in the binary, so the
 // same options must always give the same text.
 func TestLinkerFlagsOrder(t *testing.T) {
-	o := BuildOptions{Version: "v1.2.3", Revision: "abc123"}
+	o := Options{Version: "v1.2.3", Revision: "abc123"}
 	want := "-s -w -X " + buildinfoPkg + ".version=v1.2.3 -X " + buildinfoPkg + ".revision=abc123"
 	for range 32 {
 		got, err := linkerFlags(o)
