@@ -4,6 +4,8 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"maps"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -36,6 +38,21 @@ var _ = Describe("kubectl apply -k config on a real node", Ordered, func() {
 	It("installs without errors", func(ctx SpecContext) {
 		out := kubectlRun(ctx, "apply", "-k", overlay)
 		GinkgoWriter.Print(out)
+	})
+
+	It("installs the release's images, pinned by the digests its images.txt lists", func(ctx SpecContext) {
+		listed, err := os.ReadFile(filepath.Join(dist, "images.txt"))
+		Expect(err).NotTo(HaveOccurred())
+		var d appsv1.Deployment
+		Expect(cl.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: webhookName}, &d)).To(Succeed())
+		var ds appsv1.DaemonSet
+		Expect(cl.Client.Get(ctx, client.ObjectKey{Namespace: labelerNamespace, Name: labelerName}, &ds)).To(Succeed())
+		for app, image := range map[string]string{"webhook": d.Spec.Template.Spec.Containers[0].Image, "labeler": ds.Spec.Template.Spec.Containers[0].Image} {
+			repo, digest, ok := strings.Cut(image, "@")
+			Expect(ok).To(BeTrue(), "%s image %q is not pinned by digest", app, image)
+			Expect(repo).To(Equal(reg.Host + "/isamatch/" + app))
+			Expect(string(listed)).To(ContainSubstring(repo+":"+imageTag+"@"+digest), "images.txt lists %s", image)
+		}
 	})
 
 	It("runs the labeler DaemonSet pod, which labels the node like labeler --print on the host", func(ctx SpecContext) {
@@ -167,7 +184,7 @@ var _ = Describe("kubectl apply -k config on a real node", Ordered, func() {
 		Expect(cl.Client.Get(ctx, client.ObjectKey{Name: cl.NodeName}, &before)).To(Succeed())
 		Expect(isamatchKeys(before.Labels)).NotTo(BeEmpty(), "the labeler's labels are still on the node after kubectl delete -k")
 
-		uninstall := writeUninstallOverlay(ctx)
+		uninstall := writeUninstallOverlay()
 		GinkgoWriter.Print(kubectlRun(ctx, "apply", "-k", uninstall))
 		GinkgoWriter.Print(kubectlRun(ctx, "-n", "isamatch-uninstall", "wait", "--for=condition=complete", "job/isamatch-prune", "--timeout=3m"))
 

@@ -286,7 +286,7 @@ func writeMisplaceOverlay() string {
 	Expect(os.MkdirAll(ov, 0o755)).To(Succeed())
 	base, err := filepath.Rel(ov, overlay)
 	Expect(err).NotTo(HaveOccurred())
-	component, err := filepath.Rel(ov, filepath.Join(repoRoot, "config", "components", "evict-misplaced"))
+	component, err := filepath.Rel(ov, filepath.Join(dist, "config", "components", "evict-misplaced"))
 	Expect(err).NotTo(HaveOccurred())
 	k := fmt.Sprintf(`apiVersion: kustomize.config.k8s.io/v1beta1
 kind: Kustomization

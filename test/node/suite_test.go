@@ -32,7 +32,9 @@ const NodeAssetsEnv = "ISAMATCH_NODE_ASSETS"
 const (
 	namespace = "isamatch-system"
 	optRISCV  = "/opt/RISCV"
-	imageTag  = "node-test"
+	// imageTag is the version of the release the suite makes: its images'
+	// tag and its chart's version.
+	imageTag = "v0.0.0-node"
 )
 
 var (
@@ -42,8 +44,12 @@ var (
 	host     cluster.Host
 	// kubectl is the pinned kubectl of hack/controlplane.sh node.
 	kubectl string
-	// overlay is the kustomization directory the suite applies.
+	// overlay is the kustomization directory the suite applies, over
+	// dist's config/.
 	overlay string
+	// dist is the directory `make release` wrote: install.yaml, images.txt,
+	// config/ and the chart with every image pinned by digest, SHA256SUMS.
+	dist string
 	// pauseImage is the multi-arch image (amd64, arm64, riscv64) built from
 	// testdata/pause; it is also the sandbox image.
 	pauseImage string
@@ -92,13 +98,19 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	_, err = cluster.PushPause(ctx, filepath.Join(repoRoot, "test", "node", "testdata", "pause"), dir, pauseImage)
 	Expect(err).NotTo(HaveOccurred())
 
-	By("make images: the labeler and webhook images for linux/" + runtime.GOARCH + ", pushed to " + reg.Host)
+	By("make release: the labeler and webhook images for linux/" + runtime.GOARCH + " pushed by digest to " + reg.Host + " with their SBOMs, and dist/")
 	// Only this machine's platform: the kubelet here pulls nothing else,
 	// and each further platform is minutes of cross compiling (`make
-	// images` builds all three).
-	run(ctx, repoRoot, "go", "run", "./hack/images", "--repo", reg.Host+"/isamatch", "--tag", imageTag, "--push", "--insecure", "--only", "labeler,webhook",
+	// release` builds all three). The two steps are the Makefile's.
+	oci := filepath.Join(dir, "oci")
+	run(ctx, repoRoot, "go", "run", "./hack/images", "--repo", reg.Host+"/isamatch", "--tag", imageTag, "--oci-layout", oci, "--only", "labeler,webhook",
 		"--platforms", "linux/"+runtime.GOARCH)
-	overlay = writeOverlay(ctx, dir)
+	dist = filepath.Join(dir, "dist")
+	run(ctx, repoRoot, "go", "-C", "hack/release", "run", ".", "--repo", reg.Host+"/isamatch", "--version", imageTag, "--oci-layout", oci,
+		"--dist", dist, "--root", repoRoot, "--insecure")
+	By("verifying dist/ as a user does: sha256sum -c SHA256SUMS")
+	run(ctx, dist, "sha256sum", "--check", "--strict", "SHA256SUMS")
+	overlay = writeOverlay(dir)
 
 	// The labeler's DaemonSet mounts /opt/RISCV with DirectoryOrCreate: the
 	// kubelet creates it on a host without RISC-V cross compilers. Remove it
@@ -163,24 +175,18 @@ func kubectlRun(ctx context.Context, args ...string) string {
 }
 
 // writeUninstallOverlay writes, beside the install overlay, an overlay of
-// config/components/uninstall whose labeler image is the one the suite
-// pushed (config/README.md: point its image at yours as for config/).
-func writeUninstallOverlay(ctx context.Context) string {
+// the release's components/uninstall, its labeler image pinned by digest.
+func writeUninstallOverlay() string {
 	GinkgoHelper()
 	ov := filepath.Join(filepath.Dir(overlay), "uninstall")
 	Expect(os.MkdirAll(ov, 0o755)).To(Succeed())
-	rel, err := filepath.Rel(ov, filepath.Join(repoRoot, "config", "components", "uninstall"))
+	rel, err := filepath.Rel(ov, filepath.Join(dist, "config", "components", "uninstall"))
 	Expect(err).NotTo(HaveOccurred())
-	ref := reg.Host + "/isamatch/labeler"
 	kustomization := fmt.Sprintf(`apiVersion: kustomize.config.k8s.io/v1beta1
 kind: Kustomization
 resources:
   - %s
-images:
-  - name: ghcr.io/isamatch/labeler
-    newName: %s
-    digest: %s
-`, rel, ref, headDigest(ctx, ref+":"+imageTag))
+`, rel)
 	Expect(os.WriteFile(filepath.Join(ov, "kustomization.yaml"), []byte(kustomization), 0o644)).To(Succeed())
 	return ov
 }
@@ -205,11 +211,10 @@ func hostLabels(ctx context.Context, dir, node string) map[string]string {
 	return labels
 }
 
-// writeOverlay writes the overlay a user writes (config/README.md, step 2):
-// config/ with the images pinned by digest in the suite's registry, and the
-// webhook told that registry speaks plain HTTP.
-func writeOverlay(ctx context.Context, dir string) string {
+// writeOverlay writes the overlay a user of the release writes: dist's
+// config/, its images already pinned by digest, with the webhook told that
+// the suite's registry speaks plain HTTP.
+func writeOverlay(dir string) string {
 	GinkgoHelper()
-	images := pinnedImages(ctx, reg.Host+"/isamatch", imageTag)
-	return writeKustomization(filepath.Join(dir, "overlay"), filepath.Join(repoRoot, "config"), images["labeler"], images["webhook"], reg.Host)
+	return writeKustomization(filepath.Join(dir, "overlay"), filepath.Join(dist, "config"), "", "", reg.Host)
 }

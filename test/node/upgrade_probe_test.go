@@ -248,16 +248,22 @@ func headDigest(ctx context.Context, ref string) string {
 
 // writeKustomization writes, in dir, the overlay a user writes
 // (config/README.md, step 2): configDir with the labeler and webhook images
-// pinned (repo@digest), and the webhook told which registries speak plain
-// HTTP.
+// pinned (repo@digest; "" keeps configDir's, a release's dist/config pins
+// them already), and the webhook told which registries speak plain HTTP.
 func writeKustomization(dir, configDir, labeler, webhook string, registries ...string) string {
 	GinkgoHelper()
 	Expect(os.MkdirAll(dir, 0o755)).To(Succeed())
 	rel, err := filepath.Rel(dir, configDir)
 	Expect(err).NotTo(HaveOccurred())
 	var k strings.Builder
-	fmt.Fprintf(&k, "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - %s\nimages:\n", rel)
+	fmt.Fprintf(&k, "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - %s\n", rel)
+	if labeler != "" {
+		k.WriteString("images:\n")
+	}
 	for app, ref := range map[string]string{"labeler": labeler, "webhook": webhook} {
+		if ref == "" {
+			continue
+		}
 		repo, digest, ok := strings.Cut(ref, "@")
 		Expect(ok).To(BeTrue(), "image %q has no digest", ref)
 		fmt.Fprintf(&k, "  - name: ghcr.io/isamatch/%s\n    newName: %s\n    digest: %s\n", app, repo, digest)

@@ -109,7 +109,15 @@ var _ = Describe("upgrade, rollback and uninstall between releases on a real nod
 			GinkgoHelper()
 			return writeValues(work, labeler, webhook, reg.Host, blackhole)
 		}
-		chart := func() string { return filepath.Join(repoRoot, "charts", "isamatch") }
+		// This release's chart as `make release` packaged it (dist/, its
+		// images pinned by digest; the values below name the same ones).
+		chart := func() string {
+			GinkgoHelper()
+			tgz, err := filepath.Glob(filepath.Join(dist, "isamatch-*.tgz"))
+			Expect(err).NotTo(HaveOccurred())
+			Expect(tgz).To(HaveLen(1), "the release's chart in %s", dist)
+			return tgz[0]
+		}
 
 		It("installs the previous release's images with the previous chart", func(ctx SpecContext) {
 			GinkgoWriter.Print(helm(ctx, helmBin, "install", "isamatch", prevChart, "--namespace", "default",
@@ -190,7 +198,7 @@ var _ = Describe("upgrade, rollback and uninstall between releases on a real nod
 
 		It("applies this tree's config/ and labeler: the node keeps its labels", func(ctx SpecContext) {
 			roll(ctx, "kust-c", before, cur["labeler"], cur["webhook"], func() {
-				GinkgoWriter.Print(kubectlRun(ctx, "apply", "-k", overlay("kustomize-current", filepath.Join(repoRoot, "config"), cur["labeler"], cur["webhook"])))
+				GinkgoWriter.Print(kubectlRun(ctx, "apply", "-k", overlay("kustomize-current", filepath.Join(dist, "config"), "", "")))
 			})
 		})
 
@@ -203,7 +211,7 @@ var _ = Describe("upgrade, rollback and uninstall between releases on a real nod
 		It("uninstalls with kubectl delete -k and the uninstall Job: labels pruned, no pod left gated", func(ctx SpecContext) {
 			gated := gatedWithoutWebhook(ctx, "kust-gated")
 			GinkgoWriter.Print(kubectlRun(ctx, "delete", "-k", prevOverlay, "--wait=true", "--timeout=5m"))
-			uninstall := writeUninstallOverlay(ctx)
+			uninstall := writeUninstallOverlay()
 			GinkgoWriter.Print(kubectlRun(ctx, "apply", "-k", uninstall))
 			GinkgoWriter.Print(kubectlRun(ctx, "-n", "isamatch-uninstall", "wait", "--for=condition=complete", "job/isamatch-prune", "--timeout=5m"))
 			uninstalled(ctx, gated)
