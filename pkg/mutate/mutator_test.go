@@ -3,9 +3,13 @@ package mutate
 import (
 	"context"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/isamatch/isamatch/pkg/mutate/engine"
+	"github.com/isamatch/isamatch/pkg/mutate/internal/testnodes"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus"
@@ -28,9 +32,19 @@ func ann(kv ...string) map[string]string {
 	return m
 }
 
+// exprs is the node requirements of ISA s as the webhook writes them
+// (isa.Requirements, values sorted).
 func exprs(t testing.TB, s string, emulated bool) []corev1.NodeSelectorRequirement {
 	t.Helper()
-	return nodeReqs(isa.Requirements(mustISA(t, s), emulated))
+	var out []corev1.NodeSelectorRequirement
+	for _, r := range isa.Requirements(testnodes.MustISA(t, s), emulated) {
+		e := corev1.NodeSelectorRequirement{Key: r.Key, Operator: corev1.NodeSelectorOperator(r.Operator)}
+		if len(r.Values) > 0 {
+			e.Values = slices.Sorted(slices.Values(r.Values))
+		}
+		out = append(out, e)
+	}
+	return out
 }
 
 // counter reads a counter's value.
@@ -162,7 +176,7 @@ func TestHandle(t *testing.T) {
 		{
 			name:       "malformed annotation",
 			pod:        podSpec{annotations: ann(isa.BareRequestAnnotation, "rv64g_zfoo"), images: []string{"riscv:1"}},
-			wantDenied: []string{`annotation isa.request "rv64g_zfoo" is malformed`, "accepted: " + Grammar},
+			wantDenied: []string{`annotation isa.request "rv64g_zfoo" is malformed`, "accepted: " + engine.Grammar},
 		},
 		{
 			name:       "malformed alternative list",
@@ -242,7 +256,7 @@ func TestHandle(t *testing.T) {
 			},
 			// The tiers rank only what the user's terms admit: node3's group.
 			wantPreferred: append([]corev1.PreferredSchedulingTerm{userAffinity.PreferredDuringSchedulingIgnoredDuringExecution[0]},
-				corev1.PreferredSchedulingTerm{Weight: 100, Preference: corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: isa.GroupLabel, Operator: "In", Values: []string{isa.GroupID(mustISA(t, "rv64imfd"))}}}}},
+				corev1.PreferredSchedulingTerm{Weight: 100, Preference: corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: isa.GroupLabel, Operator: "In", Values: []string{isa.GroupID(testnodes.MustISA(t, "rv64imfd"))}}}}},
 			),
 		},
 		{
@@ -270,7 +284,7 @@ func TestHandle(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			nodes := paperCluster(t)
+			nodes := testnodes.Paper(t)
 			metrics := NewMetrics()
 			m := NewPodMutator(&fakeResolver{images: testImages()}, inventory.NewStatic(nodes), Options{Metrics: metrics})
 			req := admissionRequest(t, tc.pod.pod())
@@ -294,7 +308,7 @@ func TestHandle(t *testing.T) {
 			}
 			pod := applyPatch(t, req, resp)
 			if tc.wantPlacement != nil {
-				if diff := cmp.Diff(tc.wantPlacement, placement(pod, nodes)); diff != "" {
+				if diff := cmp.Diff(tc.wantPlacement, testnodes.Placement(pod, nodes)); diff != "" {
 					t.Errorf("placement (-want +got):\n%s", diff)
 				}
 			}
@@ -375,7 +389,7 @@ func TestHandleSkips(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			res := &fakeResolver{images: testImages()}
 			metrics := NewMetrics()
-			m := NewPodMutator(res, inventory.NewStatic(paperCluster(t)), Options{Metrics: metrics})
+			m := NewPodMutator(res, inventory.NewStatic(testnodes.Paper(t)), Options{Metrics: metrics})
 			resp := m.Handle(t.Context(), tc.req(t))
 			if !resp.Allowed || len(patchJSON(t, resp)) != 0 || !strings.Contains(resp.Result.Message, tc.wantReason) {
 				t.Errorf("got allowed=%v patches=%d reason=%q, want allowed unchanged with %q", resp.Allowed, len(patchJSON(t, resp)), resp.Result.Message, tc.wantReason)
@@ -414,7 +428,7 @@ func TestHandleBudget(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			metrics := NewMetrics()
-			m := NewPodMutator(&fakeResolver{images: testImages()}, inventory.NewStatic(paperCluster(t)), Options{Budget: tc.budget, Metrics: metrics})
+			m := NewPodMutator(&fakeResolver{images: testImages()}, inventory.NewStatic(testnodes.Paper(t)), Options{Budget: tc.budget, Metrics: metrics})
 			ctx, cancel := tc.ctx(t)
 			defer cancel()
 			req := admissionRequest(t, podSpec{images: []string{"slow:1", "amd64:1"}}.pod())
@@ -430,7 +444,7 @@ func TestHandleBudget(t *testing.T) {
 			if len(resp.Warnings) != 1 || !strings.HasPrefix(resp.Warnings[0], want[0]) {
 				t.Errorf("warnings = %q, want one starting with %q", resp.Warnings, want[0])
 			}
-			if diff := cmp.Diff(map[string]int32{"node1": 100}, placement(applyPatch(t, req, resp), paperCluster(t))); diff != "" {
+			if diff := cmp.Diff(map[string]int32{"node1": 100}, testnodes.Placement(applyPatch(t, req, resp), testnodes.Paper(t))); diff != "" {
 				t.Errorf("placement (-want +got):\n%s", diff)
 			}
 			if got := counter(t, metrics.ImageErrors.WithLabelValues("timeout")); got != 1 {
@@ -482,7 +496,7 @@ func TestWarningLength(t *testing.T) {
 		ref:       {err: &registry.Error{Kind: "unreachable", Ref: ref, Err: constErr(strings.Repeat("dial tcp: connection refused; ", 20))}},
 		"amd64:1": {platforms: plat("linux/amd64")},
 	}}
-	m := NewPodMutator(res, inventory.NewStatic(paperCluster(t)), Options{})
+	m := NewPodMutator(res, inventory.NewStatic(testnodes.Paper(t)), Options{})
 	resp := m.Handle(t.Context(), admissionRequest(t, podSpec{images: []string{ref, "amd64:1"}}.pod()))
 	if !resp.Allowed || len(resp.Warnings) != 1 {
 		t.Fatalf("allowed=%v warnings=%q, want allowed with one warning", resp.Allowed, resp.Warnings)
@@ -523,7 +537,7 @@ func TestOutcomeCountedOnce(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			m := NewPodMutator(&fakeResolver{images: testImages()}, inventory.NewStatic(paperCluster(t)), Options{})
+			m := NewPodMutator(&fakeResolver{images: testImages()}, inventory.NewStatic(testnodes.Paper(t)), Options{})
 			req := tc.req(t, m)
 			m.opts.Metrics = NewMetrics()
 			m.Handle(t.Context(), req)
