@@ -11,5 +11,5 @@
 // invalid input (the message names the bad token) or no match, 2 on a usage
 // error. affinity prints, as YAML, the required node affinity the webhook
 // writes on a pod with that isa.request (--emulated: isa.qemu), from the
-// webhook's own code (mutate.RequiredAffinity). The entry point is run(args, stdout, stderr), which tests call.
+// webhook's own code (engine.RequiredAffinity). The entry point is run(args, stdout, stderr), which tests call.
 package main

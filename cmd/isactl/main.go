@@ -13,7 +13,7 @@ import (
 
 	"github.com/isamatch/isamatch/internal/isacli"
 	"github.com/isamatch/isamatch/pkg/isa"
-	"github.com/isamatch/isamatch/pkg/mutate"
+	"github.com/isamatch/isamatch/pkg/mutate/engine"
 )
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
@@ -117,7 +117,7 @@ func affinity(args []string, stdout io.Writer) error {
 		return err
 	}
 	// The same code as the webhook's, so the output is what it writes.
-	sel, err := mutate.RequiredAffinity(req, *emulated)
+	sel, err := engine.RequiredAffinity(req, *emulated)
 	if err != nil {
 		return err
 	}

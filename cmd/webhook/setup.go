@@ -33,6 +33,7 @@ import (
 	"github.com/isamatch/isamatch/pkg/isa"
 	"github.com/isamatch/isamatch/pkg/misplace"
 	"github.com/isamatch/isamatch/pkg/mutate"
+	"github.com/isamatch/isamatch/pkg/mutate/engine"
 	"github.com/isamatch/isamatch/pkg/podevents"
 	"github.com/isamatch/isamatch/pkg/registry"
 	"github.com/isamatch/isamatch/pkg/registry/credprov"
@@ -93,7 +94,7 @@ func setup(cfg *rest.Config, o options) (manager.Manager, error) {
 	if leaseWatch != nil {
 		gateAlive = leaseWatch.Alive
 	}
-	var emulators mutate.Emulators
+	var emulators engine.Emulators
 	if o.qemuCPU == v1alpha1.QEMUCPUInject {
 		if emulators, err = inventory.SetupEmulators(mgr); err != nil {
 			return nil, fmt.Errorf("set up emulator index: %w", err)
@@ -269,7 +270,7 @@ func addGateLeaseWatch(mgr manager.Manager, o options) (*gate.LeaseWatch, error)
 
 // newHandler builds the resolver and the pod mutator and registers their
 // metrics and the gate controller's.
-func newHandler(mgr manager.Manager, inv *inventory.Inventory, emulators mutate.Emulators, o options, gateAlive func() bool) (*mutate.PodMutator, *webhookMetrics, error) {
+func newHandler(mgr manager.Manager, inv *inventory.Inventory, emulators engine.Emulators, o options, gateAlive func() bool) (*mutate.PodMutator, *webhookMetrics, error) {
 	keychains, err := newKeychainFactory(mgr.GetConfig(), o)
 	if err != nil {
 		return nil, nil, err
@@ -362,8 +363,8 @@ func (o options) registryOptions(keychains registry.KeychainFactory, m *registry
 }
 
 // keys are the pod keys requests are read from (--bare-keys).
-func (o options) keys() mutate.KeyOptions {
-	return mutate.KeyOptions{IgnoreBareKeys: !o.bareKeys}
+func (o options) keys() engine.KeyOptions {
+	return engine.KeyOptions{IgnoreBareKeys: !o.bareKeys}
 }
 
 // newKeychainFactory returns where pull credentials come from: with

@@ -80,8 +80,8 @@ func goList(t *testing.T, dir string) []Package {
 }
 
 // TestCheck: the checker finds what a rule denies, directly or linked,
-// names the import it comes through, honours exceptions and allowances,
-// and says nothing of what is allowed.
+// names the import it comes through, honours exceptions, a rule's own
+// allowed packages and allowances, and says nothing of what is allowed.
 func TestCheck(t *testing.T) {
 	const m = Module + "/"
 	pkgs := []Package{
@@ -94,12 +94,14 @@ func TestCheck(t *testing.T) {
 		{ImportPath: m + "test/suite", Imports: []string{"github.com/onsi/gomega"}, Deps: []string{"github.com/onsi/gomega"}},
 		{ImportPath: m + "pkg/mutate", Imports: []string{m + "internal/helper"}, Deps: []string{m + "internal/helper", "github.com/onsi/gomega"}},
 		{ImportPath: "github.com/onsi/gomega", Deps: []string{"fmt"}},
+		{ImportPath: m + "pkg/engine", Imports: []string{m + "pkg/isa", m + "pkg/registry"}, Deps: []string{m + "pkg/isa", m + "pkg/registry", "strings"}},
 	}
 	rules := []Rule{
 		{From: "pkg/isa", Except: []string{"pkg/isa/internal/gen"}, Deny: []string{NonStandard}, Linked: true, Why: "pure"},
 		{From: "pkg/probe", Deny: kubernetes, Linked: true, Why: "no kubernetes"},
 		{From: "...", Except: []string{"test/..."}, Deny: []string{"github.com/onsi/"}, Linked: true, Why: "no ginkgo"},
 		{From: "pkg/...", Deny: []string{"internal/..."}, Why: "library"},
+		{From: "pkg/engine", Deny: []string{"pkg/..."}, Allow: []string{"pkg/isa"}, Linked: true, Why: "pure engine"},
 	}
 	allow := []Allowance{{From: "pkg/mutate", Dep: "internal/..."}, {From: "cmd/gone", Dep: "k8s.io/"}}
 	got, used := Check(pkgs, rules, allow)
@@ -110,6 +112,7 @@ func TestCheck(t *testing.T) {
 	want := []string{
 		`cmd/tool links github.com/onsi/gomega (through github.com/isamatch/isamatch/internal/helper), which the rule "github.com/onsi/" denies: no ginkgo`,
 		`internal/helper links github.com/onsi/gomega, which the rule "github.com/onsi/" denies: no ginkgo`,
+		`pkg/engine links github.com/isamatch/isamatch/pkg/registry, which the rule "pkg/..." denies: pure engine`,
 		`pkg/mutate links github.com/onsi/gomega (through github.com/isamatch/isamatch/internal/helper), which the rule "github.com/onsi/" denies: no ginkgo`,
 		`pkg/probe links k8s.io/api/core/v1, k8s.io/apimachinery/pkg/types, which the rule "k8s.io/" denies: no kubernetes`,
 	}

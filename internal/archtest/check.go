@@ -69,7 +69,7 @@ func Check(pkgs []Package, rules []Rule, allowances []Allowance) (violations []V
 			for _, deny := range r.Deny {
 				var bad []string
 				for _, d := range deps {
-					if d != p.ImportPath && denied(deny, d) {
+					if d != p.ImportPath && denied(deny, d) && !slices.ContainsFunc(r.Allow, func(a string) bool { return denied(a, d) }) {
 						bad = append(bad, d)
 					}
 				}

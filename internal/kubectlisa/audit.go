@@ -15,7 +15,7 @@ import (
 
 	"github.com/isamatch/isamatch/pkg/audit"
 	"github.com/isamatch/isamatch/pkg/inventory"
-	"github.com/isamatch/isamatch/pkg/mutate"
+	"github.com/isamatch/isamatch/pkg/mutate/engine"
 )
 
 // Names of the shipped install (config/webhook) audit reads its scope from.
@@ -35,7 +35,7 @@ type AuditOptions struct {
 	// namespaces it skips say which pods it should have decided.
 	WebhookConfig, WebhookNamespace string
 	// Keys are the pod keys the webhook reads requests from.
-	Keys mutate.KeyOptions
+	Keys engine.KeyOptions
 }
 
 // AuditResult is what Audit found, and how it judged which pods the

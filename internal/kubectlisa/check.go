@@ -15,7 +15,7 @@ import (
 
 	"github.com/isamatch/isamatch/pkg/inventory"
 	"github.com/isamatch/isamatch/pkg/isa"
-	"github.com/isamatch/isamatch/pkg/mutate"
+	"github.com/isamatch/isamatch/pkg/mutate/engine"
 )
 
 // CheckResult is where a pod asking for Request could run now.
@@ -61,7 +61,7 @@ func Check(ctx context.Context, cs kubernetes.Interface, request string) (CheckR
 		labels[n.Name] = n.Labels
 	}
 	snap := inventory.NewStatic(labels).Snapshot()
-	d := mutate.NewMatcher().Decide(mutate.Input{Request: &req, RequestFrom: "argument", RequestText: request}, snap)
+	d := engine.NewMatcher().Decide(engine.Input{Request: &req, RequestFrom: "argument", RequestText: request}, snap)
 	if d.Denied != "" {
 		return CheckResult{}, fmt.Errorf("the webhook would deny it: %s", d.Denied)
 	}

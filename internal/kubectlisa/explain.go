@@ -19,7 +19,7 @@ import (
 	"github.com/isamatch/isamatch/pkg/inventory"
 	"github.com/isamatch/isamatch/pkg/isa"
 	"github.com/isamatch/isamatch/pkg/misplace"
-	"github.com/isamatch/isamatch/pkg/mutate"
+	"github.com/isamatch/isamatch/pkg/mutate/engine"
 )
 
 // Explanation is why a pod is placed where it is, from the pod, the
@@ -95,7 +95,7 @@ func podName(ref string) (string, error) {
 
 // Explain reads pod ns/name and the nodes, and explains the pod.
 // Requests are read from the keys keys chooses.
-func Explain(ctx context.Context, cs kubernetes.Interface, ns, name string, keys mutate.KeyOptions) (Explanation, error) {
+func Explain(ctx context.Context, cs kubernetes.Interface, ns, name string, keys engine.KeyOptions) (Explanation, error) {
 	pod, err := cs.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		return Explanation{}, fmt.Errorf("get pod %s/%s: %w", ns, name, err)
@@ -156,7 +156,7 @@ func eventTime(e *corev1.Event) time.Time {
 // maxDecision bounds the decision line shown.
 const maxDecision = 1024
 
-func explain(pod *corev1.Pod, nodes []corev1.Node, keys mutate.KeyOptions) Explanation {
+func explain(pod *corev1.Pod, nodes []corev1.Node, keys engine.KeyOptions) Explanation {
 	ex := Explanation{Pod: pod.Namespace + "/" + pod.Name, Images: []string{}, Required: []string{}, Tiers: []Tier{}}
 	if c, ok := misplace.Decision(pod); ok {
 		ex.Decided, ex.Counts = true, &c
@@ -168,7 +168,7 @@ func explain(pod *corev1.Pod, nodes []corev1.Node, keys mutate.KeyOptions) Expla
 		ex.Decision = clean(line, maxDecision) // written by an earlier release
 	}
 
-	in, msg := mutate.PodInputWith(pod.ObjectMeta, keys)
+	in, msg := engine.PodInputWith(pod.ObjectMeta, keys)
 	ex.RequestError = clean(msg, 4*maxShown)
 	if in.Request != nil {
 		ex.Request = &Asked{Text: clean(in.RequestText, maxShown), From: in.RequestFrom}
@@ -181,7 +181,7 @@ func explain(pod *corev1.Pod, nodes []corev1.Node, keys mutate.KeyOptions) Expla
 		for _, n := range nodes {
 			labels[n.Name] = n.Labels
 		}
-		d := mutate.NewMatcher().Decide(in, inventory.NewStatic(labels).Snapshot())
+		d := engine.NewMatcher().Decide(in, inventory.NewStatic(labels).Snapshot())
 		if d.Denied != "" {
 			ex.RequestError = clean(d.Denied, 4*maxShown)
 		} else {

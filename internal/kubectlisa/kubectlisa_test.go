@@ -14,8 +14,7 @@ import (
 	"github.com/isamatch/isamatch/internal/testbed"
 	"github.com/isamatch/isamatch/pkg/inventory"
 	"github.com/isamatch/isamatch/pkg/isa"
-	"github.com/isamatch/isamatch/pkg/mutate"
-	"github.com/isamatch/isamatch/pkg/registry"
+	"github.com/isamatch/isamatch/pkg/mutate/engine"
 )
 
 // labelledNode is a node the labeler has labelled with native ISA s and
@@ -136,9 +135,9 @@ func decidedPod(t *testing.T, objs []runtime.Object, node string) *corev1.Pod {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := mutate.Input{Request: &req, RequestFrom: "annotation " + isa.BareRequestAnnotation, RequestText: "rv64gc",
-		Images: []mutate.ImageInfo{{Ref: "registry.example/app:v1", Platforms: []registry.Platform{{OS: "linux", Architecture: "riscv64"}, {OS: "linux", Architecture: "amd64"}}}}}
-	d := mutate.NewMatcher().Decide(in, inventory.NewStatic(labels).Snapshot())
+	in := engine.Input{Request: &req, RequestFrom: "annotation " + isa.BareRequestAnnotation, RequestText: "rv64gc",
+		Images: []engine.ImageInfo{{Ref: "registry.example/app:v1", Platforms: []engine.Platform{{OS: "linux", Architecture: "riscv64"}, {OS: "linux", Architecture: "amd64"}}}}}
+	d := engine.NewMatcher().Decide(in, inventory.NewStatic(labels).Snapshot())
 	pod := testbed.MakePod("app", "default").Image("registry.example/app:v1").Annotation(isa.BareRequestAnnotation, "rv64gc").
 		Annotation(isa.DecisionAnnotation, d.Counts.Encode()).Obj()
 	pod.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
@@ -185,7 +184,7 @@ func TestExplain(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			ex := explain(tc.pod, nodes, mutate.KeyOptions{})
+			ex := explain(tc.pod, nodes, engine.KeyOptions{})
 			got := summary{Decided: ex.Decided, Request: ex.Request, Needs: ex.RequestNeeds, Images: ex.Images, Tiers: [][]string{}, Node: ex.Node, NodeTier: ex.NodeTier,
 				Required: len(ex.Required), Satisfies: ex.NodeSatisfies}
 			if ex.Counts != nil {
@@ -204,7 +203,7 @@ func TestExplain(t *testing.T) {
 func TestExplainTextSaysNotDecided(t *testing.T) {
 	plain := testbed.MakePod("plain", "default").Image("busybox").Obj()
 	var out bytes.Buffer
-	if err := writeExplanation(&out, explain(plain, nil, mutate.KeyOptions{}), false); err != nil {
+	if err := writeExplanation(&out, explain(plain, nil, engine.KeyOptions{}), false); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(out.String(), "not decided by isamatch") {
@@ -219,7 +218,7 @@ func TestExplainWarnsWhenTheNodeNoLongerFits(t *testing.T) {
 	for _, o := range objs {
 		nodes = append(nodes, *o.(*corev1.Node))
 	}
-	ex := explain(pod, nodes, mutate.KeyOptions{})
+	ex := explain(pod, nodes, engine.KeyOptions{})
 	var out bytes.Buffer
 	if err := writeExplanation(&out, ex, false); err != nil {
 		t.Fatal(err)
@@ -262,10 +261,10 @@ func TestCleanBoundsUntrustedValues(t *testing.T) {
 func TestExplainKeys(t *testing.T) {
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns",
 		Annotations: map[string]string{isa.BareRequestAnnotation: "rv64gc"}}}
-	if ex := explain(pod, nil, mutate.KeyOptions{}); ex.Request == nil || ex.Request.Text != "rv64gc" {
+	if ex := explain(pod, nil, engine.KeyOptions{}); ex.Request == nil || ex.Request.Text != "rv64gc" {
 		t.Errorf("bare keys read: request = %+v, want rv64gc", ex.Request)
 	}
-	if ex := explain(pod, nil, mutate.KeyOptions{IgnoreBareKeys: true}); ex.Request != nil {
+	if ex := explain(pod, nil, engine.KeyOptions{IgnoreBareKeys: true}); ex.Request != nil {
 		t.Errorf("bare keys ignored: request = %+v, want none", ex.Request)
 	}
 }

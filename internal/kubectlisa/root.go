@@ -16,7 +16,7 @@ import (
 
 	"github.com/isamatch/isamatch/internal/buildinfo"
 	"github.com/isamatch/isamatch/internal/isacli"
-	"github.com/isamatch/isamatch/pkg/mutate"
+	"github.com/isamatch/isamatch/pkg/mutate/engine"
 )
 
 // ErrUsage marks errors in the command line (exit status 2).
@@ -36,7 +36,7 @@ type Options struct {
 }
 
 // keys are the pod keys requests are read from, as the webhook reads them.
-func (o *Options) keys() mutate.KeyOptions { return mutate.KeyOptions{IgnoreBareKeys: !o.BareKeys} }
+func (o *Options) keys() engine.KeyOptions { return engine.KeyOptions{IgnoreBareKeys: !o.BareKeys} }
 
 // restConfig is the client configuration the flags select.
 func (o *Options) restConfig() (*rest.Config, error) {

@@ -22,6 +22,7 @@ import (
 	"github.com/isamatch/isamatch/pkg/inventory"
 	"github.com/isamatch/isamatch/pkg/isa"
 	"github.com/isamatch/isamatch/pkg/mutate"
+	"github.com/isamatch/isamatch/pkg/mutate/engine"
 	"github.com/isamatch/isamatch/pkg/registry"
 	"github.com/isamatch/isamatch/pkg/sanitize"
 )
@@ -58,7 +59,7 @@ type Ungater struct {
 // UngateOptions are the webhook's settings an Ungater releases with.
 type UngateOptions struct {
 	// Keys are the pod keys requests are read from.
-	Keys mutate.KeyOptions
+	Keys engine.KeyOptions
 	// Enforcement is the webhook's mode (default deny); NamespaceModes
 	// the modes a namespace's isa.EnforcementLabel may choose instead.
 	Enforcement    string
@@ -95,7 +96,7 @@ const pastBound = -24 * time.Hour
 // Ungate releases pod if it carries the gate.
 func (u *Ungater) Ungate(ctx context.Context, pod *corev1.Pod) UngateResult {
 	res := UngateResult{Namespace: pod.Namespace, Pod: pod.Name}
-	if !mutate.HasGate(pod.Spec.SchedulingGates) {
+	if !engine.HasGate(pod.Spec.SchedulingGates) {
 		res.Result = UngateNotGated
 		return res
 	}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/isamatch/isamatch/pkg/inventory"
 	"github.com/isamatch/isamatch/pkg/misplace"
-	"github.com/isamatch/isamatch/pkg/mutate"
+	"github.com/isamatch/isamatch/pkg/mutate/engine"
 	"github.com/isamatch/isamatch/pkg/sanitize"
 )
 
@@ -50,18 +50,18 @@ type Input struct {
 	// there is skipped (its node is gone, the pod with it).
 	Nodes map[string]*metav1.ObjectMeta
 	// Inventory is the node inventory the request is decided against.
-	Inventory *inventory.Snapshot
+	Inventory *engine.Snapshot
 	Scope     Scope
 	// Matcher decides the pods' requests (a new one when nil).
-	Matcher *mutate.Matcher
+	Matcher *engine.Matcher
 	// Keys are the pod keys the webhook reads requests from.
-	Keys mutate.KeyOptions
+	Keys engine.KeyOptions
 }
 
 // Audit returns the misplaced pods of in, sorted by namespace and name.
 func Audit(in Input) []Finding {
 	if in.Matcher == nil {
-		in.Matcher = mutate.NewMatcher()
+		in.Matcher = engine.NewMatcher()
 	}
 	if in.Inventory == nil {
 		in.Inventory = inventory.NewStatic(nil).Snapshot()
@@ -142,16 +142,16 @@ type requestRule struct {
 
 // requests judges pods' own requests, each distinct request decided once.
 type requests struct {
-	m    *mutate.Matcher
-	snap *inventory.Snapshot
-	keys mutate.KeyOptions
+	m    *engine.Matcher
+	snap *engine.Snapshot
+	keys engine.KeyOptions
 	memo map[string]requestRule
 }
 
 // check returns what is wrong with node for pod's request, "" when nothing
 // (or the pod asks nothing).
 func (r *requests) check(pod *corev1.Pod, node *corev1.Node) string {
-	in, msg := mutate.PodInputWith(pod.ObjectMeta, r.keys)
+	in, msg := engine.PodInputWith(pod.ObjectMeta, r.keys)
 	if msg != "" {
 		return "malformed request: " + sanitize.Line(msg, 256)
 	}

@@ -16,7 +16,7 @@ import (
 	"github.com/isamatch/isamatch/internal/testbed"
 	"github.com/isamatch/isamatch/pkg/inventory"
 	"github.com/isamatch/isamatch/pkg/isa"
-	"github.com/isamatch/isamatch/pkg/mutate"
+	"github.com/isamatch/isamatch/pkg/mutate/engine"
 )
 
 // labelled returns the labels the labeler writes for an ISA.
@@ -132,9 +132,9 @@ func TestAudit(t *testing.T) {
 func TestAuditKeys(t *testing.T) {
 	label := func(p *corev1.Pod) { p.Labels = map[string]string{isa.RequestLabel: "frontend"} }
 	for _, tc := range []struct {
-		keys mutate.KeyOptions
+		keys engine.KeyOptions
 		want []string
-	}{{mutate.KeyOptions{}, []string{ReasonRequest}}, {mutate.KeyOptions{IgnoreBareKeys: true}, nil}} {
+	}{{engine.KeyOptions{}, []string{ReasonRequest}}, {engine.KeyOptions{IgnoreBareKeys: true}, nil}} {
 		in := input(t, Scope{SkipNamespaces: DefaultSkipNamespaces}, pod("p", "app", "x86", annotate(isa.DecisionAnnotation, decided), label))
 		in.Keys = tc.keys
 		var got []string

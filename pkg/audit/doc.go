@@ -12,7 +12,7 @@
 //     (Scope), but the pod carries no decision;
 //   - ReasonRequest: the pod's own ISA request (isa.request, ARCH,
 //     isa.qemu, ...) cannot be met by its node, judged by the decision the
-//     webhook would make for that request now (mutate.Matcher);
+//     webhook would make for that request now (engine.Matcher);
 //   - ReasonAffinity: a decided pod's node no longer satisfies the pod's
 //     required node affinity, which holds what its images needed at
 //     admission (the node's labels changed after it was scheduled);

@@ -14,8 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
-	"github.com/isamatch/isamatch/pkg/inventory"
-	"github.com/isamatch/isamatch/pkg/mutate"
+	"github.com/isamatch/isamatch/pkg/mutate/engine"
 )
 
 // PodSource holds the scheduled pods (misplace.Runner).
@@ -26,7 +25,7 @@ type PodSource interface {
 
 // Inventory provides the node inventory (inventory.Inventory).
 type Inventory interface {
-	Snapshot() *inventory.Snapshot
+	Snapshot() *engine.Snapshot
 }
 
 // DefaultInterval is how often the Scanner audits.
@@ -57,12 +56,12 @@ type Scanner struct {
 	Metrics     *Metrics
 	Interval    time.Duration
 	// Keys are the pod keys the webhook reads requests from.
-	Keys mutate.KeyOptions
+	Keys engine.KeyOptions
 	Log  logr.Logger
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 
-	matcher *mutate.Matcher
+	matcher *engine.Matcher
 }
 
 var _ manager.LeaderElectionRunnable = (*Scanner)(nil)
@@ -94,7 +93,7 @@ func (s *Scanner) Start(ctx context.Context) error {
 // Scan audits once and sets the gauges.
 func (s *Scanner) Scan(ctx context.Context) ([]Finding, error) {
 	if s.matcher == nil {
-		s.matcher = mutate.NewMatcher()
+		s.matcher = engine.NewMatcher()
 	}
 	nodes := &metav1.PartialObjectMetadataList{}
 	nodes.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("NodeList"))
@@ -168,7 +167,7 @@ func (s *Scanner) overdue(ctx context.Context) (int, error) {
 	}
 	n := 0
 	for _, p := range pods.Items {
-		if mutate.HasGate(p.Spec.SchedulingGates) && p.DeletionTimestamp == nil && now().Sub(p.CreationTimestamp.Time) > s.GateTimeout+gateGrace {
+		if engine.HasGate(p.Spec.SchedulingGates) && p.DeletionTimestamp == nil && now().Sub(p.CreationTimestamp.Time) > s.GateTimeout+gateGrace {
 			n++
 		}
 	}
@@ -177,7 +176,7 @@ func (s *Scanner) overdue(ctx context.Context) (int, error) {
 
 // setNodes sets the node inventory gauges from snap: every architecture
 // the kubelets report, labelled and not.
-func setNodes(m *Metrics, snap *inventory.Snapshot) {
+func setNodes(m *Metrics, snap *engine.Snapshot) {
 	labelled := map[string]int{}
 	for _, g := range snap.Groups {
 		labelled[string(g.Native.Arch)] += g.Nodes

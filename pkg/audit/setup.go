@@ -6,7 +6,7 @@ import (
 
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
-	"github.com/isamatch/isamatch/pkg/mutate"
+	"github.com/isamatch/isamatch/pkg/mutate/engine"
 )
 
 // Options configures Setup.
@@ -17,7 +17,7 @@ type Options struct {
 	Interval       time.Duration
 	Metrics        *Metrics
 	// Keys are the pod keys the webhook reads requests from.
-	Keys mutate.KeyOptions
+	Keys engine.KeyOptions
 }
 
 // Setup adds a Scanner of pods and inv to mgr, on the elected leader only.

@@ -21,6 +21,7 @@ import (
 	"github.com/isamatch/isamatch/pkg/contract"
 	"github.com/isamatch/isamatch/pkg/isa"
 	"github.com/isamatch/isamatch/pkg/mutate"
+	"github.com/isamatch/isamatch/pkg/mutate/engine"
 )
 
 // Releaser decides for a gated pod and writes the result in it
@@ -134,7 +135,7 @@ func Setup(mgr manager.Manager, rel Releaser, o Options) error {
 	}
 	gated := predicate.NewPredicateFuncs(func(o client.Object) bool {
 		pod, ok := o.(*corev1.Pod)
-		return ok && mutate.HasGate(pod.Spec.SchedulingGates)
+		return ok && engine.HasGate(pod.Spec.SchedulingGates)
 	})
 	err := ctrl.NewControllerManagedBy(mgr).
 		Named("isamatch-gate").
@@ -173,7 +174,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, req reconcile.Request) (reco
 	if err := r.Client.Get(ctx, req.NamespacedName, pod); err != nil {
 		return reconcile.Result{}, client.IgnoreNotFound(err)
 	}
-	if !mutate.HasGate(pod.Spec.SchedulingGates) || pod.DeletionTimestamp != nil {
+	if !engine.HasGate(pod.Spec.SchedulingGates) || pod.DeletionTimestamp != nil {
 		return reconcile.Result{}, nil
 	}
 	now := r.now()

@@ -20,6 +20,7 @@ import (
 	"github.com/isamatch/isamatch/pkg/inventory"
 	"github.com/isamatch/isamatch/pkg/isa"
 	"github.com/isamatch/isamatch/pkg/mutate"
+	"github.com/isamatch/isamatch/pkg/mutate/engine"
 	"github.com/isamatch/isamatch/pkg/registry"
 )
 
@@ -127,7 +128,7 @@ func TestAttemptGivesTheWorkerBack(t *testing.T) {
 	r.Attempt = 10 * time.Millisecond
 
 	res, got := reconcilePod(t, r, c, pod)
-	if !mutate.HasGate(got.Spec.SchedulingGates) {
+	if !engine.HasGate(got.Spec.SchedulingGates) {
 		t.Fatalf("released while its image was still being looked up: %s", got.Annotations[isa.DecisionAnnotation])
 	}
 	if res.RequeueAfter <= 0 || res.RequeueAfter > DefaultRetry {
@@ -139,7 +140,7 @@ func TestAttemptGivesTheWorkerBack(t *testing.T) {
 
 	close(reg.answer) // the lookup the first call left goes on and ends
 	res, got = reconcilePod(t, r, c, pod)
-	if mutate.HasGate(got.Spec.SchedulingGates) || res.RequeueAfter != 0 {
+	if engine.HasGate(got.Spec.SchedulingGates) || res.RequeueAfter != 0 {
 		t.Fatalf("not released once its image was known (result %+v)", res)
 	}
 	if diff := cmp.Diff([]string{"amd64"}, requiredArches(got)); diff != "" {
@@ -201,8 +202,8 @@ func TestNamespaceShare(t *testing.T) {
 	}
 
 	res, got := reconcilePod(t, r, c, waiting)
-	if !mutate.HasGate(got.Spec.SchedulingGates) || res.RequeueAfter <= 0 {
-		t.Errorf("a pod of the busy namespace: gated %t, RequeueAfter %v; want gated and asked back", mutate.HasGate(got.Spec.SchedulingGates), res.RequeueAfter)
+	if !engine.HasGate(got.Spec.SchedulingGates) || res.RequeueAfter <= 0 {
+		t.Errorf("a pod of the busy namespace: gated %t, RequeueAfter %v; want gated and asked back", engine.HasGate(got.Spec.SchedulingGates), res.RequeueAfter)
 	}
 	if n := deferredCount(t, r.Metrics, DeferredNamespaceBusy); n != 1 {
 		t.Errorf("deferred{reason=%q} = %v, want 1", DeferredNamespaceBusy, n)
@@ -213,13 +214,13 @@ func TestNamespaceShare(t *testing.T) {
 	default:
 	}
 
-	if _, got := reconcilePod(t, r, c, other); mutate.HasGate(got.Spec.SchedulingGates) {
+	if _, got := reconcilePod(t, r, c, other); engine.HasGate(got.Spec.SchedulingGates) {
 		t.Errorf("a pod of another namespace was not released")
 	} else if diff := cmp.Diff([]string{"amd64"}, requiredArches(got)); diff != "" {
 		t.Errorf("the other namespace's pod: required arches (-want +got):\n%s", diff)
 	}
 
-	if _, got := reconcilePod(t, r, c, expired); mutate.HasGate(got.Spec.SchedulingGates) {
+	if _, got := reconcilePod(t, r, c, expired); engine.HasGate(got.Spec.SchedulingGates) {
 		t.Errorf("a pod past its bound was held for its busy namespace")
 	}
 }

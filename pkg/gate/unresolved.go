@@ -10,7 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/isamatch/isamatch/pkg/isa"
-	"github.com/isamatch/isamatch/pkg/mutate"
+	"github.com/isamatch/isamatch/pkg/mutate/engine"
 )
 
 // PodPatcher is what [ReleaseUnresolved] needs: patch a pod.
@@ -38,7 +38,7 @@ const UnresolvedDecision = "released without isamatch's affinity: "
 // again and retry). It reports whether it released the pod: a pod without
 // the gate, gone or being deleted is left alone.
 func ReleaseUnresolved(ctx context.Context, c PodPatcher, pod *corev1.Pod, reason string) (bool, error) {
-	if !mutate.HasGate(pod.Spec.SchedulingGates) || pod.DeletionTimestamp != nil {
+	if !engine.HasGate(pod.Spec.SchedulingGates) || pod.DeletionTimestamp != nil {
 		return false, nil
 	}
 	next := pod.DeepCopy()

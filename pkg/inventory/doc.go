@@ -6,7 +6,8 @@
 // The entry points are [Setup], which registers a metadata-only informer on
 // Nodes with a controller-runtime manager (only labels are kept), and
 // [NewStatic] for tests and benchmarks. [Inventory.Snapshot] returns an
-// immutable [Snapshot]; taking one is an atomic pointer load, and a new one
-// is built only when a node's isamatch labels or architecture change, in time
-// proportional to the number of groups, not of nodes.
+// immutable [engine.Snapshot] (the decision engine's type: the engine ranks
+// from it and needs no informer); taking one is an atomic pointer load, and
+// a new one is built only when a node's isamatch labels or architecture
+// change, in time proportional to the number of groups, not of nodes.
 package inventory

@@ -18,47 +18,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/isamatch/isamatch/pkg/isa"
+	"github.com/isamatch/isamatch/pkg/mutate/engine"
 )
-
-// Group is a set of nodes with the same native ISA and the same emulation /
-// cross-compilation capabilities. ID is isa.GroupID(Native), the value of the
-// node label isa.isamatch.io/group; two groups share an ID when their nodes
-// differ only in emulation capability.
-type Group struct {
-	ID       string
-	Native   isa.ISA
-	Emulated []isa.ISA
-	// Executes are the architectures whose programs the group's nodes
-	// run through QEMU (isa.EmuExecLabel); Emulated may also count what a
-	// cross compiler builds.
-	Executes []isa.Arch
-	Nodes    int
-	// Name is Native.Short(), computed once for messages.
-	Name string
-	// Members are the group's nodes, sorted by name, with all their
-	// labels: a pod whose own nodeSelector or required affinity excludes
-	// some nodes is ranked among the nodes it can use.
-	Members []Member
-}
-
-// Member is one node of a group. Labels is the informer's map: never
-// modify it.
-type Member struct {
-	Name   string
-	Labels map[string]string
-}
-
-// Snapshot is an immutable view of the inventory. Callers must not modify
-// it.
-type Snapshot struct {
-	// Groups holds the nodes isamatch has labelled, sorted by ID.
-	Groups []Group
-	// ArchNodes counts every node by its kubernetes.io/arch label, labelled
-	// by isamatch or not.
-	ArchNodes map[string]int
-	// Nodes is the number of nodes seen.
-	Nodes int
-}
 
 // Inventory tracks nodes by ISA group. The zero value is not usable; use
 // [Setup] or [NewStatic].
@@ -68,7 +29,7 @@ type Inventory struct {
 	groups map[string]*groupState // by groupKey
 	parsed map[string]parsedLabels
 	arches map[string]int
-	snap   atomic.Pointer[Snapshot]
+	snap   atomic.Pointer[engine.Snapshot]
 	synced func() bool
 }
 
@@ -80,7 +41,7 @@ type nodeState struct {
 }
 
 type groupState struct {
-	group   Group
+	group   engine.Group
 	key     string
 	members map[string]map[string]string // node name -> labels
 }
@@ -107,7 +68,7 @@ func newInventory() *Inventory {
 		arches: map[string]int{},
 		synced: func() bool { return true },
 	}
-	i.snap.Store(&Snapshot{ArchNodes: map[string]int{}})
+	i.snap.Store(&engine.Snapshot{ArchNodes: map[string]int{}})
 	return i
 }
 
@@ -185,7 +146,7 @@ func nodeHandler(setObj func(client.Object), del func(name string)) toolscache.R
 func (i *Inventory) HasSynced() bool { return i.synced() }
 
 // Snapshot returns the current view. It never blocks on updates.
-func (i *Inventory) Snapshot() *Snapshot { return i.snap.Load() }
+func (i *Inventory) Snapshot() *engine.Snapshot { return i.snap.Load() }
 
 // Set records a node's labels (add or update).
 func (i *Inventory) Set(name string, labels map[string]string) {
@@ -241,7 +202,7 @@ func (i *Inventory) setLocked(name string, labels map[string]string) bool {
 		if p.key != "" {
 			g := i.groups[p.key]
 			if g == nil {
-				g = &groupState{key: p.key, members: map[string]map[string]string{}, group: Group{
+				g = &groupState{key: p.key, members: map[string]map[string]string{}, group: engine.Group{
 					ID: isa.GroupID(p.native), Native: p.native, Emulated: p.emulated, Executes: p.executes, Name: p.native.Short(),
 				}}
 				i.groups[p.key] = g
@@ -276,8 +237,8 @@ func (i *Inventory) deleteLocked(name string) bool {
 }
 
 func (i *Inventory) publishLocked() {
-	s := &Snapshot{
-		Groups:    make([]Group, 0, len(i.groups)),
+	s := &engine.Snapshot{
+		Groups:    make([]engine.Group, 0, len(i.groups)),
 		ArchNodes: make(map[string]int, len(i.arches)),
 		Nodes:     len(i.nodes),
 	}
@@ -289,9 +250,9 @@ func (i *Inventory) publishLocked() {
 	for _, k := range keys {
 		g := i.groups[k]
 		grp := g.group
-		grp.Members = make([]Member, 0, len(g.members))
+		grp.Members = make([]engine.Member, 0, len(g.members))
 		for _, n := range slices.Sorted(maps.Keys(g.members)) {
-			grp.Members = append(grp.Members, Member{Name: n, Labels: g.members[n]})
+			grp.Members = append(grp.Members, engine.Member{Name: n, Labels: g.members[n]})
 		}
 		s.Groups = append(s.Groups, grp)
 	}

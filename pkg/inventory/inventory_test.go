@@ -9,6 +9,7 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 
 	"github.com/isamatch/isamatch/pkg/isa"
+	"github.com/isamatch/isamatch/pkg/mutate/engine"
 )
 
 // labels returns the labels the labeler and the kubelet put on a node with
@@ -44,7 +45,7 @@ type groupView struct {
 	Nodes      int
 }
 
-func view(t testing.TB, s *Snapshot) ([]groupView, map[string]int, int) {
+func view(t testing.TB, s *engine.Snapshot) ([]groupView, map[string]int, int) {
 	t.Helper()
 	var out []groupView
 	for _, g := range s.Groups {

@@ -7,7 +7,7 @@ import (
 
 	"github.com/isamatch/isamatch/pkg/contract"
 	"github.com/isamatch/isamatch/pkg/isa"
-	"github.com/isamatch/isamatch/pkg/mutate"
+	"github.com/isamatch/isamatch/pkg/mutate/engine"
 	"github.com/isamatch/isamatch/pkg/sanitize"
 )
 
@@ -44,9 +44,9 @@ type Needs struct {
 // reads. The decision is read through
 // its machine-readable annotation (contract.DecisionCounts), never the line
 // for people.
-func PodNeeds(pod *corev1.Pod, keys mutate.KeyOptions) Needs {
+func PodNeeds(pod *corev1.Pod, keys engine.KeyOptions) Needs {
 	var n Needs
-	in, msg := mutate.PodInputWith(pod.ObjectMeta, keys)
+	in, msg := engine.PodInputWith(pod.ObjectMeta, keys)
 	n.RequestError = sanitize.Line(msg, 2*maxShown)
 	if in.Request != nil {
 		n.Request = sanitize.Line(in.RequestText, maxShown) + " (" + in.RequestFrom + ")"

@@ -15,7 +15,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
-	"github.com/isamatch/isamatch/pkg/mutate"
+	"github.com/isamatch/isamatch/pkg/mutate/engine"
 )
 
 // Options configures Setup.
@@ -28,7 +28,7 @@ type Options struct {
 	Evict   bool
 	Metrics *Metrics
 	// Keys are the pod keys the webhook reads requests from.
-	Keys mutate.KeyOptions
+	Keys engine.KeyOptions
 }
 
 // Runner runs the informer of scheduled pods on the elected leader and

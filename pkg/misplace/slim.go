@@ -12,7 +12,7 @@ import (
 const maxValue = 4 << 10
 
 // keptAnnotations and keptLabels are the keys the watcher and the audit
-// read (mutate.PodInput's, the decision's, the mirror marker).
+// read (engine.PodInput's, the decision's, the mirror marker).
 var (
 	keptAnnotations = []string{isa.RequestAnnotation, isa.QEMUAnnotation, isa.BareRequestAnnotation, isa.BareQEMUAnnotation,
 		isa.DecisionAnnotation, isa.DecisionCountsAnnotation, corev1.MirrorPodAnnotationKey}

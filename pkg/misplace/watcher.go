@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/isamatch/isamatch/pkg/isa"
-	"github.com/isamatch/isamatch/pkg/mutate"
+	"github.com/isamatch/isamatch/pkg/mutate/engine"
 	"github.com/isamatch/isamatch/pkg/sanitize"
 )
 
@@ -54,7 +54,7 @@ type Watcher struct {
 	nodes   client.Reader
 	metrics *Metrics
 	evictor Evictor
-	keys    mutate.KeyOptions
+	keys    engine.KeyOptions
 	seen    *lru.Cache
 	owners  *backoff
 	now     func() time.Time
@@ -82,7 +82,7 @@ type WatcherOptions struct {
 	// DefaultEvictGrace when 0; none when negative.
 	EvictGrace time.Duration
 	// Keys are the pod keys the webhook reads requests from.
-	Keys mutate.KeyOptions
+	Keys engine.KeyOptions
 	// MaxSeen bounds the containers remembered (DefaultMaxSeen when 0).
 	MaxSeen int
 	// Now is the clock (time.Now when nil).

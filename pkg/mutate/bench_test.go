@@ -3,9 +3,10 @@ package mutate
 import (
 	"fmt"
 	"slices"
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/isamatch/isamatch/pkg/mutate/internal/testnodes"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
@@ -15,42 +16,6 @@ import (
 	"github.com/isamatch/isamatch/pkg/isa"
 	"github.com/isamatch/isamatch/pkg/registry"
 )
-
-// benchCluster is 5,000 nodes in 200 ISA groups: RISC-V rv64gc plus every
-// subset of eight optional extensions (the first 200 of them), 25 nodes
-// each, so a request for rv64gc_zba_zbb is satisfied by a quarter of the
-// groups at many different affinities.
-func benchCluster(b *testing.B) map[string]map[string]string {
-	b.Helper()
-	opt := []string{"zba", "zbb", "zbs", "zicond", "zfa", "zbc", "zicbom", "v"}
-	nodes := map[string]map[string]string{}
-	seen := map[string]bool{}
-	for mask := 0; len(seen) < 200; mask++ {
-		s := "rv64gc"
-		var multi []string
-		for k, e := range opt {
-			if mask&(1<<k) != 0 {
-				if len(e) == 1 {
-					s += e
-				} else {
-					multi = append(multi, e)
-				}
-			}
-		}
-		if len(multi) > 0 {
-			s += "_" + strings.Join(multi, "_")
-		}
-		id := isa.GroupID(mustISA(b, s))
-		if seen[id] {
-			b.Fatalf("%s: duplicate group", s)
-		}
-		seen[id] = true
-		for n := range 25 {
-			nodes[fmt.Sprintf("%s-%d", s, n)] = nodeLabels(b, "riscv64", s)
-		}
-	}
-	return nodes
-}
 
 func benchPod(images, initImages []string) *corev1.Pod {
 	return podSpec{
@@ -76,7 +41,7 @@ func benchPod(images, initImages []string) *corev1.Pod {
 // "distinct" admits 1,024 pods whose own affinity differs. It reports
 // p50/p99 per admission; the goal is p99 < 500µs.
 func BenchmarkHandle(b *testing.B) {
-	inv := inventory.NewStatic(benchCluster(b))
+	inv := inventory.NewStatic(testnodes.Bench(b))
 	if n := len(inv.Snapshot().Groups); n != 200 {
 		b.Fatalf("groups = %d, want 200", n)
 	}
@@ -130,42 +95,4 @@ func reportPercentiles(b *testing.B, d []time.Duration) {
 	at := func(p float64) float64 { return float64(d[min(len(d)-1, int(p*float64(len(d))))].Nanoseconds()) }
 	b.ReportMetric(at(0.50), "p50-ns")
 	b.ReportMetric(at(0.99), "p99-ns")
-}
-
-// BenchmarkDecide is the matching work alone for one pod: images and
-// request to required terms, tiers over 200 groups, summary. Goal < 10µs.
-// "warm" is the steady state (the ranking of these alternatives against this
-// snapshot is remembered after the first pod); "cold" alternates between two
-// snapshots of equal content, so every decision scans all 200 groups.
-func BenchmarkDecide(b *testing.B) {
-	b.Run("warm", func(b *testing.B) { benchDecide(b, false) })
-	b.Run("cold", func(b *testing.B) { benchDecide(b, true) })
-}
-
-func benchDecide(b *testing.B, cold bool) {
-	cluster := benchCluster(b)
-	snaps := []*inventory.Snapshot{inventory.NewStatic(cluster).Snapshot()}
-	if cold {
-		snaps = append(snaps, inventory.NewStatic(cluster).Snapshot())
-	}
-	rq, err := isa.ParseRequest("rv64gc_zba_zbb")
-	if err != nil {
-		b.Fatal(err)
-	}
-	images := testImages()
-	in := Input{Request: &rq, RequestFrom: "annotation isa.request", RequestText: "rv64gc_zba_zbb", Images: []ImageInfo{
-		{Ref: "riscv:1", Platforms: images["riscv:1"].platforms},
-		{Ref: "multi:1", Platforms: images["multi:1"].platforms},
-	}}
-	m := NewMatcher()
-	d := m.Decide(in, snaps[0])
-	if len(d.Required) != 1 || len(d.Preferred) < 3 || d.MatchingNodes != 50*25 { // masks < 200 with zba and zbb: 50 groups
-		b.Fatalf("required=%d preferred=%d matching=%d", len(d.Required), len(d.Preferred), d.MatchingNodes)
-	}
-	b.ReportAllocs()
-	i := 0
-	for b.Loop() {
-		m.Decide(in, snaps[i%len(snaps)])
-		i++
-	}
 }

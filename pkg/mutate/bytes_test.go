@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/isamatch/isamatch/pkg/mutate/internal/testnodes"
+
 	"github.com/isamatch/isamatch/pkg/inventory"
 	"github.com/isamatch/isamatch/pkg/isa"
 )
@@ -23,7 +25,7 @@ func mixedCluster(t testing.TB) map[string]map[string]string {
 	for k, i := range isas {
 		for n := range 3 {
 			name := fmt.Sprintf("node-%02d-%d", k, n)
-			nodes[name] = isa.WithGroupDomain(nodeLabels(t, i.arch, i.s), name)
+			nodes[name] = isa.WithGroupDomain(testnodes.Labels(t, i.arch, i.s), name)
 		}
 	}
 	return nodes

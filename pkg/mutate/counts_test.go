@@ -3,6 +3,8 @@ package mutate
 import (
 	"testing"
 
+	"github.com/isamatch/isamatch/pkg/mutate/internal/testnodes"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/isamatch/isamatch/pkg/contract"
@@ -47,7 +49,7 @@ func TestDecisionCounts(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			m := NewPodMutator(&fakeResolver{images: testImages()}, inventory.NewStatic(paperCluster(t)), Options{})
+			m := NewPodMutator(&fakeResolver{images: testImages()}, inventory.NewStatic(testnodes.Paper(t)), Options{})
 			req := admissionRequest(t, tc.pod.pod())
 			pod := applyPatch(t, req, m.Handle(t.Context(), req))
 			got := stored(t, pod)

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/isamatch/isamatch/pkg/mutate/internal/testnodes"
+
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 
@@ -31,7 +33,7 @@ func TestEnforcementWarn(t *testing.T) {
 		for _, tc := range denials {
 			t.Run(mode+"/"+tc.name, func(t *testing.T) {
 				metrics := NewMetrics()
-				m := NewPodMutator(&fakeResolver{images: testImages()}, inventory.NewStatic(paperCluster(t)), Options{Metrics: metrics, Enforcement: mode})
+				m := NewPodMutator(&fakeResolver{images: testImages()}, inventory.NewStatic(testnodes.Paper(t)), Options{Metrics: metrics, Enforcement: mode})
 				req := admissionRequest(t, tc.pod.pod())
 				resp := m.Handle(t.Context(), req)
 				outcome := "denied"
@@ -100,7 +102,7 @@ func TestNamespaceEnforcement(t *testing.T) {
 			var asked []string
 			opts := Options{Enforcement: tc.cluster, NamespaceModes: tc.allowed, Resolve: ResolveGate,
 				NamespaceEnforcement: func(_ context.Context, ns string) string { asked = append(asked, ns); return labels[ns] }}
-			m := NewPodMutator(&fakeResolver{images: testImages()}, inventory.NewStatic(paperCluster(t)), opts)
+			m := NewPodMutator(&fakeResolver{images: testImages()}, inventory.NewStatic(testnodes.Paper(t)), opts)
 
 			malformed := podSpec{ns: tc.ns, annotations: ann(isa.BareRequestAnnotation, "rv64q!"), images: []string{"riscv:1"}}
 			resp := m.Handle(t.Context(), admissionRequest(t, malformed.pod()))

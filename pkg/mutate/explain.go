@@ -6,6 +6,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/isamatch/isamatch/pkg/contract"
+	"github.com/isamatch/isamatch/pkg/mutate/engine"
 	"github.com/isamatch/isamatch/pkg/sanitize"
 )
 
@@ -19,7 +20,7 @@ import (
 // count as they are now.
 func (p *PodMutator) Explain(ctx context.Context, pod *corev1.Pod) string {
 	f := fieldsOf(pod)
-	in, _, msg := podInput(f, p.keys())
+	in, _, msg := p.podInput(f)
 	if msg != "" {
 		return sanitize.Line("denied: "+msg, maxAnnotation)
 	}
@@ -28,10 +29,11 @@ func (p *PodMutator) Explain(ctx context.Context, pod *corev1.Pod) string {
 		return "denied: " + tooManyImages()
 	}
 	auth := pullAuth(pod.Namespace, f)
-	in.Images = p.resolve(ctx, auth, refs)
+	images := p.resolve(ctx, auth, refs)
 	if p.infers(in) {
-		p.infer(ctx, auth, in.Images, false) // the cache alone
+		p.infer(ctx, auth, images, false) // the cache alone
 	}
+	in.Images = engineImages(images)
 	c, err := contract.ParseDecision(pod.Annotations)
 	if err == nil && c.Fallback != "" {
 		in.Fallback = p.opts.FallbackArchitecture
@@ -39,7 +41,7 @@ func (p *PodMutator) Explain(ctx context.Context, pod *corev1.Pod) string {
 	summary := p.m.Decide(in, p.inv.Snapshot()).Summary
 	if err == nil && c.Emulator != nil {
 		// What admission set in the containers, which cannot change.
-		summary += "; " + emulatorClause(*c.Emulator)
+		summary += "; " + engine.EmulatorClause(*c.Emulator)
 	}
 	return sanitize.Line(summary, maxAnnotation)
 }

@@ -7,6 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/isamatch/isamatch/pkg/mutate/engine"
+	"github.com/isamatch/isamatch/pkg/mutate/internal/testnodes"
+
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 
@@ -49,7 +52,7 @@ func TestFallbackArchitecture(t *testing.T) {
 			t.Helper()
 			got := []string{}
 			for _, n := range slices.Sorted(maps.Keys(nodes)) {
-				if admits(pod, n, nodes[n]) {
+				if testnodes.Admits(pod, n, nodes[n]) {
 					got = append(got, n)
 				}
 			}
@@ -64,7 +67,7 @@ func TestFallbackArchitecture(t *testing.T) {
 			}
 		}
 		t.Run(tc.name+"/admission", func(t *testing.T) {
-			nodes := paperCluster(t)
+			nodes := testnodes.Paper(t)
 			opts := Options{Resolve: ResolveSync, FallbackArchitecture: tc.fallback}
 			if tc.bound {
 				opts.Budget = time.Millisecond // the resolver blocks until the budget ends
@@ -81,17 +84,17 @@ func TestFallbackArchitecture(t *testing.T) {
 			check(t, applyPatch(t, req, resp), nodes, summaryOf(t, m, req))
 		})
 		t.Run(tc.name+"/release", func(t *testing.T) {
-			nodes := paperCluster(t)
+			nodes := testnodes.Paper(t)
 			m := NewPodMutator(&fakeResolver{images: testImages()}, inventory.NewStatic(nodes), Options{Resolve: ResolveGate, FallbackArchitecture: tc.fallback})
 			req := admissionRequest(t, tc.spec.pod())
 			pod := applyPatch(t, req, m.Handle(t.Context(), req))
-			if !HasGate(pod.Spec.SchedulingGates) {
+			if !engine.HasGate(pod.Spec.SchedulingGates) {
 				t.Fatalf("pod not gated at admission")
 			}
 			before := pod.DeepCopy()
 			// Past the bound the controller releases from the cache alone.
 			rel := m.ReleaseGated(t.Context(), pod, !tc.bound)
-			if !isNarrowingOf(required(pod), required(before)) {
+			if !engine.IsNarrowingOf(required(pod), required(before)) {
 				t.Errorf("the API server would refuse %+v over %+v", required(pod), required(before))
 			}
 			check(t, pod, nodes, rel.Message)

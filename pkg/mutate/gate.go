@@ -4,9 +4,8 @@ import (
 	"slices"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
-
 	"github.com/isamatch/isamatch/pkg/isa"
+	"github.com/isamatch/isamatch/pkg/mutate/engine"
 )
 
 // The gated admission path (Options.Resolve gate or auto): a pod whose
@@ -16,11 +15,6 @@ import (
 // what is pending. The gate controller resolves the rest and releases it
 // (ReleaseGated).
 
-// HasGate reports whether gates hold isa.ResolveGate.
-func HasGate(gates []corev1.PodSchedulingGate) bool {
-	return slices.ContainsFunc(gates, func(g corev1.PodSchedulingGate) bool { return g.Name == isa.ResolveGate })
-}
-
 // gates reports whether admission gates pod: in gate mode when it names an
 // image, in auto mode when one of its images is not cached (missing), and
 // always when it already carries the gate (a reinvocation after a later
@@ -28,7 +22,7 @@ func HasGate(gates []corev1.PodSchedulingGate) bool {
 // release it).
 func (p *PodMutator) gates(pod *podFields, refs []string, missing []int) bool {
 	switch {
-	case HasGate(pod.Spec.SchedulingGates):
+	case engine.HasGate(pod.Spec.SchedulingGates):
 		return true
 	case p.opts.Resolve == ResolveGate:
 		return len(refs) > 0
@@ -39,8 +33,8 @@ func (p *PodMutator) gates(pod *podFields, refs []string, missing []int) bool {
 }
 
 // known returns the images that are not missing.
-func known(images []ImageInfo, missing []int) []ImageInfo {
-	out := make([]ImageInfo, 0, len(images)-len(missing))
+func known(images []resolved, missing []int) []resolved {
+	out := make([]resolved, 0, len(images)-len(missing))
 	for k, img := range images {
 		if !slices.Contains(missing, k) {
 			out = append(out, img)

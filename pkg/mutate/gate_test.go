@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/isamatch/isamatch/pkg/mutate/engine"
+	"github.com/isamatch/isamatch/pkg/mutate/internal/testnodes"
+
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 
@@ -55,7 +58,7 @@ func TestAdmissionGates(t *testing.T) {
 				fake.cached[r] = true
 			}
 			opts := Options{Resolve: tc.mode, GateAlive: func() bool { return !tc.deadGate }}
-			m := NewPodMutator(fake, inventory.NewStatic(paperCluster(t)), opts)
+			m := NewPodMutator(fake, inventory.NewStatic(testnodes.Paper(t)), opts)
 			pod := podSpec{images: []string{"riscv:1", "multi:1"}, annotations: map[string]string{isa.BareRequestAnnotation: "rv64imfdv"}}.pod()
 			pod.Spec.SchedulingGates = tc.gates
 			req := admissionRequest(t, pod)
@@ -71,7 +74,7 @@ func TestAdmissionGates(t *testing.T) {
 			}
 			got := applyPatch(t, req, resp)
 			wantGates := tc.gates
-			if tc.wantGated && !HasGate(tc.gates) {
+			if tc.wantGated && !engine.HasGate(tc.gates) {
 				wantGates = append(wantGates, corev1.PodSchedulingGate{Name: isa.ResolveGate})
 			}
 			if diff := cmp.Diff(wantGates, got.Spec.SchedulingGates); diff != "" {
@@ -85,8 +88,8 @@ func TestAdmissionGates(t *testing.T) {
 				t.Errorf("decision gate state = %q, want %q", c.Gate, wantState)
 			}
 			// Known at admission either way: the request.
-			for n, l := range paperCluster(t) {
-				if admits(got, n, l) && l[isa.ArchLabel] != "riscv64" {
+			for n, l := range testnodes.Paper(t) {
+				if testnodes.Admits(got, n, l) && l[isa.ArchLabel] != "riscv64" {
 					t.Errorf("node %s (%s) admitted, but the request is rv64imfdv", n, l[isa.ArchLabel])
 				}
 			}
@@ -109,12 +112,12 @@ func release(t *testing.T, m *PodMutator, pod *corev1.Pod) (admitted, released *
 		return nil, nil, GateRelease{}, false
 	}
 	admitted = applyPatch(t, req, resp)
-	if !HasGate(admitted.Spec.SchedulingGates) {
+	if !engine.HasGate(admitted.Spec.SchedulingGates) {
 		t.Fatalf("admitted without the gate: %s", admitted.Annotations[isa.DecisionAnnotation])
 	}
 	released = admitted.DeepCopy()
 	r = m.ReleaseGated(t.Context(), released, true)
-	if HasGate(released.Spec.SchedulingGates) {
+	if engine.HasGate(released.Spec.SchedulingGates) {
 		t.Fatal("released pod still carries the gate")
 	}
 	return admitted, released, r, true
@@ -155,7 +158,7 @@ func TestPropertyGateMatchesSync(t *testing.T) {
 			}
 			continue
 		}
-		if !isNarrowingOf(required(released), required(admitted)) {
+		if !engine.IsNarrowingOf(required(released), required(admitted)) {
 			t.Errorf("%s: the API server would refuse the release\nadmitted: %+v\nreleased: %+v", name, required(admitted), required(released))
 		}
 		if !resp.Allowed {
@@ -164,14 +167,14 @@ func TestPropertyGateMatchesSync(t *testing.T) {
 				t.Errorf("%s: synchronous admission denies (%s), the release is %q", name, resp.Result.Message, rel.Reason)
 			}
 			for n, l := range nodes {
-				if admits(released, n, l) {
+				if testnodes.Admits(released, n, l) {
 					t.Errorf("%s: denied pod admits node %s", name, n)
 				}
 			}
 			continue
 		}
-		want := placement(applyPatch(t, req, resp), nodes)
-		got := placement(released, nodes)
+		want := testnodes.Placement(applyPatch(t, req, resp), nodes)
+		got := testnodes.Placement(released, nodes)
 		if rel.Reason == ReleaseDenied {
 			// Synchronous admission lets through some terms that only a
 			// node without the kubelet's architecture label could match
@@ -207,7 +210,7 @@ func TestPropertyGateMatchesSync(t *testing.T) {
 
 // TestReleaseGated covers the controller's decision case by case.
 func TestReleaseGated(t *testing.T) {
-	zone := term(zoneA)
+	zone := corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "zone", Operator: corev1.NodeSelectorOpIn, Values: []string{"a"}}}}
 	tests := []struct {
 		name      string
 		spec      podSpec
@@ -222,7 +225,7 @@ func TestReleaseGated(t *testing.T) {
 		{name: "past the bound: only what is known", spec: podSpec{images: []string{"rva23:1"}, annotations: map[string]string{isa.BareRequestAnnotation: "rv64imfd"}},
 			wantRel: GateRelease{Reason: ReleaseTimeout, Warning: true}, wantState: contract.GateTimeout, wantNodes: []string{"node3", "node4", "node5", "node6"}},
 		{name: "the pod's own term holds one of two alternatives", resolve: true,
-			spec:    podSpec{images: []string{"labelled:1"}, affinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: selector(zone)}},
+			spec:    podSpec{images: []string{"labelled:1"}, affinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{zone}}}},
 			wantRel: GateRelease{Reason: ReleaseResolved, Warning: true}, wantState: contract.GateResolved},
 		{name: "images without a common architecture, deny mode: no node", spec: podSpec{images: []string{"amd64:1", "riscv:1"}}, resolve: true,
 			wantRel: GateRelease{Reason: ReleaseDenied, Warning: true}, wantState: ReleaseDenied, wantNodes: []string{}},
@@ -234,7 +237,7 @@ func TestReleaseGated(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			nodes := paperCluster(t)
+			nodes := testnodes.Paper(t)
 			for _, l := range nodes {
 				l["zone"] = "a"
 			}
@@ -250,7 +253,7 @@ func TestReleaseGated(t *testing.T) {
 			if pod.Spec.SchedulingGates != nil {
 				t.Errorf("gates left: %v", pod.Spec.SchedulingGates)
 			}
-			if !isNarrowingOf(required(pod), required(before)) {
+			if !engine.IsNarrowingOf(required(pod), required(before)) {
 				t.Errorf("the API server would refuse %+v over %+v", required(pod), required(before))
 			}
 			if tc.wantState != "" {
@@ -261,7 +264,7 @@ func TestReleaseGated(t *testing.T) {
 			if tc.wantNodes != nil {
 				got := []string{}
 				for _, n := range slices.Sorted(maps.Keys(nodes)) {
-					if admits(pod, n, nodes[n]) {
+					if testnodes.Admits(pod, n, nodes[n]) {
 						got = append(got, n)
 					}
 				}
@@ -278,7 +281,7 @@ func TestReleaseGated(t *testing.T) {
 // answer is pending and the pod untouched, and the release from the cache
 // alone (past the bound) is a timeout.
 func TestReleaseStopsAtTheBound(t *testing.T) {
-	m := NewPodMutator(&fakeResolver{images: testImages()}, inventory.NewStatic(paperCluster(t)), Options{Resolve: ResolveGate})
+	m := NewPodMutator(&fakeResolver{images: testImages()}, inventory.NewStatic(testnodes.Paper(t)), Options{Resolve: ResolveGate})
 	pod := podSpec{images: []string{"slow:1"}}.pod()
 	pod.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: isa.ResolveGate}}
 	before := pod.DeepCopy()

@@ -3,7 +3,6 @@ package mutate
 import (
 	"context"
 	"encoding/json"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -91,58 +90,6 @@ func testImages() map[string]fakeImage {
 		"badlabel:1": {platforms: []registry.Platform{{OS: "linux", Architecture: "riscv64", ISARequest: "rv64q!"}}},
 		"private:1":  {err: &registry.Error{Kind: "unauthorized", Ref: "private:1", Err: constErr("401 Unauthorized")}},
 		"slow:1":     {block: true},
-	}
-}
-
-// nodeLabels is what the labeler and kubelet put on a node.
-func nodeLabels(t testing.TB, arch, native string, emulated ...string) map[string]string {
-	t.Helper()
-	l := map[string]string{isa.KubeArchLabel: arch}
-	if native == "" {
-		return l
-	}
-	emu := make([]isa.ISA, 0, len(emulated))
-	for _, e := range emulated {
-		emu = append(emu, mustISA(t, e))
-	}
-	for k, v := range isa.NodeLabels(mustISA(t, native), emu) {
-		l[k] = v
-	}
-	return l
-}
-
-// qemuNodeLabels is nodeLabels of a node that executes each emulated ISA's
-// programs through a QEMU handler (not a cross compiler alone).
-func qemuNodeLabels(t testing.TB, arch, native string, emulated ...string) map[string]string {
-	t.Helper()
-	l := nodeLabels(t, arch, native, emulated...)
-	for _, e := range emulated {
-		l[isa.EmuExecLabel(mustISA(t, e).Arch)] = "true"
-	}
-	return l
-}
-
-func mustISA(t testing.TB, s string) isa.ISA {
-	t.Helper()
-	i, err := isa.Parse(s)
-	if err != nil {
-		t.Fatalf("parse %q: %v", s, err)
-	}
-	return i
-}
-
-// paperCluster is the paper's Table 1, plus an unlabelled riscv64 node and
-// a second IMFD node, so group sizes differ.
-func paperCluster(t testing.TB) map[string]map[string]string {
-	t.Helper()
-	return map[string]map[string]string{
-		"node1": nodeLabels(t, "amd64", "x86-64-v3", "rv64imfdv"),
-		"node2": nodeLabels(t, "arm64", "arm64"),
-		"node3": nodeLabels(t, "riscv64", "rv64imfd"),
-		"node4": nodeLabels(t, "riscv64", "rv64imafdcv"),
-		"node5": nodeLabels(t, "riscv64", "rv64imfdv"),
-		"node6": nodeLabels(t, "riscv64", "rv64imfdv"),
-		"node7": nodeLabels(t, "riscv64", ""),
 	}
 }
 
@@ -282,99 +229,6 @@ func applyRaw(t testing.TB, raw []byte, resp admission.Response) []byte {
 	out, err := patch.Apply(raw)
 	if err != nil {
 		t.Fatalf("apply %s: %v", ops, err)
-	}
-	return out
-}
-
-// The node-affinity semantics of the scheduler, written out for tests.
-
-func matchReq(r corev1.NodeSelectorRequirement, labels map[string]string) bool {
-	v, ok := labels[r.Key]
-	switch r.Operator {
-	case corev1.NodeSelectorOpIn:
-		return ok && slices.Contains(r.Values, v)
-	case corev1.NodeSelectorOpNotIn:
-		return !ok || !slices.Contains(r.Values, v)
-	case corev1.NodeSelectorOpExists:
-		return ok
-	case corev1.NodeSelectorOpDoesNotExist:
-		return !ok
-	case corev1.NodeSelectorOpGt, corev1.NodeSelectorOpLt:
-		if !ok || len(r.Values) != 1 {
-			return false
-		}
-		n, err1 := strconv.ParseInt(v, 10, 64)
-		w, err2 := strconv.ParseInt(r.Values[0], 10, 64)
-		if err1 != nil || err2 != nil {
-			return false
-		}
-		if r.Operator == corev1.NodeSelectorOpGt {
-			return n > w
-		}
-		return n < w
-	}
-	return false
-}
-
-func matchTerm(t corev1.NodeSelectorTerm, name string, labels map[string]string) bool {
-	if len(t.MatchExpressions) == 0 && len(t.MatchFields) == 0 {
-		return false
-	}
-	for _, r := range t.MatchExpressions {
-		if !matchReq(r, labels) {
-			return false
-		}
-	}
-	for _, r := range t.MatchFields {
-		if r.Key != "metadata.name" || !matchReq(corev1.NodeSelectorRequirement{Key: r.Key, Operator: r.Operator, Values: r.Values}, map[string]string{"metadata.name": name}) {
-			return false
-		}
-	}
-	return true
-}
-
-// admits reports whether the pod's nodeSelector and required node affinity
-// admit the node.
-func admits(pod *corev1.Pod, name string, labels map[string]string) bool {
-	for k, v := range pod.Spec.NodeSelector {
-		if l, ok := labels[k]; !ok || l != v {
-			return false
-		}
-	}
-	if pod.Spec.Affinity == nil || pod.Spec.Affinity.NodeAffinity == nil || pod.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
-		return true
-	}
-	for _, t := range pod.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
-		if matchTerm(t, name, labels) {
-			return true
-		}
-	}
-	return false
-}
-
-// score is the NodeAffinity plugin's raw score: the sum of the weights of
-// the preferred terms the node matches.
-func score(pod *corev1.Pod, name string, labels map[string]string) int32 {
-	if pod.Spec.Affinity == nil || pod.Spec.Affinity.NodeAffinity == nil {
-		return 0
-	}
-	var s int32
-	for _, p := range pod.Spec.Affinity.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution {
-		if matchTerm(p.Preference, name, labels) {
-			s += p.Weight
-		}
-	}
-	return s
-}
-
-// placement lists, for the nodes the pod's required affinity admits, the
-// raw preferred score.
-func placement(pod *corev1.Pod, nodes map[string]map[string]string) map[string]int32 {
-	out := map[string]int32{}
-	for name, l := range nodes {
-		if admits(pod, name, l) {
-			out[name] = score(pod, name, l)
-		}
 	}
 	return out
 }

@@ -8,7 +8,7 @@ import (
 	"github.com/go-logr/logr"
 
 	"github.com/isamatch/isamatch/pkg/imageisa"
-	"github.com/isamatch/isamatch/pkg/isa"
+	"github.com/isamatch/isamatch/pkg/mutate/engine"
 	"github.com/isamatch/isamatch/pkg/registry"
 )
 
@@ -25,13 +25,6 @@ type PlatformInferrer interface {
 
 var _ PlatformInferrer = (*imageisa.Platforms)(nil)
 
-// Inferred is what a platform's own binary says it needs.
-type Inferred struct {
-	ISA isa.ISA
-	// Source names the file read: "ELF of /usr/bin/app".
-	Source string
-}
-
 // maxInferScans bounds the images one pod's release reads at once.
 const maxInferScans = 4
 
@@ -44,7 +37,7 @@ func inferable(p registry.Platform) bool {
 
 // infers reports whether the decision for in may use inferred ISAs: an
 // inferrer is set, a gating mode, and the pod asks nothing itself.
-func (p *PodMutator) infers(in Input) bool {
+func (p *PodMutator) infers(in engine.Input) bool {
 	return p.opts.Infer != nil && p.opts.Resolve != ResolveSync && in.Request == nil && in.QEMU == nil
 }
 
@@ -56,19 +49,19 @@ func (p *PodMutator) infers(in Input) bool {
 // goes on in the background). A platform whose binary says nothing, or
 // that cannot be read, keeps no requirement: it is treated as without
 // inference.
-func (p *PodMutator) infer(ctx context.Context, auth registry.PullAuth, images []ImageInfo, scan bool) (unread []int) {
+func (p *PodMutator) infer(ctx context.Context, auth registry.PullAuth, images []resolved, scan bool) (unread []int) {
 	type job struct{ k, j int }
 	var jobs []job
 	for k := range images {
 		img := &images[k]
-		if img.Err != nil {
+		if img.err != nil {
 			continue
 		}
-		for j, pl := range img.Platforms {
+		for j, pl := range img.platforms {
 			if !inferable(pl) {
 				continue
 			}
-			r, err, ok := p.opts.Infer.Cached(img.Ref, pl)
+			r, err, ok := p.opts.Infer.Cached(img.ref, pl)
 			if !ok {
 				jobs = append(jobs, job{k, j})
 				continue
@@ -94,10 +87,10 @@ func (p *PodMutator) infer(ctx context.Context, auth registry.PullAuth, images [
 		go func() {
 			defer func() { <-sem; wg.Done() }()
 			img := &images[jb.k]
-			r, err := p.opts.Infer.Infer(ctx, img.Ref, auth, img.Platforms[jb.j])
+			r, err := p.opts.Infer.Infer(ctx, img.ref, auth, img.platforms[jb.j])
 			cut := err != nil && ctx.Err() != nil
 			if err != nil && !cut {
-				log.V(1).Info("image ISA not inferred", "image", img.Ref, "platform", platformString(img.Platforms[jb.j]),
+				log.V(1).Info("image ISA not inferred", "image", img.ref, "platform", platformString(img.platforms[jb.j]),
 					"outcome", imageisa.Outcome(r, err), "error", err.Error())
 			}
 			mu.Lock()
@@ -114,14 +107,23 @@ func (p *PodMutator) infer(ctx context.Context, auth registry.PullAuth, images [
 }
 
 // setInferred records r as platform j's requirement when it is one.
-func setInferred(img *ImageInfo, j int, r imageisa.Result, err error) {
-	if err != nil || r.ISA == nil || string(r.ISA.Arch) != img.Platforms[j].Architecture {
+func setInferred(img *resolved, j int, r imageisa.Result, err error) {
+	if err != nil || r.ISA == nil || string(r.ISA.Arch) != img.platforms[j].Architecture {
 		return
 	}
-	if img.Inferred == nil {
-		img.Inferred = make([]*Inferred, len(img.Platforms))
+	if img.inferred == nil {
+		img.inferred = make([]*engine.Inferred, len(img.platforms))
 	}
 	i := *r.ISA
 	i.Unknown = nil
-	img.Inferred[j] = &Inferred{ISA: i, Source: r.Source()}
+	img.inferred[j] = &engine.Inferred{ISA: i, Source: r.Source()}
+}
+
+// platformString names p for logs: os/architecture[/variant].
+func platformString(p registry.Platform) string {
+	s := p.OS + "/" + p.Architecture
+	if p.Variant != "" {
+		s += "/" + p.Variant
+	}
+	return s
 }

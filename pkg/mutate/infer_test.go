@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/isamatch/isamatch/pkg/mutate/engine"
+	"github.com/isamatch/isamatch/pkg/mutate/internal/testnodes"
+
 	"github.com/google/go-cmp/cmp"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -86,7 +89,7 @@ func elfBinaries() map[string]string {
 // the image carried the binary's -march as its label; a pod's request, a
 // label or a variant wins and nothing is read for them.
 func TestInferredRequirements(t *testing.T) {
-	nodes := paperCluster(t)
+	nodes := testnodes.Paper(t)
 	tests := []struct {
 		name        string
 		image       string
@@ -132,7 +135,7 @@ func TestInferredRequirements(t *testing.T) {
 			if tc.wantNodes != nil || tc.wantCount > 0 {
 				var admitted []string
 				for n, l := range nodes {
-					if admits(got, n, l) {
+					if testnodes.Admits(got, n, l) {
 						admitted = append(admitted, n)
 					}
 				}
@@ -141,7 +144,7 @@ func TestInferredRequirements(t *testing.T) {
 				}
 			}
 			if tc.wantBest != nil {
-				if diff := cmp.Diff(tc.wantBest, best(placement(got, nodes))); diff != "" {
+				if diff := cmp.Diff(tc.wantBest, best(testnodes.Placement(got, nodes))); diff != "" {
 					t.Errorf("best nodes (-want +got):\n%s", diff)
 				}
 			}
@@ -162,7 +165,7 @@ func TestInferredRequirements(t *testing.T) {
 func TestInferenceNeverInAdmission(t *testing.T) {
 	inf := &fakeInferrer{binaries: elfBinaries(), read: map[string]bool{}}
 	fake := cachingFake{fakeResolver: &fakeResolver{images: elfImages()}, cached: map[string]bool{"imfdv:1": true}}
-	nodes := paperCluster(t)
+	nodes := testnodes.Paper(t)
 	m := NewPodMutator(fake, inventory.NewStatic(nodes), Options{Resolve: ResolveAuto, Infer: inf})
 	pod := podSpec{images: []string{"imfdv:1"}}.pod()
 
@@ -176,13 +179,13 @@ func TestInferenceNeverInAdmission(t *testing.T) {
 	req := admissionRequest(t, pod)
 	resp := m.Handle(t.Context(), req)
 	got := applyPatch(t, req, resp)
-	if HasGate(got.Spec.SchedulingGates) {
+	if engine.HasGate(got.Spec.SchedulingGates) {
 		t.Fatal("second pod gated, want it answered from what the release read")
 	}
 	if len(inf.scans) != 1 {
 		t.Errorf("admission read binaries: %v", inf.scans)
 	}
-	if diff := cmp.Diff(placement(released, nodes), placement(got, nodes)); diff != "" {
+	if diff := cmp.Diff(testnodes.Placement(released, nodes), testnodes.Placement(got, nodes)); diff != "" {
 		t.Errorf("admitted pod placed unlike the released one (-released +admitted):\n%s", diff)
 	}
 
@@ -256,7 +259,7 @@ func TestFailedReadAdmitsUngated(t *testing.T) {
 	}
 	dg := "sha256:" + strings.Repeat("ab", 32)
 	images := map[string]fakeImage{"flaky:1": {platforms: []registry.Platform{{OS: "linux", Architecture: "riscv64", Digest: dg}}}}
-	nodes := paperCluster(t)
+	nodes := testnodes.Paper(t)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -274,13 +277,13 @@ func TestFailedReadAdmitsUngated(t *testing.T) {
 				mu.Unlock()
 				req := admissionRequest(t, pod)
 				got := applyPatch(t, req, m.Handle(t.Context(), req))
-				gated := HasGate(got.Spec.SchedulingGates)
+				gated := engine.HasGate(got.Spec.SchedulingGates)
 				if gated != s.wantGated {
 					t.Errorf("step %d at %s: gated %t, want %t", i, s.at, gated, s.wantGated)
 				}
 				if gated {
 					m.ReleaseGated(t.Context(), got, true)
-					if HasGate(got.Spec.SchedulingGates) {
+					if engine.HasGate(got.Spec.SchedulingGates) {
 						t.Fatalf("step %d: released pod still carries the gate", i)
 					}
 				}
@@ -317,7 +320,7 @@ func (blockingInferrer) Infer(ctx context.Context, _ string, _ registry.PullAuth
 // alone (past the bound) it is released without the requirement.
 func TestReleasePendingOnACutRead(t *testing.T) {
 	res := cachingFake{fakeResolver: &fakeResolver{images: elfImages()}, cached: map[string]bool{"imfd:1": true}}
-	m := NewPodMutator(res, inventory.NewStatic(paperCluster(t)), Options{Resolve: ResolveGate, Infer: blockingInferrer{}})
+	m := NewPodMutator(res, inventory.NewStatic(testnodes.Paper(t)), Options{Resolve: ResolveGate, Infer: blockingInferrer{}})
 	pod := podSpec{images: []string{"imfd:1"}}.pod()
 	pod.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: isa.ResolveGate}}
 	before := pod.DeepCopy()

@@ -3,6 +3,9 @@ package mutate
 import (
 	"testing"
 
+	"github.com/isamatch/isamatch/pkg/mutate/engine"
+	"github.com/isamatch/isamatch/pkg/mutate/internal/testnodes"
+
 	"github.com/isamatch/isamatch/pkg/inventory"
 	"github.com/isamatch/isamatch/pkg/isa"
 )
@@ -13,7 +16,7 @@ import (
 // by default the same pod is denied or constrained by that value; the
 // prefixed key still counts.
 func TestIgnoreBareKeys(t *testing.T) {
-	nodes := paperCluster(t)
+	nodes := testnodes.Paper(t)
 	tests := []struct {
 		name              string
 		pod               podSpec
@@ -29,7 +32,7 @@ func TestIgnoreBareKeys(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, ignore := range []bool{false, true} {
-				m := NewPodMutator(&fakeResolver{images: testImages()}, inventory.NewStatic(nodes), Options{Keys: KeyOptions{IgnoreBareKeys: ignore}})
+				m := NewPodMutator(&fakeResolver{images: testImages()}, inventory.NewStatic(nodes), Options{Keys: engine.KeyOptions{IgnoreBareKeys: ignore}})
 				resp := m.Handle(t.Context(), admissionRequest(t, tc.pod.pod()))
 				want := tc.wantDenied
 				if ignore {

@@ -12,6 +12,9 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/isamatch/isamatch/pkg/mutate/engine"
+	"github.com/isamatch/isamatch/pkg/mutate/internal/testnodes"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-containerregistry/pkg/name"
 	ggcrregistry "github.com/google/go-containerregistry/pkg/registry"
@@ -101,7 +104,7 @@ func TestHandleLimits(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			res := &fakeResolver{images: testImages()}
-			m := NewPodMutator(res, inventory.NewStatic(paperCluster(t)), Options{})
+			m := NewPodMutator(res, inventory.NewStatic(testnodes.Paper(t)), Options{})
 			resp := m.Handle(t.Context(), admissionRequest(t, tc.pod.pod()))
 			if tc.wantDenied == "" {
 				if !resp.Allowed {
@@ -114,127 +117,12 @@ func TestHandleLimits(t *testing.T) {
 				if !strings.Contains(resp.Result.Message, tc.wantDenied) {
 					t.Errorf("denial %.300q does not contain %q", resp.Result.Message, tc.wantDenied)
 				}
-				if len(resp.Result.Message) > 2*MaxRequestBytes {
+				if len(resp.Result.Message) > 2*engine.MaxRequestBytes {
 					t.Errorf("denial is %d bytes, want it bounded", len(resp.Result.Message))
 				}
 			}
 			if got := res.calls.Load(); got != tc.wantCalls {
 				t.Errorf("resolver calls = %d, want %d", got, tc.wantCalls)
-			}
-		})
-	}
-}
-
-// TestDecideCombinedLimit: images whose alternatives multiply past
-// maxCombined are denied instead of minimised.
-func TestDecideCombinedLimit(t *testing.T) {
-	labelled := func(req string) []registry.Platform {
-		return []registry.Platform{{OS: "linux", Architecture: "riscv64", ISARequest: req}}
-	}
-	in := Input{Images: []ImageInfo{
-		{Ref: "a:1", Platforms: labelled(alternatives(16))},
-		{Ref: "b:1", Platforms: labelled(alternatives(16))},
-		{Ref: "c:1", Platforms: labelled(alternatives(17))},
-	}}
-	d := NewMatcher().Decide(in, &inventory.Snapshot{})
-	if !strings.Contains(d.Denied, "combine into more than 256 ISA alternatives") {
-		t.Errorf("denied = %q, want the combination limit", d.Denied)
-	}
-}
-
-// TestRequestKeyPrecedence: the prefixed annotation wins over the bare
-// annotation, which wins over the label; keys that differ from the winner
-// are named in a warning.
-func TestRequestKeyPrecedence(t *testing.T) {
-	tests := []struct {
-		name                string
-		annotations, labels map[string]string
-		wantFrom, wantText  string
-		wantQEMUFrom        string
-		keys                KeyOptions
-		wantWarnings        []string // substrings, in order
-	}{
-		{name: "prefixed annotation", annotations: ann(isa.RequestAnnotation, "rv64gc"), wantFrom: "annotation " + isa.RequestAnnotation, wantText: "rv64gc"},
-		{name: "bare annotation", annotations: ann(isa.BareRequestAnnotation, "rv64gc"), wantFrom: "annotation isa.request", wantText: "rv64gc"},
-		{name: "label", labels: ann(isa.RequestLabel, "riscv64"), wantFrom: "label ARCH", wantText: "riscv64"},
-		{name: "prefixed and bare agree", annotations: ann(isa.RequestAnnotation, "rv64gc", isa.BareRequestAnnotation, " rv64gc "), wantFrom: "annotation " + isa.RequestAnnotation, wantText: "rv64gc"},
-		{
-			name:         "prefixed over bare",
-			annotations:  ann(isa.RequestAnnotation, "rv64gc", isa.BareRequestAnnotation, "x86-64-v3"),
-			wantFrom:     "annotation " + isa.RequestAnnotation,
-			wantText:     "rv64gc",
-			wantWarnings: []string{`annotation isa.isamatch.io/request "rv64gc" and annotation isa.request "x86-64-v3" differ; annotation isa.isamatch.io/request is used`},
-		},
-		{
-			name:         "prefixed over label",
-			annotations:  ann(isa.RequestAnnotation, "rv64gc"),
-			labels:       ann(isa.RequestLabel, "amd64"),
-			wantFrom:     "annotation " + isa.RequestAnnotation,
-			wantText:     "rv64gc",
-			wantWarnings: []string{`and label ARCH "amd64" differ`},
-		},
-		{
-			name:         "bare over label",
-			annotations:  ann(isa.BareRequestAnnotation, "rv64gc"),
-			labels:       ann(isa.RequestLabel, "amd64"),
-			wantFrom:     "annotation isa.request",
-			wantText:     "rv64gc",
-			wantWarnings: []string{`annotation isa.request "rv64gc" and label ARCH "amd64" differ; annotation isa.request is used`},
-		},
-		{
-			name:         "all three set: two warnings",
-			annotations:  ann(isa.RequestAnnotation, "rv64gc", isa.BareRequestAnnotation, "rv64i"),
-			labels:       ann(isa.RequestLabel, "amd64"),
-			wantFrom:     "annotation " + isa.RequestAnnotation,
-			wantText:     "rv64gc",
-			wantWarnings: []string{`annotation isa.request "rv64i"`, `label ARCH "amd64"`},
-		},
-		{
-			name:         "qemu: prefixed over label",
-			annotations:  ann(isa.QEMUAnnotation, "rv64gcv"),
-			labels:       ann(isa.QEMULabel, "rv64gc"),
-			wantQEMUFrom: "annotation " + isa.QEMUAnnotation,
-			wantWarnings: []string{`annotation isa.isamatch.io/qemu "rv64gcv" and label QEMU "rv64gc" differ`},
-		},
-		{
-			name:        "bare keys ignored: the paper's keys are someone else's",
-			annotations: ann(isa.BareRequestAnnotation, "not-an-isa", isa.BareQEMUAnnotation, "rv64gcv"),
-			labels:      ann(isa.RequestLabel, "x86", isa.QEMULabel, "yes"),
-			keys:        KeyOptions{IgnoreBareKeys: true},
-		},
-		{
-			name:        "bare keys ignored: the prefixed key still counts, with no warning",
-			annotations: ann(isa.RequestAnnotation, "rv64gc", isa.BareRequestAnnotation, "amd64"),
-			labels:      ann(isa.RequestLabel, "arm64"),
-			keys:        KeyOptions{IgnoreBareKeys: true},
-			wantFrom:    "annotation " + isa.RequestAnnotation,
-			wantText:    "rv64gc",
-		},
-		{
-			name:         "qemu: bare over label",
-			annotations:  ann(isa.BareQEMUAnnotation, "rv64gcv"),
-			labels:       ann(isa.QEMULabel, "rv64gcv"),
-			wantQEMUFrom: "annotation isa.qemu",
-		},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			pod := &podFields{}
-			pod.Annotations, pod.Labels = tc.annotations, tc.labels
-			in, warnings, msg := podInput(pod, tc.keys)
-			if msg != "" {
-				t.Fatalf("denied: %s", msg)
-			}
-			if in.RequestFrom != tc.wantFrom || in.RequestText != tc.wantText || in.QEMUFrom != tc.wantQEMUFrom {
-				t.Errorf("request from %q %q, qemu from %q; want %q %q, %q", in.RequestFrom, in.RequestText, in.QEMUFrom, tc.wantFrom, tc.wantText, tc.wantQEMUFrom)
-			}
-			if len(warnings) != len(tc.wantWarnings) {
-				t.Fatalf("warnings = %q, want %d matching %q", warnings, len(tc.wantWarnings), tc.wantWarnings)
-			}
-			for k, s := range tc.wantWarnings {
-				if !strings.Contains(warnings[k].Text, s) {
-					t.Errorf("warning %d = %q, want it to contain %q", k, warnings[k].Text, s)
-				}
 			}
 		})
 	}
@@ -304,7 +192,7 @@ func hostileRegistry(t testing.TB) (host, broken string) {
 // registry's error body reaches the user as one printable line.
 func TestHandleHostileRegistry(t *testing.T) {
 	host, broken := hostileRegistry(t)
-	nodes := paperCluster(t)
+	nodes := testnodes.Paper(t)
 	res := registry.MustNewResolver(registry.Options{InsecureRegistries: []string{host, broken}})
 	m := NewPodMutator(res, inventory.NewStatic(nodes), Options{})
 	tests := []struct {
@@ -366,7 +254,7 @@ func TestHandleHostileRegistry(t *testing.T) {
 			stored(t, got)
 			printableLine(t, maxAnnotation, []string{m.Explain(t.Context(), got)})
 			if tc.wantPlacement != nil {
-				if diff := cmp.Diff(tc.wantPlacement, placement(got, nodes)); diff != "" {
+				if diff := cmp.Diff(tc.wantPlacement, testnodes.Placement(got, nodes)); diff != "" {
 					t.Errorf("placement (-want +got):\n%s", diff)
 				}
 			}
@@ -379,7 +267,7 @@ func TestHandleHostileRegistry(t *testing.T) {
 // is 1 MiB (its config is never fetched). Each must stay well under 5 ms per admission.
 func BenchmarkHostileRequest(b *testing.B) {
 	host, _ := hostileRegistry(b)
-	nodes := paperCluster(b)
+	nodes := testnodes.Paper(b)
 	huge := ann(isa.BareRequestAnnotation, strings.Repeat("rv64gc_", 3<<20/7)+"zba")
 	for _, bc := range []struct {
 		name string
@@ -413,7 +301,7 @@ func BenchmarkHostileRequest(b *testing.B) {
 // with that of a normal pod of the same image: hostile/normal is the
 // ratio of their times.
 func BenchmarkHostileLabel(b *testing.B) {
-	m := NewPodMutator(&fakeResolver{images: testImages()}, inventory.NewStatic(paperCluster(b)), Options{})
+	m := NewPodMutator(&fakeResolver{images: testImages()}, inventory.NewStatic(testnodes.Paper(b)), Options{})
 	normal := admissionRequest(b, podSpec{labels: ann(isa.RequestLabel, "rv64gc"), images: []string{"riscv:1"}}.pod())
 	hostile := admissionRequest(b, podSpec{labels: ann(isa.RequestLabel, strings.Repeat("rv64gc_", 3<<20/7)), images: []string{"riscv:1"}}.pod())
 	if resp := m.Handle(b.Context(), hostile); resp.Allowed {
@@ -451,7 +339,7 @@ func TestPrecheck(t *testing.T) {
 		}
 		return "{" + b.String() + "}"
 	}
-	big := strings.Repeat("a", 2*MaxRequestBytes)
+	big := strings.Repeat("a", 2*engine.MaxRequestBytes)
 	huge := strings.Repeat("rv64gc_", 3<<20/7)
 	tests := []struct {
 		name, raw, want string
@@ -460,7 +348,7 @@ func TestPrecheck(t *testing.T) {
 		{name: "bare annotation", raw: pod(`,"annotations":` + obj("a", "b", "isa.request", big)), want: "annotation isa.request is 2048 bytes; the limit is 1024 bytes"},
 		{name: "prefixed qemu annotation", raw: pod(`,"annotations":` + obj(isa.QEMUAnnotation, big)), want: "annotation " + isa.QEMUAnnotation + " is 2048 bytes"},
 		{name: "3 MiB ARCH label", raw: pod(`,"labels":` + obj("app", "x", isa.RequestLabel, huge)), want: "label ARCH is " + strconv.Itoa(len(huge)) + " bytes; the limit is 1024 bytes"},
-		{name: "QEMU label with too many alternatives", raw: pod(`,"labels":` + obj(isa.QEMULabel, strings.Repeat("rv64gc|", MaxAlternatives)+"rv64gc")), want: "label QEMU has 17 alternatives; the limit is 16"},
+		{name: "QEMU label with too many alternatives", raw: pod(`,"labels":` + obj(isa.QEMULabel, strings.Repeat("rv64gc|", engine.MaxAlternatives)+"rv64gc")), want: "label QEMU has 17 alternatives; the limit is 16"},
 		{name: "escaped label key", raw: pod(`,"labels":{"\u0041RCH":"` + big + `"}`), want: "label ARCH is 2048 bytes"},
 		{name: "metadata after spec", raw: `{"spec":{"containers":[{"name":"` + strings.Repeat("x", largePod) + `"}]},"metadata":{"labels":` + obj(isa.RequestLabel, big) + `}}`, want: "label ARCH is 2048 bytes"},
 		{name: "whitespace between tokens", raw: pod(` , "labels" : { "x" : [ 1 , true , {"y":null} ] , "ARCH" : "` + big + `" } `), want: "label ARCH is 2048 bytes"},
@@ -468,9 +356,9 @@ func TestPrecheck(t *testing.T) {
 		{name: "isa.request as a label", raw: pod(`,"labels":` + obj(isa.BareRequestAnnotation, big))},
 		{name: "ARCH in the node selector", raw: pod(``)[:len(pod(``))-2] + `,"nodeSelector":` + obj(isa.RequestLabel, big) + `}}`},
 		{name: "key inside a string value", raw: pod(`,"annotations":` + obj("x", `\"isa.request\":\"`+big))},
-		{name: "escaped value under the limit after decoding", raw: pod(`,"labels":` + obj(isa.RequestLabel, strings.Repeat(`\"`, MaxRequestBytes/2)))},
+		{name: "escaped value under the limit after decoding", raw: pod(`,"labels":` + obj(isa.RequestLabel, strings.Repeat(`\"`, engine.MaxRequestBytes/2)))},
 		{name: "escaped value over the limit after decoding", raw: pod(`,"labels":` + obj(isa.RequestLabel, strings.Repeat(`\"`, 1500))), want: "label ARCH is 1500 bytes"},
-		{name: "escaped value plainly over", raw: pod(`,"annotations":` + obj("isa.request", strings.Repeat(`\u0001`, 2*MaxRequestBytes))), want: "annotation isa.request is more than 2048 bytes"},
+		{name: "escaped value plainly over", raw: pod(`,"annotations":` + obj("isa.request", strings.Repeat(`\u0001`, 2*engine.MaxRequestBytes))), want: "annotation isa.request is more than 2048 bytes"},
 		{name: "small values", raw: pod(`,"labels":` + obj(isa.RequestLabel, "rv64gc") + `,"annotations":` + obj("isa.request", "rv64gc"))},
 		{name: "cut off in the value", raw: pod(`,"labels":` + obj(isa.RequestLabel, huge))[:2*largePod], want: "label ARCH is"},
 		{name: "cut off in a key", raw: pod(`,"labels":` + obj(isa.RequestLabel, "rv64gc", strings.Repeat("k", 2*largePod), "v"))[:largePod+100]},

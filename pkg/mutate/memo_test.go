@@ -1,10 +1,11 @@
 package mutate
 
 import (
-	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/isamatch/isamatch/pkg/mutate/internal/testnodes"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -16,7 +17,7 @@ import (
 // TestRankingFollowsInventory checks that a memoised ranking is not reused
 // once the inventory changes.
 func TestRankingFollowsInventory(t *testing.T) {
-	nodes := paperCluster(t)
+	nodes := testnodes.Paper(t)
 	inv := inventory.NewStatic(nodes)
 	m := NewPodMutator(&fakeResolver{images: testImages()}, inv, Options{})
 	spec := podSpec{annotations: ann(isa.BareRequestAnnotation, "rv64imfd"), images: []string{"riscv:1"}}
@@ -33,7 +34,7 @@ func TestRankingFollowsInventory(t *testing.T) {
 			delete(nodes, "node3")
 		}, map[string]int32{"node5": 100, "node6": 100, "node4": 40}},
 		{"an imfd node joins", func() {
-			nodes["node8"] = nodeLabels(t, "riscv64", "rv64imfd")
+			nodes["node8"] = testnodes.Labels(t, "riscv64", "rv64imfd")
 			inv.Set("node8", nodes["node8"])
 		}, map[string]int32{"node8": 100, "node5": 40, "node6": 40, "node4": 16}},
 	}
@@ -50,7 +51,7 @@ func TestRankingFollowsInventory(t *testing.T) {
 			if first == nil {
 				first = got
 			}
-			if diff := cmp.Diff(st.want, placement(got, nodes)); diff != "" {
+			if diff := cmp.Diff(st.want, testnodes.Placement(got, nodes)); diff != "" {
 				t.Errorf("placement (-want +got):\n%s", diff)
 			}
 		})
@@ -59,7 +60,7 @@ func TestRankingFollowsInventory(t *testing.T) {
 	// today's tiers instead of the old ones, not both.
 	req := admissionRequest(t, first)
 	resp := m.Handle(t.Context(), req)
-	if diff := cmp.Diff(steps[len(steps)-1].want, placement(applyPatch(t, req, resp), nodes)); diff != "" {
+	if diff := cmp.Diff(steps[len(steps)-1].want, testnodes.Placement(applyPatch(t, req, resp), nodes)); diff != "" {
 		t.Errorf("re-admitted placement (-want +got):\n%s", diff)
 	}
 }
@@ -67,7 +68,7 @@ func TestRankingFollowsInventory(t *testing.T) {
 // TestHandleConcurrent admits pods from many goroutines against a changing
 // inventory (run with -race).
 func TestHandleConcurrent(t *testing.T) {
-	nodes := paperCluster(t)
+	nodes := testnodes.Paper(t)
 	inv := inventory.NewStatic(nodes)
 	res := &fakeResolver{images: testImages()}
 	m := NewPodMutator(res, inv, Options{})
@@ -101,45 +102,5 @@ func TestHandleConcurrent(t *testing.T) {
 	wg.Wait()
 	if got := res.calls.Load(); got != want.Load() {
 		t.Errorf("resolver calls = %d, want %d", got, want.Load())
-	}
-}
-
-// TestRankMemoEvicts checks that the ranking memo stays within its bounds
-// and keeps caching (the most recent entries) once full.
-func TestRankMemoEvicts(t *testing.T) {
-	tests := []struct {
-		name    string
-		groups  int // group ids per entry: the entry's size
-		entries int
-	}{
-		{name: "many small entries", groups: 1, entries: 3 * maxRankMemo},
-		{name: "few large entries", groups: 2000, entries: 100},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			m := newRankMemo(&inventory.Snapshot{})
-			ids := make([]string, tc.groups)
-			for k := range ids {
-				ids[k] = fmt.Sprintf("%010d", k)
-			}
-			r := ranking{preferred: []corev1.PreferredSchedulingTerm{{Weight: 100, Preference: corev1.NodeSelectorTerm{
-				MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "g", Operator: corev1.NodeSelectorOpIn, Values: ids}},
-			}}}}
-			for i := range tc.entries {
-				m.add(fmt.Appendf(nil, "key-%d", i), r)
-				if _, ok := m.get(fmt.Appendf(nil, "key-%d", i)); !ok {
-					t.Fatalf("entry %d not found right after it was added", i)
-				}
-			}
-			if n := m.cache.Len(); n > maxRankMemo {
-				t.Errorf("memo holds %d entries, bound is %d", n, maxRankMemo)
-			}
-			if b := m.bytes.Load(); b > maxRankMemoBytes || b <= 0 {
-				t.Errorf("memo holds %d bytes, bound is %d", b, maxRankMemoBytes)
-			}
-			if _, ok := m.get([]byte("key-0")); ok {
-				t.Errorf("the oldest entry is still there after %d more were added", tc.entries-1)
-			}
-		})
 	}
 }

@@ -16,14 +16,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/isamatch/isamatch/pkg/contract"
-	"github.com/isamatch/isamatch/pkg/inventory"
 	"github.com/isamatch/isamatch/pkg/isa"
+	"github.com/isamatch/isamatch/pkg/mutate/engine"
 	"github.com/isamatch/isamatch/pkg/sanitize"
 )
 
 // Inventory provides the current node inventory.
 type Inventory interface {
-	Snapshot() *inventory.Snapshot
+	Snapshot() *engine.Snapshot
 }
 
 // PodMutator is the admission handler that writes node affinity.
@@ -31,7 +31,7 @@ type PodMutator struct {
 	res  ImageResolver
 	inv  Inventory
 	opts Options
-	m    *Matcher
+	m    *engine.Matcher
 }
 
 var _ admission.Handler = (*PodMutator)(nil)
@@ -39,7 +39,7 @@ var _ admission.Handler = (*PodMutator)(nil)
 // NewPodMutator returns a handler resolving images with res and ranking
 // nodes from inv.
 func NewPodMutator(res ImageResolver, inv Inventory, opts Options) *PodMutator {
-	return &PodMutator{res: res, inv: inv, opts: opts.withDefaults(), m: NewMatcher()}
+	return &PodMutator{res: res, inv: inv, opts: opts.withDefaults(), m: engine.NewMatcher()}
 }
 
 // Outcomes of an admission, as the decisions metric counts them.
@@ -122,23 +122,22 @@ func (p *PodMutator) handle(ctx context.Context, req admission.Request) (admissi
 // malformed request is a decision too: a denial. When the pod is to be
 // gated (see gates), nothing is fetched: the decision is made from what is
 // known, and pending names the images left to the gate controller.
-func (p *PodMutator) decide(ctx context.Context, ns string, pod *podFields) (d Decision, pending []string) {
-	in, warnings, msg := podInput(pod, p.keys())
+func (p *PodMutator) decide(ctx context.Context, ns string, pod *podFields) (d engine.Decision, pending []string) {
+	in, warnings, msg := p.podInput(pod)
 	if msg != "" {
-		return Decision{Denied: msg}, nil
+		return engine.Decision{Denied: msg}, nil
 	}
 	refs := podImages(pod)
 	if len(refs) > MaxImages {
-		return Decision{Denied: tooManyImages()}, nil
+		return engine.Decision{Denied: tooManyImages()}, nil
 	}
 	auth := pullAuth(ns, pod)
-	gateDown := p.opts.Resolve != ResolveSync && !HasGate(pod.Spec.SchedulingGates) && p.opts.GateAlive != nil && !p.opts.GateAlive()
+	gateDown := p.opts.Resolve != ResolveSync && !engine.HasGate(pod.Spec.SchedulingGates) && p.opts.GateAlive != nil && !p.opts.GateAlive()
 	if gateDown {
 		// No gate controller would release the pod: resolve now.
-		warnings = append(warnings, Warning{"gateControllerDown",
-			"no gate controller holds its lease: the images were resolved at admission instead of behind the scheduling gate"})
+		warnings = append(warnings, engine.Warning{Reason: "gateControllerDown", Text: "no gate controller holds its lease: the images were resolved at admission instead of behind the scheduling gate"})
 	}
-	if (p.opts.Resolve != ResolveSync && !gateDown) || HasGate(pod.Spec.SchedulingGates) {
+	if (p.opts.Resolve != ResolveSync && !gateDown) || engine.HasGate(pod.Spec.SchedulingGates) {
 		images, missing := p.cached(refs, auth)
 		if p.infers(in) {
 			// Platforms whose binaries were never read count as not
@@ -155,34 +154,36 @@ func (p *PodMutator) decide(ctx context.Context, ns string, pod *podFields) (d D
 			for _, k := range missing {
 				pending = append(pending, refs[k])
 			}
-			in.Images = known(images, missing)
-			p.logImageErrors(ctx, in.Images)
+			images = known(images, missing)
+			p.logImageErrors(ctx, images)
+			in.Images = engineImages(images)
 			d := p.m.Decide(in, p.inv.Snapshot())
 			d.Warnings = append(warnings, d.Warnings...)
-			d.Emulator = p.emulatorSetting(in.QEMU)
+			d.Emulator = engine.ChooseEmulator(p.opts.Emulators, in.QEMU)
 			return d, pending
 		}
 	}
-	in.Images = p.resolve(ctx, auth, refs)
+	images := p.resolve(ctx, auth, refs)
 	// A gated pod gets the fallback when it is released, with what is
 	// known then.
 	in.Fallback = p.opts.FallbackArchitecture
 	if p.infers(in) { // auto mode, every platform read before
-		p.infer(ctx, auth, in.Images, false)
+		p.infer(ctx, auth, images, false)
 	}
-	p.logImageErrors(ctx, in.Images)
+	p.logImageErrors(ctx, images)
+	in.Images = engineImages(images)
 	d = p.m.Decide(in, p.inv.Snapshot())
 	d.Warnings = append(warnings, d.Warnings...)
-	d.Emulator = p.emulatorSetting(in.QEMU)
+	d.Emulator = engine.ChooseEmulator(p.opts.Emulators, in.QEMU)
 	return d, nil
 }
 
 // logImageErrors logs and counts the images whose platforms are unknown.
-func (p *PodMutator) logImageErrors(ctx context.Context, images []ImageInfo) {
+func (p *PodMutator) logImageErrors(ctx context.Context, images []resolved) {
 	for _, img := range images {
-		if img.Err != nil {
-			p.opts.Metrics.imageError(errorKind(img.Err))
-			logr.FromContextOrDiscard(ctx).Info("image platforms unknown", "image", img.Ref, "error", img.Err.Error())
+		if img.err != nil {
+			p.opts.Metrics.imageError(engine.ErrorKind(img.err))
+			logr.FromContextOrDiscard(ctx).Info("image platforms unknown", "image", img.ref, "error", img.err.Error())
 		}
 	}
 }
@@ -194,7 +195,7 @@ func (p *PodMutator) logImageErrors(ctx context.Context, images []ImageInfo) {
 // When pending is not nil the pod is gated: its required terms are written
 // so the gate controller can narrow them (splitByArch), it gets
 // isa.ResolveGate and its decision says what is pending.
-func (p *PodMutator) respondGated(ctx context.Context, pod *podFields, mode string, d Decision, pending []string) (admission.Response, string) {
+func (p *PodMutator) respondGated(ctx context.Context, pod *podFields, mode string, d engine.Decision, pending []string) (admission.Response, string) {
 	log := logr.FromContextOrDiscard(ctx)
 	deny := func(msg string) (admission.Response, string) { return p.deny(ctx, pod, mode, msg) }
 	before, err := json.Marshal(patchedFields(pod))
@@ -205,11 +206,11 @@ func (p *PodMutator) respondGated(ctx context.Context, pod *podFields, mode stri
 	if pod.Spec.Affinity != nil && pod.Spec.Affinity.NodeAffinity != nil {
 		na = pod.Spec.Affinity.NodeAffinity.DeepCopy()
 	}
-	required, err := mergeRequired(na.RequiredDuringSchedulingIgnoredDuringExecution, d.Required, p.opts.MaxRequiredTerms)
+	required, err := engine.MergeRequired(na.RequiredDuringSchedulingIgnoredDuringExecution, d.Required, p.opts.MaxRequiredTerms)
 	if err != nil {
 		return deny(err.Error())
 	}
-	if len(d.Required) > 0 && excludesAll(pod.Spec.NodeSelector, required) {
+	if len(d.Required) > 0 && engine.ExcludesAll(pod.Spec.NodeSelector, required) {
 		var sel []string
 		for k, v := range pod.Spec.NodeSelector {
 			sel = append(sel, k+"="+v)
@@ -218,10 +219,10 @@ func (p *PodMutator) respondGated(ctx context.Context, pod *podFields, mode stri
 		return deny(fmt.Sprintf("the pod's spec.nodeSelector %s excludes every node isamatch allows (%s); remove or change it", strings.Join(sel, ","), d.RequiredText))
 	}
 	if pending != nil {
-		required = splitByArch(required, p.opts.MaxRequiredTerms)
+		required = engine.SplitByArch(required, p.opts.MaxRequiredTerms)
 	}
 	na.RequiredDuringSchedulingIgnoredDuringExecution = required
-	na.PreferredDuringSchedulingIgnoredDuringExecution = mergePreferred(na.PreferredDuringSchedulingIgnoredDuringExecution, d.Preferred)
+	na.PreferredDuringSchedulingIgnoredDuringExecution = engine.MergePreferred(na.PreferredDuringSchedulingIgnoredDuringExecution, d.Preferred)
 	if na.RequiredDuringSchedulingIgnoredDuringExecution != nil || len(na.PreferredDuringSchedulingIgnoredDuringExecution) > 0 {
 		if pod.Spec.Affinity == nil {
 			pod.Spec.Affinity = &corev1.Affinity{}
@@ -229,9 +230,9 @@ func (p *PodMutator) respondGated(ctx context.Context, pod *podFields, mode stri
 		pod.Spec.Affinity.NodeAffinity = na
 	}
 	// A pod with tiers, or one whose tiers come at its release, spreads
-	// as spread.go explains; a pod's own constraints are left alone.
+	// as engine/spread.go explains; a pod's own constraints are left alone.
 	if len(pod.Spec.TopologySpreadConstraints) == 0 && (len(d.Preferred) > 0 || pending != nil) {
-		pod.Spec.TopologySpreadConstraints = spreadConstraints(pod.Labels, d.SpreadGroup, pending != nil)
+		pod.Spec.TopologySpreadConstraints = engine.SpreadConstraints(pod.Labels, d.SpreadGroup, pending != nil)
 	}
 	if pod.Annotations == nil {
 		pod.Annotations = map[string]string{}
@@ -239,7 +240,7 @@ func (p *PodMutator) respondGated(ctx context.Context, pod *podFields, mode stri
 	if pending != nil {
 		d.Summary = pendingSummary(pending) + d.Summary
 		d.Counts.Gate = contract.GatePending
-		if !HasGate(pod.Spec.SchedulingGates) {
+		if !engine.HasGate(pod.Spec.SchedulingGates) {
 			pod.Spec.SchedulingGates = append(pod.Spec.SchedulingGates, corev1.PodSchedulingGate{Name: isa.ResolveGate})
 		}
 	}
@@ -322,24 +323,4 @@ const maxAnnotation = 4096
 func storeDecision(annotations map[string]string, c contract.DecisionCounts) {
 	annotations[isa.DecisionAnnotation] = c.Encode()
 	delete(annotations, isa.DecisionCountsAnnotation)
-}
-
-// excludesAll reports whether nodeSelector contradicts every term.
-func excludesAll(nodeSelector map[string]string, sel *corev1.NodeSelector) bool {
-	if len(nodeSelector) == 0 || sel == nil {
-		return false
-	}
-	for _, t := range sel.NodeSelectorTerms {
-		if isEmptyTerm(t) {
-			continue
-		}
-		withNS := corev1.NodeSelectorTerm{MatchExpressions: slices.Clone(t.MatchExpressions)}
-		for k, v := range nodeSelector {
-			withNS.MatchExpressions = append(withNS.MatchExpressions, corev1.NodeSelectorRequirement{Key: k, Operator: corev1.NodeSelectorOpIn, Values: []string{v}})
-		}
-		if !contradictory(withNS) {
-			return false
-		}
-	}
-	return true
 }

@@ -3,13 +3,15 @@ package mutate
 import (
 	"context"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/isamatch/isamatch/pkg/mutate/engine"
+	"github.com/isamatch/isamatch/pkg/mutate/internal/testnodes"
+
 	"github.com/google/go-cmp/cmp"
-	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -28,19 +30,19 @@ func ann(kv ...string) map[string]string {
 	return m
 }
 
+// exprs is the node requirements of ISA s as the webhook writes them
+// (isa.Requirements, values sorted).
 func exprs(t testing.TB, s string, emulated bool) []corev1.NodeSelectorRequirement {
 	t.Helper()
-	return nodeReqs(isa.Requirements(mustISA(t, s), emulated))
-}
-
-// counter reads a counter's value.
-func counter(t testing.TB, c prometheus.Counter) float64 {
-	t.Helper()
-	var m dto.Metric
-	if err := c.Write(&m); err != nil {
-		t.Fatal(err)
+	var out []corev1.NodeSelectorRequirement
+	for _, r := range isa.Requirements(testnodes.MustISA(t, s), emulated) {
+		e := corev1.NodeSelectorRequirement{Key: r.Key, Operator: corev1.NodeSelectorOperator(r.Operator)}
+		if len(r.Values) > 0 {
+			e.Values = slices.Sorted(slices.Values(r.Values))
+		}
+		out = append(out, e)
 	}
-	return m.GetCounter().GetValue()
+	return out
 }
 
 func TestHandle(t *testing.T) {
@@ -162,7 +164,7 @@ func TestHandle(t *testing.T) {
 		{
 			name:       "malformed annotation",
 			pod:        podSpec{annotations: ann(isa.BareRequestAnnotation, "rv64g_zfoo"), images: []string{"riscv:1"}},
-			wantDenied: []string{`annotation isa.request "rv64g_zfoo" is malformed`, "accepted: " + Grammar},
+			wantDenied: []string{`annotation isa.request "rv64g_zfoo" is malformed`, "accepted: " + engine.Grammar},
 		},
 		{
 			name:       "malformed alternative list",
@@ -242,7 +244,7 @@ func TestHandle(t *testing.T) {
 			},
 			// The tiers rank only what the user's terms admit: node3's group.
 			wantPreferred: append([]corev1.PreferredSchedulingTerm{userAffinity.PreferredDuringSchedulingIgnoredDuringExecution[0]},
-				corev1.PreferredSchedulingTerm{Weight: 100, Preference: corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: isa.GroupLabel, Operator: "In", Values: []string{isa.GroupID(mustISA(t, "rv64imfd"))}}}}},
+				corev1.PreferredSchedulingTerm{Weight: 100, Preference: corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: isa.GroupLabel, Operator: "In", Values: []string{isa.GroupID(testnodes.MustISA(t, "rv64imfd"))}}}}},
 			),
 		},
 		{
@@ -270,7 +272,7 @@ func TestHandle(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			nodes := paperCluster(t)
+			nodes := testnodes.Paper(t)
 			metrics := NewMetrics()
 			m := NewPodMutator(&fakeResolver{images: testImages()}, inventory.NewStatic(nodes), Options{Metrics: metrics})
 			req := admissionRequest(t, tc.pod.pod())
@@ -294,7 +296,7 @@ func TestHandle(t *testing.T) {
 			}
 			pod := applyPatch(t, req, resp)
 			if tc.wantPlacement != nil {
-				if diff := cmp.Diff(tc.wantPlacement, placement(pod, nodes)); diff != "" {
+				if diff := cmp.Diff(tc.wantPlacement, testnodes.Placement(pod, nodes)); diff != "" {
 					t.Errorf("placement (-want +got):\n%s", diff)
 				}
 			}
@@ -375,7 +377,7 @@ func TestHandleSkips(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			res := &fakeResolver{images: testImages()}
 			metrics := NewMetrics()
-			m := NewPodMutator(res, inventory.NewStatic(paperCluster(t)), Options{Metrics: metrics})
+			m := NewPodMutator(res, inventory.NewStatic(testnodes.Paper(t)), Options{Metrics: metrics})
 			resp := m.Handle(t.Context(), tc.req(t))
 			if !resp.Allowed || len(patchJSON(t, resp)) != 0 || !strings.Contains(resp.Result.Message, tc.wantReason) {
 				t.Errorf("got allowed=%v patches=%d reason=%q, want allowed unchanged with %q", resp.Allowed, len(patchJSON(t, resp)), resp.Result.Message, tc.wantReason)
@@ -414,7 +416,7 @@ func TestHandleBudget(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			metrics := NewMetrics()
-			m := NewPodMutator(&fakeResolver{images: testImages()}, inventory.NewStatic(paperCluster(t)), Options{Budget: tc.budget, Metrics: metrics})
+			m := NewPodMutator(&fakeResolver{images: testImages()}, inventory.NewStatic(testnodes.Paper(t)), Options{Budget: tc.budget, Metrics: metrics})
 			ctx, cancel := tc.ctx(t)
 			defer cancel()
 			req := admissionRequest(t, podSpec{images: []string{"slow:1", "amd64:1"}}.pod())
@@ -430,7 +432,7 @@ func TestHandleBudget(t *testing.T) {
 			if len(resp.Warnings) != 1 || !strings.HasPrefix(resp.Warnings[0], want[0]) {
 				t.Errorf("warnings = %q, want one starting with %q", resp.Warnings, want[0])
 			}
-			if diff := cmp.Diff(map[string]int32{"node1": 100}, placement(applyPatch(t, req, resp), paperCluster(t))); diff != "" {
+			if diff := cmp.Diff(map[string]int32{"node1": 100}, testnodes.Placement(applyPatch(t, req, resp), testnodes.Paper(t))); diff != "" {
 				t.Errorf("placement (-want +got):\n%s", diff)
 			}
 			if got := counter(t, metrics.ImageErrors.WithLabelValues("timeout")); got != 1 {
@@ -450,92 +452,5 @@ func TestHandlePullAuth(t *testing.T) {
 	want := []registry.PullAuth{{Namespace: "team", ServiceAccountName: "builder", ImagePullSecrets: []string{"a", "b"}}}
 	if diff := cmp.Diff(want, res.auths); diff != "" {
 		t.Errorf("resolver calls (one per distinct image) (-want +got):\n%s", diff)
-	}
-}
-
-func TestMetricsWarnings(t *testing.T) {
-	metrics := NewMetrics()
-	m := NewPodMutator(&fakeResolver{images: testImages()}, inventory.NewStatic(nil), Options{Metrics: metrics})
-	resp := m.Handle(t.Context(), admissionRequest(t, podSpec{images: []string{"private:1", "armv7:1", "rva23:1"}}.pod()))
-	if !resp.Allowed {
-		t.Fatalf("denied: %v", resp.Result.Message)
-	}
-	got := map[string]float64{}
-	for _, r := range []string{"imageError", "imageUnsupported", "imageLabel", "noNode"} {
-		got[r] = counter(t, metrics.Warnings.WithLabelValues(r))
-	}
-	want := map[string]float64{"imageError": 1, "imageUnsupported": 1, "imageLabel": 0, "noNode": 1}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("warnings by reason (-want +got):\n%s", diff)
-	}
-	if got := counter(t, metrics.ImageErrors.WithLabelValues("unauthorized")); got != 1 {
-		t.Errorf("unauthorized image errors = %v, want 1", got)
-	}
-	if n := len(metrics.Collectors()); n != 3 {
-		t.Errorf("collectors = %d, want 3", n)
-	}
-}
-
-func TestWarningLength(t *testing.T) {
-	ref := "registry.example.com/" + strings.Repeat("very-long-path/", 20) + "app:1"
-	res := &fakeResolver{images: map[string]fakeImage{
-		ref:       {err: &registry.Error{Kind: "unreachable", Ref: ref, Err: constErr(strings.Repeat("dial tcp: connection refused; ", 20))}},
-		"amd64:1": {platforms: plat("linux/amd64")},
-	}}
-	m := NewPodMutator(res, inventory.NewStatic(paperCluster(t)), Options{})
-	resp := m.Handle(t.Context(), admissionRequest(t, podSpec{images: []string{ref, "amd64:1"}}.pod()))
-	if !resp.Allowed || len(resp.Warnings) != 1 {
-		t.Fatalf("allowed=%v warnings=%q, want allowed with one warning", resp.Allowed, resp.Warnings)
-	}
-	if w := resp.Warnings[0]; len(w) > 256 || !strings.HasPrefix(w, `isamatch: image "registry.example.com/very-long-path/`) {
-		t.Errorf("warning (%d bytes) %q: want at most 256 bytes naming the image", len(w), w)
-	}
-}
-
-// TestOutcomeCountedOnce checks that every admission counts under exactly
-// one outcome, the right one.
-func TestOutcomeCountedOnce(t *testing.T) {
-	mutated := func(t *testing.T, m *PodMutator) admission.Request {
-		req := admissionRequest(t, podSpec{annotations: ann(isa.BareRequestAnnotation, "rv64imfd"), images: []string{"riscv:1"}}.pod())
-		return admissionRequest(t, applyPatch(t, req, m.Handle(t.Context(), req)))
-	}
-	tests := []struct {
-		name string
-		req  func(t *testing.T, m *PodMutator) admission.Request
-		want string
-	}{
-		{"skipped", func(t *testing.T, _ *PodMutator) admission.Request {
-			return admissionRequest(t, podSpec{nodeName: "node3", images: []string{"riscv:1"}}.pod())
-		}, "skipped"},
-		{"malformed request", func(t *testing.T, _ *PodMutator) admission.Request {
-			return admissionRequest(t, podSpec{annotations: ann(isa.BareRequestAnnotation, "rv64q!"), images: []string{"riscv:1"}}.pod())
-		}, "denied"},
-		{"nodeSelector excludes every node", func(t *testing.T, _ *PodMutator) admission.Request {
-			return admissionRequest(t, podSpec{images: []string{"riscv:1"}, nodeSelector: map[string]string{isa.KubeArchLabel: "amd64"}}.pod())
-		}, "denied"},
-		{"mutated", func(t *testing.T, _ *PodMutator) admission.Request {
-			return admissionRequest(t, podSpec{annotations: ann(isa.BareRequestAnnotation, "rv64imfd"), images: []string{"riscv:1"}}.pod())
-		}, "mutated"},
-		{"admitted again", mutated, "unchanged"},
-		{"bad object", func(*testing.T, *PodMutator) admission.Request {
-			return rawRequest("default", []byte(`{"spec": 7}`))
-		}, "error"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			m := NewPodMutator(&fakeResolver{images: testImages()}, inventory.NewStatic(paperCluster(t)), Options{})
-			req := tc.req(t, m)
-			m.opts.Metrics = NewMetrics()
-			m.Handle(t.Context(), req)
-			got := map[string]float64{}
-			for _, o := range []string{"skipped", "mutated", "unchanged", "denied", "error"} {
-				if v := counter(t, m.opts.Metrics.Decisions.WithLabelValues(o)); v != 0 {
-					got[o] = v
-				}
-			}
-			if diff := cmp.Diff(map[string]float64{tc.want: 1}, got); diff != "" {
-				t.Errorf("decisions by outcome (-want +got):\n%s", diff)
-			}
-		})
 	}
 }

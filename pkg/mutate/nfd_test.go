@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/isamatch/isamatch/pkg/mutate/internal/testnodes"
+
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 
@@ -18,10 +20,10 @@ import (
 func TestNFDLabelKept(t *testing.T) {
 	const avx512 = "feature.node.kubernetes.io/cpu-cpuid.AVX512F"
 	nodes := map[string]map[string]string{
-		"v3-avx512": nodeLabels(t, "amd64", "x86-64-v3"),
-		"v3":        nodeLabels(t, "amd64", "x86-64-v3"),
-		"v2-avx512": nodeLabels(t, "amd64", "x86-64-v2"),
-		"arm64":     nodeLabels(t, "arm64", "arm64"),
+		"v3-avx512": testnodes.Labels(t, "amd64", "x86-64-v3"),
+		"v3":        testnodes.Labels(t, "amd64", "x86-64-v3"),
+		"v2-avx512": testnodes.Labels(t, "amd64", "x86-64-v2"),
+		"arm64":     testnodes.Labels(t, "arm64", "arm64"),
 	}
 	nodes["v3-avx512"][avx512] = "true"
 	nodes["v2-avx512"][avx512] = "true"
@@ -37,7 +39,7 @@ func TestNFDLabelKept(t *testing.T) {
 	got := []string{}
 	mutated := applyPatch(t, req, m.Handle(t.Context(), req))
 	for _, n := range slices.Sorted(maps.Keys(nodes)) {
-		if admits(mutated, n, nodes[n]) {
+		if testnodes.Admits(mutated, n, nodes[n]) {
 			got = append(got, n)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/isamatch/isamatch/pkg/isa"
+	"github.com/isamatch/isamatch/pkg/mutate/engine"
 )
 
 // Options configures a PodMutator. The zero value is usable.
@@ -62,11 +63,11 @@ type Options struct {
 	FallbackArchitecture isa.Arch
 	// Emulators, when set, is asked which QEMU_CPU to set in the
 	// containers of a pod with isa.qemu (qemuenv.go); nil sets none.
-	Emulators Emulators
+	Emulators engine.Emulators
 	// Keys chooses the pod keys requests are read from (all by default);
 	// the registry resolver chooses the image labels alike
 	// (registry.Options.IgnoreBareImageLabel).
-	Keys KeyOptions
+	Keys engine.KeyOptions
 }
 
 // Resolve modes.
@@ -85,7 +86,7 @@ const (
 // Defaults.
 const (
 	DefaultBudget           = 8 * time.Second
-	DefaultMaxRequiredTerms = 64
+	DefaultMaxRequiredTerms = engine.DefaultMaxRequiredTerms
 )
 
 // DefaultSkipNamespaces are skipped when Options.SkipNamespaces is nil.

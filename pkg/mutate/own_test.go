@@ -4,6 +4,8 @@ import (
 	"maps"
 	"testing"
 
+	"github.com/isamatch/isamatch/pkg/mutate/internal/testnodes"
+
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 
@@ -17,7 +19,7 @@ import (
 // it can use is its best fit.
 func TestRankAmongOwnNodes(t *testing.T) {
 	node := func(arch, native, pool string) map[string]string {
-		l := nodeLabels(t, arch, native)
+		l := testnodes.Labels(t, arch, native)
 		l["pool"] = pool
 		return l
 	}
@@ -65,7 +67,7 @@ func TestRankAmongOwnNodes(t *testing.T) {
 				t.Fatalf("denied: %v", resp.Result.Message)
 			}
 			pod := applyPatch(t, req, resp)
-			got := placement(pod, nodes)
+			got := testnodes.Placement(pod, nodes)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("placement (-want +got):\n%s\ndecision: %s", diff, summaryOf(t, m, req))
 			}

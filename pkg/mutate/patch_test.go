@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/isamatch/isamatch/pkg/mutate/internal/testnodes"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/isamatch/isamatch/pkg/contract"
@@ -55,7 +57,7 @@ func TestPatchTouchesOnlyAffinityAndDecision(t *testing.T) {
 			ownSpread: true,
 		},
 	}
-	m := NewPodMutator(&fakeResolver{images: testImages()}, inventory.NewStatic(paperCluster(t)), Options{})
+	m := NewPodMutator(&fakeResolver{images: testImages()}, inventory.NewStatic(testnodes.Paper(t)), Options{})
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			req := rawRequest("default", []byte(tc.raw))

@@ -8,6 +8,7 @@ import (
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 
 	"github.com/isamatch/isamatch/pkg/isa"
+	"github.com/isamatch/isamatch/pkg/mutate/engine"
 )
 
 // The pod projection: what the webhook decodes of a pod, and the part of it
@@ -27,7 +28,7 @@ type podFields struct {
 		Affinity           *corev1.Affinity              `json:"affinity"`
 		SchedulingGates    []corev1.PodSchedulingGate    `json:"schedulingGates"`
 		// TopologySpreadConstraints are read to leave a pod's own alone and
-		// written when it has none (spread.go).
+		// written when it has none (engine/spread.go).
 		TopologySpreadConstraints []corev1.TopologySpreadConstraint `json:"topologySpreadConstraints"`
 	} `json:"spec"`
 }
@@ -105,4 +106,13 @@ func patchedFields(pod *podFields) any {
 		out.Spec.Containers = append(out.Spec.Containers, containerEnv{c.Env})
 	}
 	return out
+}
+
+// podInput reads pod's requests with the keys the options choose
+// (engine.ReadRequests) and its own node constraints, which the engine
+// ranks the groups by.
+func (p *PodMutator) podInput(pod *podFields) (in engine.Input, warnings []engine.Warning, msg string) {
+	in, warnings, msg = engine.ReadRequests(pod.Annotations, pod.Labels, p.opts.Keys)
+	in.Own = ownConstraints(pod)
+	return in, warnings, msg
 }

@@ -8,6 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/isamatch/isamatch/pkg/mutate/internal/testnodes"
+
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/isamatch/isamatch/pkg/inventory"
@@ -36,12 +40,12 @@ func randomNodes(t *testing.T, r *rand.Rand) map[string]map[string]string {
 			l = map[string]string{isa.KubeArchLabel: pick(r, []string{"amd64", "arm64", "riscv64"})}
 		} else {
 			native := pick(r, propNative)
-			arch := string(mustISA(t, native).Arch)
+			arch := string(testnodes.MustISA(t, native).Arch)
 			var emu []string
 			if r.IntN(4) == 0 {
 				emu = append(emu, pick(r, propReq))
 			}
-			l = nodeLabels(t, arch, native, emu...)
+			l = testnodes.Labels(t, arch, native, emu...)
 		}
 		for _, key := range []string{"zone", "disk", "rank"} {
 			if r.IntN(3) > 0 {
@@ -163,7 +167,7 @@ func TestPropertyRequired(t *testing.T) {
 			// can pass both.
 			ours := applyPatch(t, bareReq, bareResp)
 			for n, l := range nodes {
-				if admits(spec.pod(), n, l) && admits(ours, n, l) {
+				if testnodes.Admits(spec.pod(), n, l) && testnodes.Admits(ours, n, l) {
 					t.Errorf("%s: denied as contradictory, but node %s passes the user's terms and ours (%v)", name, n, l)
 				}
 			}
@@ -174,7 +178,7 @@ func TestPropertyRequired(t *testing.T) {
 		got := applyPatch(t, req, resp)
 		ours := applyPatch(t, bareReq, bareResp)
 		for n, l := range nodes {
-			o, g, w := admits(original, n, l), admits(got, n, l), admits(ours, n, l)
+			o, g, w := testnodes.Admits(original, n, l), testnodes.Admits(got, n, l), testnodes.Admits(ours, n, l)
 			if g && !o {
 				t.Errorf("%s: mutated affinity admits %s, which the pod's own affinity excluded\nuser: %+v\nmutated: %+v", name, n,
 					original.Spec.Affinity, got.Spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution)
@@ -203,7 +207,7 @@ func TestPropertyRequired(t *testing.T) {
 		if want := original.Spec.Affinity; want != nil {
 			gotPref := got.Spec.Affinity.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution
 			for k, p := range want.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution {
-				if k >= len(gotPref) || termKey(gotPref[k].Preference) != termKey(p.Preference) || gotPref[k].Weight != p.Weight {
+				if k >= len(gotPref) || !cmp.Equal(gotPref[k].Preference, p.Preference, cmpopts.EquateEmpty()) || gotPref[k].Weight != p.Weight {
 					t.Errorf("%s: user preferred term %d lost or moved", name, k)
 				}
 			}

@@ -5,6 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/isamatch/isamatch/pkg/mutate/engine"
+	"github.com/isamatch/isamatch/pkg/mutate/internal/testnodes"
+
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 
@@ -21,9 +24,9 @@ const qemuV = "rv64,v=true,Zfh=true"
 func emulatingCluster(t *testing.T) (map[string]map[string]string, *inventory.Emulators) {
 	t.Helper()
 	nodes := map[string]map[string]string{
-		"x86":   qemuNodeLabels(t, "amd64", "x86-64-v3", "rv64gcv_zfh"),
-		"cross": nodeLabels(t, "amd64", "x86-64-v3", "rv64gcv_zfh"),
-		"rv":    nodeLabels(t, "riscv64", "rv64imfd"),
+		"x86":   testnodes.QEMULabels(t, "amd64", "x86-64-v3", "rv64gcv_zfh"),
+		"cross": testnodes.Labels(t, "amd64", "x86-64-v3", "rv64gcv_zfh"),
+		"rv":    testnodes.Labels(t, "riscv64", "rv64imfd"),
 	}
 	em := inventory.NewEmulators()
 	em.Set("x86", nodes["x86"], map[string]string{isa.QEMUCPUAnnotation(isa.RISCV64): qemuV})
@@ -61,7 +64,7 @@ func TestEmulatedImageRunsOnTheEmulatingNode(t *testing.T) {
 			pod := applyPatch(t, req, resp)
 			got := map[string]bool{}
 			for name, labels := range nodes {
-				got[name] = admits(pod, name, labels)
+				got[name] = testnodes.Admits(pod, name, labels)
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("admitted nodes (-want +got):\n%s\ndecision: %s", diff, pod.Annotations[isa.DecisionAnnotation])
@@ -107,7 +110,7 @@ func TestQEMUCPUInjection(t *testing.T) {
 			name:    "injection off",
 			pod:     pod("rv64gcv"),
 			wantEnv: map[string][]corev1.EnvVar{"i0": nil, "c0": {{Name: "K", Value: "v"}}, "c1": {own}},
-			want:    &contract.EmulatorSetting{Reason: EmulatorOff},
+			want:    &contract.EmulatorSetting{Reason: engine.EmulatorOff},
 			clause:  "emulator: QEMU_CPU not set (--qemu-cpu=off)",
 		},
 		{
@@ -115,7 +118,7 @@ func TestQEMUCPUInjection(t *testing.T) {
 			pod:     pod("rv64gcv_zvbc"),
 			opts:    Options{Emulators: em},
 			wantEnv: map[string][]corev1.EnvVar{"i0": nil, "c0": {{Name: "K", Value: "v"}}, "c1": {own}},
-			want:    &contract.EmulatorSetting{Reason: EmulatorNoNode, Best: mustISA(t, "rv64gcv_zfh").Compact()},
+			want:    &contract.EmulatorSetting{Reason: engine.EmulatorNoNode, Best: testnodes.MustISA(t, "rv64gcv_zfh").Compact()},
 			clause:  "emulator: no node emulates the request; emulating nodes run at most rv64",
 		},
 		{
@@ -163,68 +166,6 @@ func TestQEMUCPUInjection(t *testing.T) {
 	}
 }
 
-func TestEmulatorSettingChoice(t *testing.T) {
-	rv := mustISA(t, "rv64gcv")
-	arm := mustISA(t, "arm64+sve")
-	tests := []struct {
-		name  string
-		nodes map[string][2]string // name -> (emulated, QEMU_CPU)
-		req   []isa.ISA
-		want  contract.EmulatorSetting
-	}{
-		{
-			name:  "the value most nodes record",
-			nodes: map[string][2]string{"a": {"rv64gcv", "rv64,v=true"}, "b": {"rv64gcv", "rv64,v=true"}, "c": {"rv64gcv", "max"}},
-			req:   []isa.ISA{rv},
-			want:  contract.EmulatorSetting{QEMUCPU: "rv64,v=true", Nodes: 2, Others: 1},
-		},
-		{
-			name:  "a tie: a value beats none, the smaller value wins",
-			nodes: map[string][2]string{"a": {"rv64gcv", "rv64,v=true"}, "b": {"rv64gcv", "max"}, "c": {"rv64gcv", ""}},
-			req:   []isa.ISA{rv},
-			want:  contract.EmulatorSetting{QEMUCPU: "max", Nodes: 1, Others: 2},
-		},
-		{
-			name:  "nodes whose default CPU runs it",
-			nodes: map[string][2]string{"a": {"rv64gcv", ""}, "b": {"rv64gcv", ""}, "c": {"rv64gcv", "max"}},
-			req:   []isa.ISA{rv},
-			want:  contract.EmulatorSetting{Reason: EmulatorDefault, Nodes: 2, Others: 1},
-		},
-		{
-			name:  "only nodes that emulate the request count",
-			nodes: map[string][2]string{"a": {"rv64gc", "rv64"}, "b": {"rv64gcv", "max"}},
-			req:   []isa.ISA{rv},
-			want:  contract.EmulatorSetting{QEMUCPU: "max", Nodes: 1},
-		},
-		{
-			name:  "two architectures: QEMU_CPU names one CPU",
-			nodes: map[string][2]string{"a": {"rv64gcv", "max"}, "b": {"arm64+sve", "max"}},
-			req:   []isa.ISA{rv, arm},
-			want:  contract.EmulatorSetting{Reason: EmulatorSeveralArchitectures, Others: 2},
-		},
-		{
-			name:  "a value outside QEMU's -cpu syntax is not used",
-			nodes: map[string][2]string{"a": {"rv64gcv", "max;rm -rf /"}},
-			req:   []isa.ISA{rv},
-			want:  contract.EmulatorSetting{Reason: EmulatorDefault, Nodes: 1},
-		},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			em := inventory.NewEmulators()
-			for name, n := range tc.nodes {
-				labels := qemuNodeLabels(t, "amd64", "x86-64-v3", n[0])
-				em.Set(name, labels, map[string]string{isa.QEMUCPUAnnotation(mustISA(t, n[0]).Arch): n[1]})
-			}
-			p := NewPodMutator(nil, inventory.NewStatic(nil), Options{Emulators: em})
-			got := p.emulatorSetting(&isa.Request{Alternatives: tc.req})
-			if diff := cmp.Diff(&tc.want, got); diff != "" {
-				t.Errorf("setting (-want +got):\n%s", diff)
-			}
-		})
-	}
-}
-
 // TestReleaseKeepsTheEmulatorSetting: the gate controller's decision keeps
 // what admission set in the containers.
 func TestReleaseKeepsTheEmulatorSetting(t *testing.T) {
@@ -232,7 +173,7 @@ func TestReleaseKeepsTheEmulatorSetting(t *testing.T) {
 	m := NewPodMutator(&fakeResolver{images: testImages()}, inventory.NewStatic(nodes), Options{Emulators: em, Resolve: ResolveGate})
 	req := admissionRequest(t, podSpec{annotations: map[string]string{isa.QEMUAnnotation: "rv64gcv"}, images: []string{"riscv:1"}}.pod())
 	pod := applyPatch(t, req, m.Handle(t.Context(), req))
-	if !HasGate(pod.Spec.SchedulingGates) {
+	if !engine.HasGate(pod.Spec.SchedulingGates) {
 		t.Fatalf("pod not gated: %v", pod.Spec.SchedulingGates)
 	}
 	r := m.ReleaseGated(t.Context(), pod, true)

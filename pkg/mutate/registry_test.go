@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/isamatch/isamatch/pkg/mutate/internal/testnodes"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-containerregistry/pkg/name"
 	ggcrregistry "github.com/google/go-containerregistry/pkg/registry"
@@ -69,8 +71,8 @@ func testRegistry(t testing.TB) (host string) {
 // real registry protocol.
 func TestHandleWithRegistry(t *testing.T) {
 	host := testRegistry(t)
-	nodes := paperCluster(t)
-	nodes["node8"] = nodeLabels(t, "riscv64", "rva23u64")
+	nodes := testnodes.Paper(t)
+	nodes["node8"] = testnodes.Labels(t, "riscv64", "rva23u64")
 	res := registry.MustNewResolver(registry.Options{InsecureRegistries: []string{host}})
 	m := NewPodMutator(res, inventory.NewStatic(nodes), Options{})
 	tests := []struct {
@@ -113,7 +115,7 @@ func TestHandleWithRegistry(t *testing.T) {
 			if !resp.Allowed {
 				t.Fatalf("denied: %v", resp.Result.Message)
 			}
-			if diff := cmp.Diff(tc.wantPlacement, placement(applyPatch(t, req, resp), nodes)); diff != "" {
+			if diff := cmp.Diff(tc.wantPlacement, testnodes.Placement(applyPatch(t, req, resp), nodes)); diff != "" {
 				t.Errorf("placement (-want +got):\n%s", diff)
 			}
 			if len(resp.Warnings) != len(tc.wantWarnings) {
@@ -161,7 +163,7 @@ func TestHandleAsksTheCacheFirst(t *testing.T) {
 			for _, r := range tc.cached {
 				fake.cached[r] = true
 			}
-			m := NewPodMutator(fake, inventory.NewStatic(paperCluster(t)), Options{})
+			m := NewPodMutator(fake, inventory.NewStatic(testnodes.Paper(t)), Options{})
 			pod := podSpec{images: []string{"riscv:1", "multi:1"}, initImages: []string{"amd64:1"}}.pod()
 			resp := m.Handle(t.Context(), admissionRequest(t, pod))
 			if got := fake.calls.Load(); got != tc.wantResolve {

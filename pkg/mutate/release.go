@@ -10,6 +10,7 @@ import (
 
 	"github.com/isamatch/isamatch/pkg/contract"
 	"github.com/isamatch/isamatch/pkg/isa"
+	"github.com/isamatch/isamatch/pkg/mutate/engine"
 	"github.com/isamatch/isamatch/pkg/sanitize"
 )
 
@@ -70,7 +71,7 @@ func (p *PodMutator) releaseGated(ctx context.Context, pod *corev1.Pod, resolve 
 		slices.Contains(p.opts.SkipNamespaces, pod.Namespace), pod.Labels[isa.IgnoreLabel] == "true":
 		return GateRelease{Reason: ReleaseSkipped, Message: "isamatch does not place this pod (bound, mirror, skipped namespace or " + isa.IgnoreLabel + "=true); gate " + isa.ResolveGate + " removed"}
 	}
-	in, warnings, msg := podInput(f, p.keys())
+	in, warnings, msg := p.podInput(f)
 	if msg != "" {
 		return p.releaseDenied(ctx, pod, msg)
 	}
@@ -85,7 +86,7 @@ func (p *PodMutator) releaseGated(ctx context.Context, pod *corev1.Pod, resolve 
 	}
 	timedOut := false
 	for _, k := range pending {
-		if images[k].Err != nil && errorKind(images[k].Err) == "timeout" {
+		if images[k].err != nil && engine.ErrorKind(images[k].err) == "timeout" {
 			timedOut = true
 		}
 	}
@@ -98,7 +99,7 @@ func (p *PodMutator) releaseGated(ctx context.Context, pod *corev1.Pod, resolve 
 	if resolve && ((timedOut && ctx.Err() != nil) || len(unread) > 0) {
 		return GateRelease{Pending: true, Message: "images still being looked up or read"}
 	}
-	in.Images, in.Fallback = images, p.opts.FallbackArchitecture
+	in.Images, in.Fallback = engineImages(images), p.opts.FallbackArchitecture
 	p.logImageErrors(ctx, images)
 	d := p.m.Decide(in, p.inv.Snapshot())
 	d.Warnings = append(warnings, d.Warnings...)
@@ -111,19 +112,19 @@ func (p *PodMutator) releaseGated(ctx context.Context, pod *corev1.Pod, resolve 
 		na = pod.Spec.Affinity.NodeAffinity.DeepCopy()
 	}
 	cur := na.RequiredDuringSchedulingIgnoredDuringExecution
-	required, narrowed, ok, err := narrowRequired(cur, d.Required, p.opts.MaxRequiredTerms)
+	required, narrowed, ok, err := engine.NarrowRequired(cur, d.Required, p.opts.MaxRequiredTerms)
 	switch {
 	case err != nil:
 		return p.releaseDenied(ctx, pod, err.Error())
 	case !ok:
 		return p.releaseDenied(ctx, pod, fmt.Sprintf("the pod's required node affinity excludes every node isamatch allows (%s); remove the conflicting requirement", d.RequiredText))
-	case !isNarrowingOf(required, cur): // narrowRequired's contract; kept as a guard
+	case !engine.IsNarrowingOf(required, cur): // narrowRequired's contract; kept as a guard
 		return p.releaseDenied(ctx, pod, "isamatch could not write its affinity as an addition to the pod's own required terms")
-	case len(d.Required) > 0 && excludesAll(pod.Spec.NodeSelector, required):
+	case len(d.Required) > 0 && engine.ExcludesAll(pod.Spec.NodeSelector, required):
 		return p.releaseDenied(ctx, pod, fmt.Sprintf("the pod's spec.nodeSelector excludes every node isamatch allows (%s); remove or change it", d.RequiredText))
 	}
 	na.RequiredDuringSchedulingIgnoredDuringExecution = required
-	na.PreferredDuringSchedulingIgnoredDuringExecution = mergePreferred(na.PreferredDuringSchedulingIgnoredDuringExecution, d.Preferred)
+	na.PreferredDuringSchedulingIgnoredDuringExecution = engine.MergePreferred(na.PreferredDuringSchedulingIgnoredDuringExecution, d.Preferred)
 	if na.RequiredDuringSchedulingIgnoredDuringExecution != nil || len(na.PreferredDuringSchedulingIgnoredDuringExecution) > 0 {
 		if pod.Spec.Affinity == nil {
 			pod.Spec.Affinity = &corev1.Affinity{}
@@ -162,13 +163,7 @@ func (p *PodMutator) releaseDenied(ctx context.Context, pod *corev1.Pod, msg str
 		pod.Spec.Affinity.NodeAffinity = &corev1.NodeAffinity{}
 	}
 	na := pod.Spec.Affinity.NodeAffinity
-	if na.RequiredDuringSchedulingIgnoredDuringExecution == nil || len(na.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms) == 0 {
-		na.RequiredDuringSchedulingIgnoredDuringExecution = &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{neverTerm}}
-	} else {
-		for k, t := range na.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
-			na.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[k] = andTerm(t, neverTerm)
-		}
-	}
+	na.RequiredDuringSchedulingIgnoredDuringExecution = engine.MatchNoNode(na.RequiredDuringSchedulingIgnoredDuringExecution)
 	setDecision(pod, contract.DecisionCounts{Gate: ReleaseDenied, Reason: msg})
 	return GateRelease{Reason: ReleaseDenied, Warning: true, Message: sanitize.Line("isamatch denies this pod, no node will match it: "+msg+"; delete it and create it again with the fix", maxWarning)}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/isamatch/isamatch/pkg/mutate/engine"
 	"github.com/isamatch/isamatch/pkg/registry"
 )
 
@@ -29,9 +30,6 @@ type ImageResolverFunc func(ctx context.Context, ref string, auth registry.PullA
 func (f ImageResolverFunc) Resolve(ctx context.Context, ref string, auth registry.PullAuth) ([]registry.Platform, error) {
 	return f(ctx, ref, auth)
 }
-
-// errBudget marks an image whose resolution did not finish in the budget.
-var errBudget = errors.New("registry lookup exceeded the admission time budget")
 
 // MaxImages bounds the distinct images of one pod that are resolved: each
 // costs registry work, so a pod with more is denied before any lookup.
@@ -71,27 +69,63 @@ func pullAuth(ns string, pod *podFields) registry.PullAuth {
 	return auth
 }
 
+// resolved is one image of a pod as the resolver answered it: its
+// platforms as the resolver gives them (what the inferrer reads by), the
+// error when they are unknown, and what inference found (infer).
+type resolved struct {
+	ref       string
+	platforms []registry.Platform
+	err       error
+	inferred  []*engine.Inferred
+}
+
+// engineImages is what the engine is told of images.
+func engineImages(images []resolved) []engine.ImageInfo {
+	if images == nil {
+		return nil
+	}
+	out := make([]engine.ImageInfo, len(images))
+	for k, img := range images {
+		out[k] = engine.ImageInfo{Ref: img.ref, Platforms: enginePlatforms(img.platforms), Err: img.err, Inferred: img.inferred}
+	}
+	return out
+}
+
+// enginePlatforms converts the resolver's platforms to the fields the
+// decision reads, with the limits an ignored label or config exceeded.
+func enginePlatforms(ps []registry.Platform) []engine.Platform {
+	if ps == nil {
+		return nil
+	}
+	out := make([]engine.Platform, len(ps))
+	for k, p := range ps {
+		out[k] = engine.Platform{OS: p.OS, Architecture: p.Architecture, Variant: p.Variant, ISARequest: p.ISARequest,
+			LabelIgnored: p.LabelIgnored, LabelLimit: registry.MaxLabelBytes, ConfigIgnored: p.ConfigIgnored, ConfigLimit: registry.MaxConfigBytes}
+	}
+	return out
+}
+
 // cached answers refs from the resolver's cache; pending are the indexes
-// of those it does not hold, reported as errBudget until fetched.
-func (p *PodMutator) cached(refs []string, auth registry.PullAuth) (out []ImageInfo, pending []int) {
-	out = make([]ImageInfo, len(refs))
+// of those it does not hold, reported as engine.ErrBudget until fetched.
+func (p *PodMutator) cached(refs []string, auth registry.PullAuth) (out []resolved, pending []int) {
+	out = make([]resolved, len(refs))
 	cr, _ := p.res.(cachedResolver)
 	for k, ref := range refs {
 		if cr != nil {
 			if ps, ok, err := cr.Cached(ref, auth); ok {
-				out[k] = ImageInfo{Ref: ref, Platforms: ps, Err: err}
+				out[k] = resolved{ref: ref, platforms: ps, err: err}
 				continue
 			}
 		}
-		out[k] = ImageInfo{Ref: ref, Err: errBudget}
+		out[k] = resolved{ref: ref, err: engine.ErrBudget}
 		pending = append(pending, k)
 	}
 	return out, pending
 }
 
 // resolve looks up the images refs in parallel, within the budget; lookups
-// still running when it ends are reported as errBudget.
-func (p *PodMutator) resolve(ctx context.Context, auth registry.PullAuth, refs []string) []ImageInfo {
+// still running when it ends are reported as engine.ErrBudget.
+func (p *PodMutator) resolve(ctx context.Context, auth registry.PullAuth, refs []string) []resolved {
 	if len(refs) == 0 {
 		return nil
 	}
@@ -106,8 +140,8 @@ func (p *PodMutator) resolve(ctx context.Context, auth registry.PullAuth, refs [
 }
 
 // fetch looks up refs[k] for every k of pending in parallel until ctx
-// ends, filling out; lookups still running then stay errBudget.
-func (p *PodMutator) fetch(ctx context.Context, auth registry.PullAuth, refs []string, out []ImageInfo, pending []int) {
+// ends, filling out; lookups still running then stay engine.ErrBudget.
+func (p *PodMutator) fetch(ctx context.Context, auth registry.PullAuth, refs []string, out []resolved, pending []int) {
 	type result struct {
 		k         int
 		platforms []registry.Platform
@@ -121,9 +155,9 @@ func (p *PodMutator) fetch(ctx context.Context, auth registry.PullAuth, refs []s
 		}()
 	}
 	set := func(r result) {
-		out[r.k].Platforms, out[r.k].Err = r.platforms, r.err
+		out[r.k].platforms, out[r.k].err = r.platforms, r.err
 		if r.err != nil && ctx.Err() != nil && !isClassified(r.err) {
-			out[r.k].Err = fmt.Errorf("%w: %w", errBudget, r.err)
+			out[r.k].err = fmt.Errorf("%w: %w", engine.ErrBudget, r.err)
 		}
 	}
 	// The first lookup on this goroutine: a pod with one image to look up

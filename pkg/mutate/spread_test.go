@@ -3,6 +3,8 @@ package mutate
 import (
 	"testing"
 
+	"github.com/isamatch/isamatch/pkg/mutate/internal/testnodes"
+
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 
@@ -11,10 +13,10 @@ import (
 )
 
 func TestSpreadConstraints(t *testing.T) {
-	cluster := paperCluster(t)
+	cluster := testnodes.Paper(t)
 	// Three arm64 nodes: the largest best-fit group of a multi-arch image.
 	for _, n := range []string{"arm-a", "arm-b", "arm-c"} {
-		cluster[n] = nodeLabels(t, "arm64", "arm64")
+		cluster[n] = testnodes.Labels(t, "arm64", "arm64")
 	}
 	m := NewPodMutator(&fakeResolver{images: testImages()}, inventory.NewStatic(cluster), Options{})
 	deployment := map[string]string{"app": "web", "pod-template-hash": "5d8f", "tier": "front"}
@@ -28,16 +30,16 @@ func TestSpreadConstraints(t *testing.T) {
 	}{
 		{"a request spreads over its best group",
 			podSpec{images: []string{"riscv:1"}, labels: deployment, annotations: map[string]string{isa.RequestAnnotation: "rv64imfdv"}},
-			isa.GroupDomainPrefix + isa.GroupID(mustISA(t, "rv64imfdv")), []string{"app", "pod-template-hash", "tier"}},
+			isa.GroupDomainPrefix + isa.GroupID(testnodes.MustISA(t, "rv64imfdv")), []string{"app", "pod-template-hash", "tier"}},
 		{"a StatefulSet's per-pod labels are not counted by",
 			podSpec{images: []string{"riscv:1"}, labels: statefulSet, annotations: map[string]string{isa.RequestAnnotation: "rv64imfd"}},
-			isa.GroupDomainPrefix + isa.GroupID(mustISA(t, "rv64imfd")), []string{"app"}},
+			isa.GroupDomainPrefix + isa.GroupID(testnodes.MustISA(t, "rv64imfd")), []string{"app"}},
 		{"a multi-arch image spreads over the largest of the best groups",
 			podSpec{images: []string{"multi:1"}, labels: deployment},
-			isa.GroupDomainPrefix + isa.GroupID(mustISA(t, "arm64")), []string{"app", "pod-template-hash", "tier"}},
+			isa.GroupDomainPrefix + isa.GroupID(testnodes.MustISA(t, "arm64")), []string{"app", "pod-template-hash", "tier"}},
 		{"isa.qemu turns the default spreading off",
 			podSpec{images: []string{"amd64:1"}, labels: deployment, annotations: map[string]string{isa.QEMUAnnotation: "rv64imfdv"}},
-			groupDomainNone, []string{"app", "pod-template-hash", "tier"}},
+			isa.GroupDomainPrefix + "none", []string{"app", "pod-template-hash", "tier"}},
 		{"a pod without labels siblings share: none (the defaults never spread it)",
 			podSpec{images: []string{"riscv:1"}, labels: map[string]string{"statefulset.kubernetes.io/pod-name": "x-0"}}, "", nil},
 		{"a pod without labels: none",
@@ -53,7 +55,7 @@ func TestSpreadConstraints(t *testing.T) {
 				return
 			}
 			want := []corev1.TopologySpreadConstraint{{
-				MaxSkew: spreadMaxSkew, TopologyKey: tc.wantKey, WhenUnsatisfiable: corev1.ScheduleAnyway,
+				MaxSkew: 3, TopologyKey: tc.wantKey, WhenUnsatisfiable: corev1.ScheduleAnyway,
 				LabelSelector: pod.Spec.TopologySpreadConstraints[0].LabelSelector, MatchLabelKeys: tc.wantKeys,
 			}}
 			if diff := cmp.Diff(want, pod.Spec.TopologySpreadConstraints); diff != "" {
@@ -63,19 +65,5 @@ func TestSpreadConstraints(t *testing.T) {
 				t.Errorf("labelSelector %v, want an empty one (the API server requires one with matchLabelKeys)", sel)
 			}
 		})
-	}
-}
-
-func TestSpreadConstraintsOfGatedPods(t *testing.T) {
-	got := spreadConstraints(map[string]string{"app": "x"}, isa.GroupID(mustISA(t, "rv64imfd")), true)
-	if len(got) != 1 || got[0].TopologyKey != groupDomainNone {
-		t.Errorf("a gated pod's constraints %+v, want one on %s: its best group is not known yet", got, groupDomainNone)
-	}
-	many := map[string]string{}
-	for k := range 40 {
-		many[string(rune('a'+k%26))+string(rune('a'+k/26))] = "v"
-	}
-	if got := spreadConstraints(many, "g", false); len(got[0].MatchLabelKeys) != maxSpreadKeys {
-		t.Errorf("%d match label keys for 40 labels, want the bound %d", len(got[0].MatchLabelKeys), maxSpreadKeys)
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/isamatch/isamatch/pkg/contract"
-	"github.com/isamatch/isamatch/pkg/mutate"
 	"github.com/isamatch/isamatch/pkg/sanitize"
 )
 
@@ -80,7 +79,7 @@ func (r *Reporter) Observe(pod *corev1.Pod) bool {
 	switch c.Gate {
 	case "":
 		r.decided(pod, c)
-	case mutate.ReleaseDenied:
+	case contract.GateDenied:
 		return true
 	}
 	for _, u := range c.Unresolved[:min(len(c.Unresolved), contract.MaxUnresolvedListed)] {

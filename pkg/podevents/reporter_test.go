@@ -17,7 +17,6 @@ import (
 
 	"github.com/isamatch/isamatch/pkg/contract"
 	"github.com/isamatch/isamatch/pkg/isa"
-	"github.com/isamatch/isamatch/pkg/mutate"
 )
 
 // event is what the specs check of a recorded Event.
@@ -182,7 +181,7 @@ func TestObserve(t *testing.T) {
 		},
 		{
 			name:     "gated, released as denied: the gate controller said it all",
-			pod:      podOpts{counts: &contract.DecisionCounts{Gate: mutate.ReleaseDenied, NoNode: true}},
+			pod:      podOpts{counts: &contract.DecisionCounts{Gate: contract.GateDenied, NoNode: true}},
 			recorded: true,
 		},
 		{

@@ -53,3 +53,7 @@ func (e *Error) Error() string {
 const maxRefBytes = 256
 
 func (e *Error) Unwrap() error { return e.Err }
+
+// ErrorKind returns Kind: the decision engine classifies an image's error
+// by this method, so it needs no import of the registry.
+func (e *Error) ErrorKind() string { return e.Kind }

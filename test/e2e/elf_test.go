@@ -31,7 +31,7 @@ import (
 	"github.com/isamatch/isamatch/internal/experiment"
 	"github.com/isamatch/isamatch/internal/testbed"
 	"github.com/isamatch/isamatch/pkg/contract"
-	"github.com/isamatch/isamatch/pkg/mutate"
+	"github.com/isamatch/isamatch/pkg/mutate/engine"
 	"github.com/isamatch/isamatch/test/framework"
 )
 
@@ -218,7 +218,7 @@ func runGated(ctx SpecContext, c *democluster.Cluster, image string) *corev1.Pod
 			TerminationGracePeriodSeconds: new(int64)},
 	}
 	Expect(c.Client.Create(ctx, pod)).To(Succeed())
-	Expect(mutate.HasGate(pod.Spec.SchedulingGates)).To(BeTrue(), "admitted without the gate")
+	Expect(engine.HasGate(pod.Spec.SchedulingGates)).To(BeTrue(), "admitted without the gate")
 	err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 		if err := c.Client.Get(ctx, client.ObjectKeyFromObject(pod), pod); err != nil {
 			return false, err

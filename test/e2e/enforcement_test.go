@@ -20,6 +20,7 @@ import (
 	"github.com/isamatch/isamatch/pkg/contract"
 	"github.com/isamatch/isamatch/pkg/isa"
 	"github.com/isamatch/isamatch/pkg/mutate"
+	"github.com/isamatch/isamatch/pkg/mutate/engine"
 )
 
 // warnings collects the admission warnings the API server returns.
@@ -91,8 +92,8 @@ var _ = Describe("The webhook in warn mode, on the paper's cluster", Ordered, fu
 			return testbed.MakePod(n, ns).Image(riscv()).Annotation(isa.RequestAnnotation, "rv64q!").Obj()
 		}, "rv64q!"},
 		{"request over the length limit", func(n string) *corev1.Pod {
-			return testbed.MakePod(n, ns).Image(riscv()).Annotation(isa.RequestAnnotation, strings.Repeat("rv64gc_", mutate.MaxRequestBytes/7+1)).Obj()
-		}, fmt.Sprintf("the limit is %d bytes", mutate.MaxRequestBytes)},
+			return testbed.MakePod(n, ns).Image(riscv()).Annotation(isa.RequestAnnotation, strings.Repeat("rv64gc_", engine.MaxRequestBytes/7+1)).Obj()
+		}, fmt.Sprintf("the limit is %d bytes", engine.MaxRequestBytes)},
 		{"images cannot serve the request", func(n string) *corev1.Pod {
 			return testbed.MakePod(n, ns).Image(ref(onlyAMD)).Annotation(isa.RequestAnnotation, "rv64imfd").Obj()
 		}, "cannot be served by image"},

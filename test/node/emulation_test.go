@@ -20,7 +20,7 @@ import (
 	"github.com/isamatch/isamatch/internal/testbed"
 	"github.com/isamatch/isamatch/pkg/contract"
 	"github.com/isamatch/isamatch/pkg/isa"
-	"github.com/isamatch/isamatch/pkg/mutate"
+	"github.com/isamatch/isamatch/pkg/mutate/engine"
 	"github.com/isamatch/isamatch/test/node/cluster"
 )
 
@@ -123,7 +123,7 @@ var _ = Describe("QEMU emulation on a real node", Ordered, func() {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(counts.NoNode).To(BeTrue(), "no node satisfies %s: %s", request, pod.Annotations[isa.DecisionAnnotation])
 		Expect(counts.Emulator).NotTo(BeNil())
-		Expect(counts.Emulator.Reason).To(Equal(mutate.EmulatorNoNode))
+		Expect(counts.Emulator.Reason).To(Equal(engine.EmulatorNoNode))
 		Expect(counts.Emulator.Best).NotTo(BeEmpty(), "the decision says what emulation runs at most")
 		Eventually(func(g Gomega) {
 			note, err := testbed.DecisionNote(ctx, cl.Client, pod)
@@ -164,12 +164,12 @@ var _ = Describe("QEMU emulation on a real node", Ordered, func() {
 		Eventually(func(g Gomega) {
 			p := pod.DeepCopy()
 			createWhenWebhookAnswers(ctx, p)
-			if e := emulatorOf(p); e == nil || e.Reason != mutate.EmulatorOff {
+			if e := emulatorOf(p); e == nil || e.Reason != engine.EmulatorOff {
 				_ = cl.Client.Delete(ctx, p, client.GracePeriodSeconds(0))
 				g.Eventually(func() bool {
 					return apierrors.IsNotFound(cl.Client.Get(ctx, client.ObjectKeyFromObject(p), p))
 				}).WithTimeout(time.Minute).Should(BeTrue())
-				g.Expect(e).To(HaveField("Reason", mutate.EmulatorOff))
+				g.Expect(e).To(HaveField("Reason", engine.EmulatorOff))
 			}
 			*pod = *p
 		}).WithContext(ctx).WithTimeout(2 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())

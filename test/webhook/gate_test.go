@@ -25,7 +25,7 @@ import (
 	"github.com/isamatch/isamatch/internal/testbed"
 	"github.com/isamatch/isamatch/pkg/contract"
 	"github.com/isamatch/isamatch/pkg/isa"
-	"github.com/isamatch/isamatch/pkg/mutate"
+	"github.com/isamatch/isamatch/pkg/mutate/engine"
 )
 
 // The gate specs run on a control plane of their own, with kube-scheduler,
@@ -70,7 +70,7 @@ func (b *bindWatch) see(pod *corev1.Pod) {
 	b.bound[pod.Name] = pod.Spec.NodeName
 	c, err := contract.ParseDecision(pod.Annotations)
 	switch {
-	case mutate.HasGate(pod.Spec.SchedulingGates):
+	case engine.HasGate(pod.Spec.SchedulingGates):
 		b.violation = append(b.violation, pod.Name+" bound while gated")
 	case err != nil || (c.Gate != contract.GateResolved && c.Gate != contract.GateTimeout && pod.Labels["released-by"] != "test" && pod.Labels["released-by"] != "admission"):
 		b.violation = append(b.violation, fmt.Sprintf("%s bound to %s before the gate controller's decision (%q)", pod.Name, pod.Spec.NodeName, pod.Annotations[isa.DecisionAnnotation]))
@@ -272,7 +272,7 @@ var _ = Describe("The scheduling gate", Ordered, func() {
 			created, took := admit(ctx, p.pod)
 			slowest = max(slowest, took)
 			Expect(took).To(BeNumerically("<", 2*time.Second), "pod %s admitted in %v; the registry takes %v", p.pod.Name, took, registryDelay)
-			Expect(mutate.HasGate(created.Spec.SchedulingGates)).To(BeTrue(), "pod %s admitted without the gate: %s", p.pod.Name, created.Annotations[isa.DecisionAnnotation])
+			Expect(engine.HasGate(created.Spec.SchedulingGates)).To(BeTrue(), "pod %s admitted without the gate: %s", p.pod.Name, created.Annotations[isa.DecisionAnnotation])
 			Expect(gateState(created)).To(Equal(contract.GatePending))
 		}
 		AddReportEntry("slowest admission with the registry taking 5s", slowest.String())
@@ -305,14 +305,14 @@ var _ = Describe("The scheduling gate", Ordered, func() {
 		for _, n := range names {
 			created, took := admit(ctx, testbed.MakePod(n, gateNS).Image(proxy.Ref(gateMulti, "v1")).Annotation(isa.RequestAnnotation, "rv64gc").Obj())
 			Expect(took).To(BeNumerically("<", 2*time.Second))
-			Expect(mutate.HasGate(created.Spec.SchedulingGates)).To(BeTrue())
+			Expect(engine.HasGate(created.Spec.SchedulingGates)).To(BeTrue())
 		}
 		By("waiting past the bound with no controller")
 		Consistently(func(g Gomega) {
 			for _, n := range names {
 				pod := get(ctx, n)
 				g.Expect(pod.Spec.NodeName).To(BeEmpty())
-				g.Expect(mutate.HasGate(pod.Spec.SchedulingGates)).To(BeTrue())
+				g.Expect(engine.HasGate(pod.Spec.SchedulingGates)).To(BeTrue())
 			}
 		}).WithContext(ctx).WithTimeout(gateTimeout + 2*time.Second).WithPolling(500 * time.Millisecond).Should(Succeed())
 		stopWebhook()
@@ -344,7 +344,7 @@ var _ = Describe("The scheduling gate", Ordered, func() {
 		startWebhook(ctx, "webhook-no-lease", true, absentLeaseNS)
 		for k, n := range []string{"no-lease-1", "no-lease-2"} {
 			created, took := admit(ctx, testbed.MakePod(n, gateNS).Image(proxy.Ref(gateAMD, "v1")).Label("released-by", "admission").Obj())
-			Expect(mutate.HasGate(created.Spec.SchedulingGates)).To(BeFalse(), "pod %s gated with no controller alive: %s", n, created.Annotations[isa.DecisionAnnotation])
+			Expect(engine.HasGate(created.Spec.SchedulingGates)).To(BeFalse(), "pod %s gated with no controller alive: %s", n, created.Annotations[isa.DecisionAnnotation])
 			Expect(gateState(created)).To(BeEmpty())
 			if k == 0 { // the second finds the image in the cache
 				Expect(took).To(BeNumerically(">=", registryDelay), "pod %s admitted in %v: its image was not resolved at admission", n, took)
@@ -364,7 +364,7 @@ var _ = Describe("The scheduling gate", Ordered, func() {
 		startWebhook(ctx, "webhook-other-release", true)
 		created, _ := admit(ctx, testbed.MakePod("other-release", gateNS).Image(proxy.Ref(gateAMD, "v1")+"-x").
 			Annotation(isa.RequestAnnotation, "x86-64-v2").Label("released-by", "test").Obj())
-		Expect(mutate.HasGate(created.Spec.SchedulingGates)).To(BeTrue())
+		Expect(engine.HasGate(created.Spec.SchedulingGates)).To(BeTrue())
 		pod := created.DeepCopy()
 		pod.Spec.SchedulingGates = nil
 		Expect(gcp.Client.Update(ctx, pod)).To(Succeed())
@@ -382,7 +382,7 @@ var _ = Describe("The scheduling gate", Ordered, func() {
 		startWebhook(ctx, "webhook-fallback", true, "--fallback-architecture=amd64")
 		// A tag the registry does not have: after the proxy's delay, 404.
 		created, _ := admit(ctx, testbed.MakePod("fallback", gateNS).Image(proxy.Ref(gateAMD, "v1")+"-missing").Obj())
-		Expect(mutate.HasGate(created.Spec.SchedulingGates)).To(BeTrue())
+		Expect(engine.HasGate(created.Spec.SchedulingGates)).To(BeTrue())
 		Eventually(func(g Gomega) {
 			pod := get(ctx, "fallback")
 			g.Expect(pod.Spec.NodeName).To(Equal("x86-v3"), describe(pod))
@@ -416,7 +416,7 @@ var _ = Describe("The scheduling gate", Ordered, func() {
 
 		By("a gated pod whose labels change with the gate's removal")
 		created, _ := admit(ctx, testbed.MakePod("policy", gateNS).Image(proxy.Ref(gateRVV, "v1")+"-x").Obj())
-		Expect(mutate.HasGate(created.Spec.SchedulingGates)).To(BeTrue())
+		Expect(engine.HasGate(created.Spec.SchedulingGates)).To(BeTrue())
 		next := created.DeepCopy()
 		next.Spec.SchedulingGates = nil
 		next.Labels = map[string]string{"stolen": "true"}

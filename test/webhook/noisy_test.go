@@ -19,7 +19,7 @@ import (
 	"github.com/isamatch/isamatch/internal/democluster"
 	"github.com/isamatch/isamatch/internal/testbed"
 	"github.com/isamatch/isamatch/pkg/isa"
-	"github.com/isamatch/isamatch/pkg/mutate"
+	"github.com/isamatch/isamatch/pkg/mutate/engine"
 )
 
 // The noisy-neighbour spec: namespace noisyNS floods pods whose images are
@@ -135,7 +135,7 @@ var _ = Describe("A noisy neighbour", Ordered, func() {
 			start := time.Now()
 			created, err := cs.CoreV1().Pods(healthyNS).Create(ctx, pod, metav1.CreateOptions{})
 			Expect(err).NotTo(HaveOccurred())
-			for mode != "sync" && mutate.HasGate(created.Spec.SchedulingGates) && ctx.Err() == nil {
+			for mode != "sync" && engine.HasGate(created.Spec.SchedulingGates) && ctx.Err() == nil {
 				time.Sleep(10 * time.Millisecond)
 				created, err = cs.CoreV1().Pods(healthyNS).Get(ctx, pod.Name, metav1.GetOptions{})
 				Expect(err).NotTo(HaveOccurred())

@@ -1,4 +1,4 @@
-package mutate
+package engine
 
 import (
 	"strconv"
@@ -7,10 +7,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/isamatch/isamatch/pkg/isa"
-	"github.com/isamatch/isamatch/pkg/registry"
 )
 
-func platformString(p registry.Platform) string {
+func platformString(p Platform) string {
 	s := p.OS + "/" + p.Architecture
 	if p.Variant != "" {
 		s += "/" + p.Variant
@@ -18,7 +17,7 @@ func platformString(p registry.Platform) string {
 	return s
 }
 
-func platformsString(ps []registry.Platform) string {
+func platformsString(ps []Platform) string {
 	if len(ps) == 0 {
 		return "none"
 	}
@@ -137,7 +136,7 @@ func summary(in Input, tiers string, d Decision) string {
 		w(" [")
 		if img.Err != nil {
 			w("error ")
-			w(errorKind(img.Err))
+			w(ErrorKind(img.Err))
 		} else {
 			for k, p := range img.Platforms {
 				if k > 0 {

@@ -1,4 +1,4 @@
-package mutate
+package engine
 
 import (
 	"errors"
@@ -9,48 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/isamatch/isamatch/pkg/contract"
-	"github.com/isamatch/isamatch/pkg/inventory"
 	"github.com/isamatch/isamatch/pkg/isa"
-	"github.com/isamatch/isamatch/pkg/registry"
 )
-
-// ImageInfo is what resolution found for one image reference.
-type ImageInfo struct {
-	Ref       string
-	Platforms []registry.Platform
-	Err       error // the platforms are unknown
-	// Inferred is, per platform (nil when none was inferred), what its
-	// entrypoint binary says it needs (Options.Infer); used only when the
-	// pod asks nothing itself.
-	Inferred []*Inferred
-}
-
-// Input is what a decision is made from.
-type Input struct {
-	// Request is the native need (annotation isa.request or label ARCH);
-	// nil when the pod says nothing. RequestFrom names where it came from
-	// and RequestText is what the pod wrote, for messages.
-	Request                  *isa.Request
-	RequestFrom, RequestText string
-	// QEMU is the emulation/cross-compilation need (isa.qemu or QEMU).
-	QEMU               *isa.Request
-	QEMUFrom, QEMUText string
-	// Images in pod order, each reference once.
-	Images []ImageInfo
-	// Fallback, when set, is required of the node when some image's
-	// platforms are unknown and the pod asks no ISA itself
-	// (Options.FallbackArchitecture).
-	Fallback isa.Arch
-	// own is the pod's own node constraints (own.go): the groups are
-	// ranked by the nodes they admit. nil ranks over every node.
-	own *ownNodes
-}
-
-// Warning is an admission warning and the metric reason it counts under.
-type Warning struct {
-	Reason string
-	Text   string
-}
 
 // Decision is what isamatch adds to a pod.
 type Decision struct {
@@ -72,7 +32,7 @@ type Decision struct {
 	RequiredText string
 	// Summary is the readable one-line record for the decision annotation.
 	Summary string
-	// Emulator is the QEMU_CPU setting of a pod with isa.qemu (qemuenv.go).
+	// Emulator is the QEMU_CPU setting of a pod with isa.qemu (emulator.go).
 	Emulator *contract.EmulatorSetting
 }
 
@@ -118,7 +78,7 @@ func tooManyCombined() string {
 }
 
 // Decide turns the inputs into a decision against the inventory snapshot.
-func (m *Matcher) Decide(in Input, snap *inventory.Snapshot) Decision {
+func (m *Matcher) Decide(in Input, snap *Snapshot) Decision {
 	var d Decision
 	podAsks := in.Request != nil || in.QEMU != nil
 
@@ -143,13 +103,13 @@ func (m *Matcher) Decide(in Input, snap *inventory.Snapshot) Decision {
 		}
 		for _, p := range img.Platforms {
 			if p.LabelIgnored > 0 {
-				d.Warnings = append(d.Warnings, Warning{registry.KindLabelTooLarge,
-					fmt.Sprintf("image %q: label %s ignored: it is %d bytes; the limit is %d bytes", img.Ref, isa.ImageRequestLabel, p.LabelIgnored, registry.MaxLabelBytes)})
+				d.Warnings = append(d.Warnings, Warning{ReasonLabelTooLarge,
+					fmt.Sprintf("image %q: label %s ignored: it is %d bytes; the limit is %d bytes", img.Ref, isa.ImageRequestLabel, p.LabelIgnored, p.LabelLimit)})
 				break
 			}
 			if p.ConfigIgnored > 0 {
-				d.Warnings = append(d.Warnings, Warning{registry.KindLabelTooLarge,
-					fmt.Sprintf("image %q: config of %s not read: it is %d bytes; the limit is %d bytes; its label %s, if any, is ignored", img.Ref, p.Architecture, p.ConfigIgnored, registry.MaxConfigBytes, isa.ImageRequestLabel)})
+				d.Warnings = append(d.Warnings, Warning{ReasonLabelTooLarge,
+					fmt.Sprintf("image %q: config of %s not read: it is %d bytes; the limit is %d bytes; its label %s, if any, is ignored", img.Ref, p.Architecture, p.ConfigIgnored, p.ConfigLimit, isa.ImageRequestLabel)})
 				break
 			}
 		}
@@ -252,7 +212,7 @@ func (m *Matcher) Decide(in Input, snap *inventory.Snapshot) Decision {
 	}
 
 	d.Required = requiredTerms(emu, native)
-	r := m.rank(snap, in.QEMU, emu, native, in.own)
+	r := m.rank(snap, in.QEMU, emu, native, in.Own)
 	d.MatchingNodes, d.Preferred, d.SpreadGroup = r.matching, r.preferred, r.spread
 	d.Counts = contract.DecisionCounts{RequiredNodes: r.matching, Tiers: r.counts, Unresolved: unresolved, Inferred: d.Counts.Inferred, Fallback: d.Counts.Fallback}
 	d.RequiredText = requiredString(emu, native)
@@ -265,11 +225,31 @@ func (m *Matcher) Decide(in Input, snap *inventory.Snapshot) Decision {
 	return d
 }
 
+// ReasonLabelTooLarge is the warning reason of an image label or config
+// the resolver ignored for its size (Platform.LabelIgnored and
+// ConfigIgnored); the same value as registry.KindLabelTooLarge.
+const ReasonLabelTooLarge = "labelTooLarge"
+
+// ErrBudget marks an image whose lookup did not finish in the time the
+// caller gave it (the admission budget, a gated pod's release from the
+// cache): its kind is "timeout".
+var ErrBudget = errors.New("registry lookup exceeded the admission time budget")
+
+// kindError is an image error that names its kind (registry.Error): the
+// kind is the metric label and, with the cause, the warning text.
+type kindError interface {
+	error
+	ErrorKind() string
+	Unwrap() error
+}
+
+// errorText is err for a warning: "kind: cause" when it names its kind,
+// at most 160 bytes.
 func errorText(err error) string {
-	var re *registry.Error
+	var ke kindError
 	s := err.Error()
-	if errors.As(err, &re) {
-		s = re.Kind + ": " + re.Err.Error()
+	if errors.As(err, &ke) {
+		s = ke.ErrorKind() + ": " + ke.Unwrap().Error()
 	}
 	if len(s) > 160 {
 		s = s[:157] + "..."
@@ -277,12 +257,15 @@ func errorText(err error) string {
 	return s
 }
 
-func errorKind(err error) string {
-	var re *registry.Error
-	if errors.As(err, &re) {
-		return re.Kind
+// ErrorKind classifies an image's resolution error for the decision
+// record and the metric: the kind the error names ("unauthorized",
+// "notFound", ...), "timeout" for ErrBudget, else "other".
+func ErrorKind(err error) string {
+	var ke kindError
+	if errors.As(err, &ke) {
+		return ke.ErrorKind()
 	}
-	if errors.Is(err, errBudget) {
+	if errors.Is(err, ErrBudget) {
 		return "timeout"
 	}
 	return "other"

@@ -1,4 +1,4 @@
-package mutate
+package engine
 
 import (
 	"slices"
@@ -18,11 +18,11 @@ import (
 //
 // So admission, when it gates a pod whose required affinity is not nil,
 // writes it in a form the gate controller can narrow: every term pinned to
-// one architecture (splitByArch). Every alternative isamatch writes is pinned
+// one architecture (SplitByArch). Every alternative isamatch writes is pinned
 // to one architecture too (isa.ArchLabel or kubernetes.io/arch In one value),
 // and an alternative of another architecture can never match a pinned
 // term, so each term meets at most the alternatives of its architecture:
-// usually one, which the term gains (narrowRequired). Only when a pod's
+// usually one, which the term gains (NarrowRequired). Only when a pod's
 // request or images leave several alternatives of one architecture (say
 // rv64gcv|rva23u64 for a riscv64 image) must the controller drop all but the
 // first of them from that term; the decision records it (Narrowed).
@@ -32,7 +32,7 @@ import (
 var archKeys = []string{isa.KubeArchLabel, isa.ArchLabel}
 
 // modeledArches are the architectures isamatch writes alternatives for, in
-// the order splitByArch writes them.
+// the order SplitByArch writes them.
 var modeledArches = []string{string(isa.AMD64), string(isa.ARM64), string(isa.RISCV64), string(isa.RISCV32)}
 
 // archesOf returns the architectures term t admits: in is nil when t
@@ -72,14 +72,14 @@ func archDisjoint(a, b corev1.NodeSelectorTerm) bool {
 	return pinned && len(in) == 0
 }
 
-// splitByArch rewrites sel into an equivalent selector whose every term
+// SplitByArch rewrites sel into an equivalent selector whose every term
 // admits at most one architecture: a term pinned to several is written once
 // per architecture, an unpinned one once per modelled architecture plus once
 // for every other architecture (kubernetes.io/arch NotIn the modelled ones,
 // which nodes without the label match too). Each written term is the
 // original's requirements followed by the pinning one. When that would
 // exceed maxTerms, sel is returned as it is.
-func splitByArch(sel *corev1.NodeSelector, maxTerms int) *corev1.NodeSelector {
+func SplitByArch(sel *corev1.NodeSelector, maxTerms int) *corev1.NodeSelector {
 	if sel == nil || len(sel.NodeSelectorTerms) == 0 {
 		return sel
 	}
@@ -124,20 +124,34 @@ var neverTerm = corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorR
 	{Key: isa.ArchLabel, Operator: corev1.NodeSelectorOpDoesNotExist},
 }}
 
-// narrowRequired returns cur AND ours as the rules for gated pods allow
+// MatchNoNode returns sel with a requirement no node meets added to every
+// term (a nil or empty sel becomes that one term), as the rules for gated
+// pods allow writing it over sel: how a gated pod the decision denies is
+// released, so that it never runs where it cannot run correctly.
+func MatchNoNode(sel *corev1.NodeSelector) *corev1.NodeSelector {
+	if sel == nil || len(sel.NodeSelectorTerms) == 0 {
+		return &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{neverTerm}}
+	}
+	for k, t := range sel.NodeSelectorTerms {
+		sel.NodeSelectorTerms[k] = andTerm(t, neverTerm)
+	}
+	return sel
+}
+
+// NarrowRequired returns cur AND ours as the rules for gated pods allow
 // writing it over cur (see the top of this file). A cur that is nil or has
-// no terms is replaced by mergeRequired(nil, ours). Otherwise each term of
+// no terms is replaced by MergeRequired(nil, ours). Otherwise each term of
 // cur keeps its requirements and gains those of the one alternative of ours
 // it can meet (architectures compatible, no contradiction); a term that
 // meets none gains neverTerm; a term that meets several gains the first and
 // narrowed is set. ok is false when no term of cur meets any alternative:
 // the pod's own affinity excludes every node isamatch allows.
-func narrowRequired(cur *corev1.NodeSelector, ours []corev1.NodeSelectorTerm, maxTerms int) (out *corev1.NodeSelector, narrowed, ok bool, err error) {
+func NarrowRequired(cur *corev1.NodeSelector, ours []corev1.NodeSelectorTerm, maxTerms int) (out *corev1.NodeSelector, narrowed, ok bool, err error) {
 	if len(ours) == 0 {
 		return cur, false, true, nil
 	}
 	if cur == nil || len(cur.NodeSelectorTerms) == 0 {
-		out, err = mergeRequired(nil, ours, maxTerms)
+		out, err = MergeRequired(nil, ours, maxTerms)
 		return out, false, err == nil, err
 	}
 	out = &corev1.NodeSelector{NodeSelectorTerms: make([]corev1.NodeSelectorTerm, 0, len(cur.NodeSelectorTerms))}
@@ -183,10 +197,10 @@ func narrowRequired(cur *corev1.NodeSelector, ours []corev1.NodeSelectorTerm, ma
 	return out, narrowed, ok, nil
 }
 
-// isNarrowingOf reports whether next is a change of prev the API server
+// IsNarrowingOf reports whether next is a change of prev the API server
 // accepts on a gated pod: prev nil or without terms, or the same number of
 // terms each starting with prev's requirements in order.
-func isNarrowingOf(next, prev *corev1.NodeSelector) bool {
+func IsNarrowingOf(next, prev *corev1.NodeSelector) bool {
 	if prev == nil || len(prev.NodeSelectorTerms) == 0 {
 		return true
 	}

@@ -1,4 +1,4 @@
-package mutate
+package engine
 
 import (
 	"fmt"
@@ -148,7 +148,7 @@ func repeatsKey(es []corev1.NodeSelectorRequirement) bool {
 	return false
 }
 
-// mergeRequired returns the user's required selector AND ours as a cross
+// MergeRequired returns the user's required selector AND ours as a cross
 // product (terms ORed, requirements ANDed). It never widens the user's
 // constraint: every output term contains a user term. Terms that contradict
 // themselves or contain another output term (so add nothing to the OR) are
@@ -156,7 +156,7 @@ func repeatsKey(es []corev1.NodeSelectorRequirement) bool {
 // again gives the result. A user term with no requirements matches no node
 // and is kept as it is. The error (a denial message) says when user and ours
 // exclude each other or the result would exceed maxTerms.
-func mergeRequired(user *corev1.NodeSelector, ours []corev1.NodeSelectorTerm, maxTerms int) (*corev1.NodeSelector, error) {
+func MergeRequired(user *corev1.NodeSelector, ours []corev1.NodeSelectorTerm, maxTerms int) (*corev1.NodeSelector, error) {
 	if len(ours) == 0 {
 		return user, nil
 	}
@@ -224,12 +224,12 @@ func mergeRequired(user *corev1.NodeSelector, ours []corev1.NodeSelectorTerm, ma
 	return out, nil
 }
 
-// mergePreferred keeps the user's preferred terms, drops isamatch's tier
+// MergePreferred keeps the user's preferred terms, drops isamatch's tier
 // terms from an earlier admission, and appends ours unless an identical term
 // (same weight and requirements) is already there. Our tier terms are
 // appended as they are: every earlier term of that shape was dropped, and
 // they differ from each other in weight.
-func mergePreferred(existing, ours []corev1.PreferredSchedulingTerm) []corev1.PreferredSchedulingTerm {
+func MergePreferred(existing, ours []corev1.PreferredSchedulingTerm) []corev1.PreferredSchedulingTerm {
 	out := make([]corev1.PreferredSchedulingTerm, 0, len(existing)+len(ours))
 	for _, p := range existing {
 		if !contract.IsTierTerm(p) {
@@ -260,4 +260,26 @@ func mergePreferred(existing, ours []corev1.PreferredSchedulingTerm) []corev1.Pr
 		return nil
 	}
 	return out
+}
+
+// ExcludesAll reports whether a pod's spec.nodeSelector contradicts every
+// term of sel: the pod could never be scheduled, so it is denied rather
+// than left Pending.
+func ExcludesAll(nodeSelector map[string]string, sel *corev1.NodeSelector) bool {
+	if len(nodeSelector) == 0 || sel == nil {
+		return false
+	}
+	for _, t := range sel.NodeSelectorTerms {
+		if isEmptyTerm(t) {
+			continue
+		}
+		withNS := corev1.NodeSelectorTerm{MatchExpressions: slices.Clone(t.MatchExpressions)}
+		for k, v := range nodeSelector {
+			withNS.MatchExpressions = append(withNS.MatchExpressions, corev1.NodeSelectorRequirement{Key: k, Operator: corev1.NodeSelectorOpIn, Values: []string{v}})
+		}
+		if !contradictory(withNS) {
+			return false
+		}
+	}
+	return true
 }

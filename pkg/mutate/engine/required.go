@@ -1,13 +1,17 @@
-package mutate
+package engine
 
 import (
 	"errors"
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/isamatch/isamatch/pkg/inventory"
 	"github.com/isamatch/isamatch/pkg/isa"
 )
+
+// DefaultMaxRequiredTerms is the default cap on the terms of a pod's
+// required node affinity once its own terms and isamatch's are combined:
+// the cross product grows fast, and the scheduler evaluates every term.
+const DefaultMaxRequiredTerms = 64
 
 // RequiredAffinity is the required node affinity the webhook writes on a
 // pod that asks for req, in annotation isa.request or, when emulated, in
@@ -19,9 +23,9 @@ func RequiredAffinity(req isa.Request, emulated bool) (*corev1.NodeSelector, err
 	if emulated {
 		in = Input{QEMU: &req}
 	}
-	d := NewMatcher().Decide(in, &inventory.Snapshot{})
+	d := NewMatcher().Decide(in, &Snapshot{})
 	if d.Denied != "" {
 		return nil, errors.New(d.Denied)
 	}
-	return mergeRequired(nil, d.Required, DefaultMaxRequiredTerms)
+	return MergeRequired(nil, d.Required, DefaultMaxRequiredTerms)
 }

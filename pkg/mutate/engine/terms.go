@@ -1,4 +1,4 @@
-package mutate
+package engine
 
 import (
 	"slices"

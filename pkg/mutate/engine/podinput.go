@@ -1,4 +1,4 @@
-package mutate
+package engine
 
 import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -22,8 +22,6 @@ func PodInput(meta metav1.ObjectMeta) (in Input, msg string) {
 
 // PodInputWith is PodInput reading the keys o chooses.
 func PodInputWith(meta metav1.ObjectMeta, o KeyOptions) (in Input, msg string) {
-	in, _, msg = podInput(&podFields{ObjectMeta: meta}, o)
+	in, _, msg = ReadRequests(meta.Annotations, meta.Labels, o)
 	return in, msg
 }
-
-func (p *PodMutator) keys() KeyOptions { return p.opts.Keys }

@@ -1,7 +1,9 @@
-package mutate
+package engine
 
 import (
 	"testing"
+
+	"github.com/isamatch/isamatch/pkg/mutate/internal/testnodes"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -53,7 +55,7 @@ func withAll(t corev1.NodeSelectorTerm, more []corev1.NodeSelectorRequirement) c
 // alternatives can meet the pod's terms.
 func TestNarrowRequired(t *testing.T) {
 	zone := term(zoneA)
-	split := splitByArch(selector(zone), DefaultMaxRequiredTerms)
+	split := SplitByArch(selector(zone), DefaultMaxRequiredTerms)
 	tests := []struct {
 		name         string
 		cur          *corev1.NodeSelector
@@ -108,7 +110,7 @@ func TestNarrowRequired(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, narrowed, ok, err := narrowRequired(tc.cur.DeepCopy(), tc.ours, DefaultMaxRequiredTerms)
+			got, narrowed, ok, err := NarrowRequired(tc.cur.DeepCopy(), tc.ours, DefaultMaxRequiredTerms)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -118,7 +120,7 @@ func TestNarrowRequired(t *testing.T) {
 			if narrowed != tc.wantNarrowed || ok != tc.wantOK {
 				t.Errorf("narrowed, ok = %v, %v; want %v, %v", narrowed, ok, tc.wantNarrowed, tc.wantOK)
 			}
-			if !isNarrowingOf(got, tc.cur) {
+			if !IsNarrowingOf(got, tc.cur) {
 				t.Errorf("the API server would refuse %v over %v on a gated pod", got, tc.cur)
 			}
 		})
@@ -150,8 +152,8 @@ func TestIsNarrowingOf(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := isNarrowingOf(tc.next, tc.prev); got != tc.want {
-				t.Errorf("isNarrowingOf = %v, want %v", got, tc.want)
+			if got := IsNarrowingOf(tc.next, tc.prev); got != tc.want {
+				t.Errorf("IsNarrowingOf = %v, want %v", got, tc.want)
 			}
 		})
 	}
@@ -182,7 +184,7 @@ func TestSplitByArch(t *testing.T) {
 		{name: "empty term kept", sel: selector(corev1.NodeSelectorTerm{}), max: 64, want: selector(corev1.NodeSelectorTerm{})},
 		{name: "over the term limit: unchanged", sel: selector(zone, altV3), max: 5, want: selector(zone, altV3)},
 	}
-	nodes := paperCluster(t)
+	nodes := testnodes.Paper(t)
 	nodes["s390x"] = map[string]string{isa.KubeArchLabel: "s390x", "zone": "a"}
 	nodes["nolabel"] = map[string]string{"zone": "a"}
 	for name, l := range nodes {
@@ -192,19 +194,19 @@ func TestSplitByArch(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := splitByArch(tc.sel.DeepCopy(), tc.max)
+			got := SplitByArch(tc.sel.DeepCopy(), tc.max)
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("split (-want +got):\n%s", diff)
 			}
-			if diff := cmp.Diff(got, splitByArch(got.DeepCopy(), tc.max)); diff != "" {
+			if diff := cmp.Diff(got, SplitByArch(got.DeepCopy(), tc.max)); diff != "" {
 				t.Errorf("split twice (-once +twice):\n%s", diff)
 			}
 			if tc.sel == nil {
 				return
 			}
 			for name, l := range nodes {
-				before := admits(podWith(tc.sel), name, l)
-				if after := admits(podWith(got), name, l); after != before {
+				before := testnodes.Admits(podWith(tc.sel), name, l)
+				if after := testnodes.Admits(podWith(got), name, l); after != before {
 					t.Errorf("node %s admitted %v before the split, %v after", name, before, after)
 				}
 			}
@@ -213,5 +215,5 @@ func TestSplitByArch(t *testing.T) {
 }
 
 func podWith(sel *corev1.NodeSelector) *corev1.Pod {
-	return podSpec{affinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: sel}}.pod()
+	return &corev1.Pod{Spec: corev1.PodSpec{Affinity: &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: sel}}}}
 }

@@ -1,4 +1,4 @@
-package mutate
+package engine
 
 import (
 	"slices"
@@ -81,13 +81,13 @@ func spreadGroup(qemu *isa.Request, runs []tierRun) string {
 	return best.g.ID
 }
 
-// spreadConstraints returns the constraints for a pod with labels whose
+// SpreadConstraints returns the constraints for a pod with labels whose
 // decision spreads over group ("" for none); gated pods get the neutral one.
 // A pod without a label that siblings share gets none: no Service,
 // ReplicaSet or StatefulSet can select it, so the default spreading never
 // applies to it, and a constraint would make the scheduler count every pod
 // of its namespace for nothing.
-func spreadConstraints(labels map[string]string, group string, gated bool) []corev1.TopologySpreadConstraint {
+func SpreadConstraints(labels map[string]string, group string, gated bool) []corev1.TopologySpreadConstraint {
 	key := isa.GroupDomainPrefix + group
 	if gated || group == "" {
 		key = groupDomainNone

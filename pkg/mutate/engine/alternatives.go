@@ -1,4 +1,4 @@
-package mutate
+package engine
 
 import (
 	"github.com/isamatch/isamatch/pkg/isa"

@@ -1,18 +1,14 @@
-package mutate
+package engine
 
 import (
 	"cmp"
 	"encoding/binary"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/utils/lru"
 
 	"github.com/isamatch/isamatch/pkg/contract"
-	"github.com/isamatch/isamatch/pkg/inventory"
 	"github.com/isamatch/isamatch/pkg/isa"
 )
 
@@ -30,7 +26,7 @@ var (
 // emulation or cross-compilation capability satisfies isa.qemu.
 const EmulationWeight = contract.EmulationWeight
 
-func emuMatches(g *inventory.Group, emu []emuAlt) bool {
+func emuMatches(g *Group, emu []emuAlt) bool {
 	for _, e := range emu {
 		ok := e.native.isa.Arch == "" ||
 			(e.native.plain && g.Native.Arch == e.native.isa.Arch) ||
@@ -57,76 +53,9 @@ type ranking struct {
 	spread string
 }
 
-// rankMemo remembers rankings for one inventory snapshot: pods of one
-// workload ask the same thing, and the snapshot changes only when a node's
-// ISA does. A new snapshot starts a new memo. It is the package's one memo,
-// bounded by entries and by an estimate of the bytes they hold, and evicts
-// the least recently used entry past either bound.
-type rankMemo struct {
-	snap  *inventory.Snapshot
-	cache *lru.Cache // rankKey -> ranking
-	addMu sync.Mutex // serialises add, so an entry is counted once
-	bytes atomic.Int64
-}
-
-// Bounds of the ranking memo. An entry holds the group ids of its tiers:
-// about 6 KB with 200 groups, so the byte bound is the one that binds in
-// large inventories.
-const (
-	maxRankMemo      = 1024
-	maxRankMemoBytes = 1 << 20
-)
-
-func newRankMemo(snap *inventory.Snapshot) *rankMemo {
-	m := &rankMemo{snap: snap}
-	m.cache = lru.NewWithEvictionFunc(maxRankMemo, func(key lru.Key, value any) {
-		m.bytes.Add(-rankingSize(key.(string), value.(ranking)))
-	})
-	return m
-}
-
-func (m *rankMemo) get(key []byte) (ranking, bool) {
-	v, ok := m.cache.Get(string(key))
-	if !ok {
-		return ranking{}, false
-	}
-	return v.(ranking), true
-}
-
-func (m *rankMemo) add(key []byte, r ranking) {
-	k := string(key)
-	m.addMu.Lock()
-	defer m.addMu.Unlock()
-	if _, ok := m.cache.Get(k); ok {
-		return // a concurrent admission computed it too
-	}
-	m.bytes.Add(rankingSize(k, r))
-	m.cache.Add(k, r)
-	for m.bytes.Load() > maxRankMemoBytes && m.cache.Len() > 0 {
-		m.cache.RemoveOldest()
-	}
-}
-
-// rankingSize estimates the bytes an entry holds: its key, its summary
-// text, and its preferred terms with their values.
-func rankingSize(key string, r ranking) int64 {
-	const overhead = 128 // entry, list element, slice and struct headers
-	n := overhead + len(key) + len(r.tiers)
-	for _, p := range r.preferred {
-		n += 64
-		for _, e := range p.Preference.MatchExpressions {
-			n += 64 + len(e.Key) + len(e.Operator)
-			for _, v := range e.Values {
-				n += 16 + len(v)
-			}
-		}
-	}
-	return int64(n)
-}
-
 // rank scans the inventory for the alternatives, or reuses the result of an
 // earlier identical scan of the same snapshot.
-func (m *Matcher) rank(snap *inventory.Snapshot, qemu *isa.Request, emu []emuAlt, native []alt, own *ownNodes) ranking {
+func (m *Matcher) rank(snap *Snapshot, qemu *isa.Request, emu []emuAlt, native []alt, own NodeConstraints) ranking {
 	compute := func() ranking {
 		matching, ranked := scanGroups(snap, emu, native, own)
 		if own != nil && len(ranked) == 0 {
@@ -150,7 +79,7 @@ func (m *Matcher) rank(snap *inventory.Snapshot, qemu *isa.Request, emu []emuAlt
 	var buf [256]byte
 	key := rankKey(buf[:0], qemu != nil, emu, native)
 	if own != nil {
-		key = append(append(key, 'o'), own.key[:]...)
+		key = append(append(key, 'o'), own.MemoKey()...)
 	}
 	if r, ok := memo.get(key); ok {
 		return r
@@ -192,7 +121,7 @@ func rankKey(b []byte, qemu bool, emu []emuAlt, native []alt) []byte {
 }
 
 type scoredGroup struct {
-	g     *inventory.Group
+	g     *Group
 	aff   float64
 	nodes int // of all groups with g's ID
 }
@@ -201,7 +130,7 @@ type scoredGroup struct {
 // returns the groups some native alternative admits, best first:
 // highest affinity, then most nodes, then id. With own, a group counts the
 // nodes own admits, and one with none is left out (own.go).
-func scanGroups(snap *inventory.Snapshot, emu []emuAlt, native []alt, own *ownNodes) (matching int, ranked []scoredGroup) {
+func scanGroups(snap *Snapshot, emu []emuAlt, native []alt, own NodeConstraints) (matching int, ranked []scoredGroup) {
 	plain := plainArches(native)
 	for _, a := range plain {
 		matching += snap.ArchNodes[a]
@@ -226,7 +155,7 @@ func scanGroups(snap *inventory.Snapshot, emu []emuAlt, native []alt, own *ownNo
 		}
 		nodes := g.Nodes
 		if own != nil {
-			if nodes = own.admitted(g); nodes == 0 {
+			if nodes = admitted(own, g); nodes == 0 {
 				continue
 			}
 		}

@@ -1,4 +1,4 @@
-package mutate
+package engine
 
 import (
 	"github.com/isamatch/isamatch/pkg/contract"
@@ -10,7 +10,7 @@ import (
 const maxUnresolvedRef = 256
 
 func unresolvedImage(img ImageInfo) contract.UnresolvedImage {
-	return contract.UnresolvedImage{Image: sanitize.Line(img.Ref, maxUnresolvedRef), Kind: errorKind(img.Err)}
+	return contract.UnresolvedImage{Image: sanitize.Line(img.Ref, maxUnresolvedRef), Kind: ErrorKind(img.Err)}
 }
 
 func tierCounts(runs []tierRun) []contract.TierCounts {
