@@ -53,13 +53,7 @@ misplacement:
 	if err != nil {
 		t.Fatal(err)
 	}
-	tests := []struct {
-		name      string
-		args      []string
-		want      func(o *options)
-		overrides []string
-		wantErr   string
-	}{
+	tests := []parseCase{
 		{name: "header only: the flags' defaults", args: []string{"--config", writeConfig(t, "")}, want: func(*options) {}},
 		{name: "file only", args: []string{"--config", file}, want: func(o *options) {
 			o.port, o.enforcement, o.gateTimeout, o.evictMisplaced = 10443, "warn", 30*time.Second, true
@@ -86,26 +80,7 @@ misplacement:
 			wantErr: `apiVersion "v1": want config.isamatch.io/v1alpha1`},
 		{name: "missing file", args: []string{"--config", "/nonexistent/config.yaml"}, wantErr: "--config: open /nonexistent/config.yaml"},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := parse(t, tc.args...)
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("parseArgs(%q) error = %v, want one mentioning %q", tc.args, err, tc.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatalf("parseArgs(%q): %v", tc.args, err)
-			}
-			want := defaults
-			want.configFile, want.overrides = got.configFile, tc.overrides
-			tc.want(&want)
-			if diff := cmp.Diff(want, got, cmp.AllowUnexported(options{})); diff != "" {
-				t.Errorf("parseArgs(%q) (-want +got):\n%s", tc.args, diff)
-			}
-		})
-	}
+	checkParse(t, defaults, tests)
 }
 
 // writeRaw writes a file as given, header included.
@@ -165,13 +140,7 @@ func TestConfigDir(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tests := []struct {
-		name      string
-		args      []string
-		want      func(o *options)
-		overrides []string
-		wantErr   string
-	}{
+	tests := []parseCase{
 		{name: "drop-ins over the file", args: []string{"--config", file, "--config-dir", components}, want: func(o *options) {
 			o.enforcement = "warn"
 			o.port = 10443
@@ -198,26 +167,7 @@ func TestConfigDir(t *testing.T) {
 			wantErr: `x.yaml: kind "LabelerConfiguration": want WebhookConfiguration`},
 		{name: "missing directory", args: []string{"--config-dir", "/nonexistent/config.d"}, wantErr: "--config-dir: open /nonexistent/config.d"},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := parse(t, tc.args...)
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("parseArgs(%q) error = %v, want one mentioning %q", tc.args, err, tc.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := defaults
-			want.configFile, want.configDir, want.overrides = got.configFile, got.configDir, tc.overrides
-			tc.want(&want)
-			if diff := cmp.Diff(want, got, cmp.AllowUnexported(options{})); diff != "" {
-				t.Errorf("parseArgs(%q) (-want +got):\n%s", tc.args, diff)
-			}
-		})
-	}
+	checkParse(t, defaults, tests)
 }
 
 // dirWith writes one raw file into a new directory and returns it.
@@ -228,4 +178,39 @@ func dirWith(t *testing.T, name, data string) string {
 		t.Fatal(err)
 	}
 	return dir
+}
+
+// parseCase is parseArgs given args: the options it returns are the
+// defaults changed by want, with overrides the flags given over the files;
+// or an error mentioning wantErr.
+type parseCase struct {
+	name      string
+	args      []string
+	want      func(o *options)
+	overrides []string
+	wantErr   string
+}
+
+func checkParse(t *testing.T, defaults options, tests []parseCase) {
+	t.Helper()
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := parse(t, tc.args...)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("parseArgs(%q) error = %v, want one mentioning %q", tc.args, err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("parseArgs(%q): %v", tc.args, err)
+			}
+			want := defaults
+			want.configFile, want.configDir, want.overrides = got.configFile, got.configDir, tc.overrides
+			tc.want(&want)
+			if diff := cmp.Diff(want, got, cmp.AllowUnexported(options{})); diff != "" {
+				t.Errorf("parseArgs(%q) (-want +got):\n%s", tc.args, diff)
+			}
+		})
+	}
 }

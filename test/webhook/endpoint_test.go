@@ -224,39 +224,13 @@ var _ = Describe("The webhook endpoint", Ordered, func() {
 		})
 
 		It("admits pods the API server sends with its client certificate, and only those", func(ctx SpecContext) {
-			wio := cp.Env.WebhookInstallOptions
 			// Each configuration reaches the hardened webhook, in a namespace
 			// of its own that the suite's main webhook ignores. The API
 			// server's kubeconfig names 127.0.0.1:<port> only, so through
 			// localhost:<port> it has no client certificate to present.
 			for _, host := range []string{"127.0.0.1", "localhost"} {
 				ns := "clientcert-" + strings.ReplaceAll(host, ".", "-")
-				namespaceWith(ctx, ns, reg.Password, secretName)
-				var nsObj corev1.Namespace
-				Expect(cp.Client.Get(ctx, client.ObjectKey{Name: ns}, &nsObj)).To(Succeed())
-				nsObj.Labels[isa.IgnoreLabel] = "true"
-				Expect(cp.Client.Update(ctx, &nsObj)).To(Succeed())
-				mwc := &admissionregistrationv1.MutatingWebhookConfiguration{
-					ObjectMeta: metav1.ObjectMeta{Name: ns},
-					Webhooks: []admissionregistrationv1.MutatingWebhook{{
-						Name:                    "pods.isa.isamatch.io",
-						AdmissionReviewVersions: []string{"v1"},
-						ClientConfig: admissionregistrationv1.WebhookClientConfig{
-							URL:      ptr.To("https://" + host + ":" + strconv.Itoa(clientCertPort) + "/mutate-v1-pod"),
-							CABundle: wio.LocalServingCAData,
-						},
-						// Fail: a refused handshake shows as a failed create.
-						FailurePolicy: ptr.To(admissionregistrationv1.Fail),
-						SideEffects:   ptr.To(admissionregistrationv1.SideEffectClassNone),
-						Rules: []admissionregistrationv1.RuleWithOperations{{
-							Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
-							Rule:       admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"pods"}},
-						}},
-						NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{corev1.LabelMetadataName: ns}},
-					}},
-				}
-				Expect(cp.Client.Create(ctx, mwc)).To(Succeed())
-				DeferCleanup(func(ctx SpecContext) { Expect(cp.Client.Delete(ctx, mwc)).To(Succeed()) })
+				ownNamespace(ctx, ns, "https://"+host+":"+strconv.Itoa(clientCertPort)+"/mutate-v1-pod", reg.Password, secretName)
 			}
 
 			By("the API server presenting its certificate to 127.0.0.1: the pod gets its affinity")

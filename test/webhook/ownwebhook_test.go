@@ -76,7 +76,18 @@ func startOwnWebhook(ctx SpecContext, ns string, args ...string) *ownWebhook {
 	Expect(err).NotTo(HaveOccurred(), "the %s webhook never became ready", ns)
 
 	By("a namespace without pull secrets, admitted by the " + ns + " webhook only")
-	namespaceWith(ctx, ns, "")
+	ownNamespace(ctx, ns, "https://127.0.0.1:"+strconv.Itoa(port)+"/mutate-v1-pod", "")
+	return w
+}
+
+// ownNamespace makes namespace ns (with the pull secret of password and
+// the ServiceAccount's saSecrets, as namespaceWith) one that the suite's
+// main webhook ignores and that the webhook at url alone admits, through a
+// MutatingWebhookConfiguration of ns's name that fails closed (a refused
+// call is a failed create). It is deleted when the container's specs end.
+func ownNamespace(ctx SpecContext, ns, url, password string, saSecrets ...string) {
+	GinkgoHelper()
+	namespaceWith(ctx, ns, password, saSecrets...)
 	var nsObj corev1.Namespace
 	Expect(cp.Client.Get(ctx, client.ObjectKey{Name: ns}, &nsObj)).To(Succeed())
 	if nsObj.Labels == nil {
@@ -90,8 +101,8 @@ func startOwnWebhook(ctx SpecContext, ns string, args ...string) *ownWebhook {
 			Name:                    "pods.isa.isamatch.io",
 			AdmissionReviewVersions: []string{"v1"},
 			ClientConfig: admissionregistrationv1.WebhookClientConfig{
-				URL:      ptr.To("https://127.0.0.1:" + strconv.Itoa(port) + "/mutate-v1-pod"),
-				CABundle: wio.LocalServingCAData,
+				URL:      ptr.To(url),
+				CABundle: cp.Env.WebhookInstallOptions.LocalServingCAData,
 			},
 			FailurePolicy: ptr.To(admissionregistrationv1.Fail),
 			SideEffects:   ptr.To(admissionregistrationv1.SideEffectClassNone),
@@ -104,5 +115,4 @@ func startOwnWebhook(ctx SpecContext, ns string, args ...string) *ownWebhook {
 	}
 	Expect(cp.Client.Create(ctx, mwc)).To(Succeed())
 	DeferCleanup(func(ctx SpecContext) { Expect(cp.Client.Delete(ctx, mwc)).To(Succeed()) })
-	return w
 }
