@@ -30,6 +30,7 @@ func bindFlags(f *configflag.Flags, c *v1alpha1.WebhookConfiguration) {
 	f.String(&s.CertDir, "cert-dir", "server.certDir", "directory with tls.crt and tls.key (written there by the rotator with --cert-rotation)")
 	f.Int(&s.Port, "port", "server.port", "HTTPS port of the webhook")
 	f.OptionalBool(&s.CertRotation, inCluster, "cert-rotation", "server.certRotation", "generate and rotate the serving certificate in-cluster and inject the CA into the MutatingWebhookConfiguration (default true in a cluster)")
+	f.Duration(&s.ShutdownDelay, "shutdown-delay", "server.shutdownDelay", "keep serving this long after SIGTERM, reporting not ready, while the endpoint leaves the Service (0: stop at once)")
 	f.Bool(&s.EnableHTTP2, "enable-http2", "server.enableHTTP2", "serve the webhook over HTTP/2 too (off: HTTP/1.1 only, as kubebuilder scaffolds, for the HTTP/2 rapid-reset and stream-cancellation CVEs; the API server keeps a pool of keep-alive connections)")
 	f.String(&s.ClientCAFile, "client-ca-file", "server.clientCAFile", "PEM file of the CA that signs the API server's webhook client certificate: when set, a caller without a certificate it signed is refused in the TLS handshake (the API server sends one through its AdmissionConfiguration, see config/README.md)")
 	f.String(&c.Namespace, "namespace", "namespace", "namespace of the webhook's Service, certificate Secret and Lease (default: $"+NamespaceEnv+", which the Deployment sets from the downward API, else "+DefaultNamespace+")")
@@ -107,6 +108,7 @@ func (o *options) setConfig(c *v1alpha1.WebhookConfiguration) {
 		o.certRotation = *c.Server.CertRotation
 	}
 	o.certDir, o.port, o.enableHTTP2, o.clientCAFile = c.Server.CertDir, c.Server.Port, c.Server.EnableHTTP2, c.Server.ClientCAFile
+	o.shutdownDelay = c.Server.ShutdownDelay.Duration
 	o.metricsAddr, o.metricsSecure, o.metricsAudience = c.Metrics.BindAddress, c.Metrics.Secure, c.Metrics.TokenAudience
 	o.probeAddr, o.pprofAddr = c.Health.BindAddress, c.Profiling.BindAddress
 

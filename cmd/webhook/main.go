@@ -53,7 +53,11 @@ type stringList []string
 type options struct {
 	// configFile is --config, configDir --config-dir; overrides are the
 	// flags given over them.
-	configDir          string
+	configDir string
+	// draining is closed when the webhook is told to stop: it reports
+	// not ready while it keeps serving for shutdownDelay.
+	draining           <-chan struct{}
+	shutdownDelay      time.Duration
 	configFile         string
 	overrides          []string
 	kubeconfig         string
@@ -188,7 +192,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if len(o.overrides) > 0 {
 		log.Info("Flags override the configuration files", "file", o.configFile, "dir", o.configDir, "flags", o.overrides)
 	}
-	if err := serve(ctrl.SetupSignalHandler(), o); err != nil {
+	ctx, draining := signalContext(o.shutdownDelay)
+	o.draining = draining
+	if err := serve(ctx, o); err != nil {
 		log.Error(err, "Webhook failed")
 		return exitFail
 	}

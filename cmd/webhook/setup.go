@@ -123,7 +123,7 @@ func setup(cfg *rest.Config, o options) (manager.Manager, error) {
 	if err := addMisplacement(mgr, inv, o, m); err != nil {
 		return nil, err
 	}
-	if err := addChecks(mgr, srv, certsReady, inv); err != nil {
+	if err := addChecks(mgr, srv, certsReady, inv, o.draining); err != nil {
 		return nil, err
 	}
 	return mgr, nil
@@ -416,13 +416,19 @@ func (f everyReplica) Start(ctx context.Context) error { return f(ctx) }
 func (everyReplica) NeedLeaderElection() bool { return false }
 
 // addChecks adds /healthz and /readyz: ready once the certificate is in
-// place, the node inventory has synced and the webhook server serves.
-func addChecks(mgr manager.Manager, srv webhook.Server, certsReady <-chan struct{}, inv *inventory.Inventory) error {
+// place, the node inventory has synced and the webhook server serves, and
+// not ready again once draining is closed (nil: never).
+func addChecks(mgr manager.Manager, srv webhook.Server, certsReady <-chan struct{}, inv *inventory.Inventory, draining <-chan struct{}) error {
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return fmt.Errorf("add health check: %w", err)
 	}
 	started := srv.StartedChecker()
 	err := mgr.AddReadyzCheck("webhook", func(req *http.Request) error {
+		select {
+		case <-draining:
+			return errors.New("shutting down: still serving while the endpoint leaves the Service")
+		default:
+		}
 		select {
 		case <-certsReady:
 		default:

@@ -32,6 +32,9 @@ func TestValidateWebhook(t *testing.T) {
 		{name: "zero cache", change: func(c *v1alpha1.WebhookConfiguration) { c.Registry.CacheBytes = 0 },
 			want: "registry.cacheBytes: Invalid value: 0: want a number >= 1"},
 		{name: "port", change: func(c *v1alpha1.WebhookConfiguration) { c.Server.Port = 0 }, want: "server.port: Invalid value: 0: want 1..65535"},
+		{name: "shutdown delay as shipped", change: func(c *v1alpha1.WebhookConfiguration) { c.Server.ShutdownDelay.Duration = 10 * time.Second }},
+		{name: "shutdown delay past the grace period", change: func(c *v1alpha1.WebhookConfiguration) { c.Server.ShutdownDelay.Duration = 2 * time.Minute },
+			want: `server.shutdownDelay: Invalid value: "2m0s": want a duration in [0, 1m]`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

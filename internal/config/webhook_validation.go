@@ -54,6 +54,10 @@ func ValidateWebhook(c *v1alpha1.WebhookConfiguration) field.ErrorList {
 	return errs
 }
 
+// MaxShutdownDelay bounds server.shutdownDelay: a pod's default
+// termination grace period is 30 s.
+const MaxShutdownDelay = time.Minute
+
 func validateWebhookServer(s *v1alpha1.WebhookServer, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if s.Port < 1 || s.Port > maxPort {
@@ -61,6 +65,10 @@ func validateWebhookServer(s *v1alpha1.WebhookServer, p *field.Path) field.Error
 	}
 	if s.CertDir == "" {
 		errs = append(errs, field.Invalid(p.Child("certDir"), s.CertDir, "empty: name the directory holding tls.crt and tls.key"))
+	}
+	if d := s.ShutdownDelay.Duration; d < 0 || d > MaxShutdownDelay {
+		errs = append(errs, field.Invalid(p.Child("shutdownDelay"), d.String(),
+			fmt.Sprintf("want a duration in [0, %s]: the pod's termination grace period must cover it", short(MaxShutdownDelay))))
 	}
 	return errs
 }

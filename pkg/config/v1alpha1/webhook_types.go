@@ -69,6 +69,10 @@ type WebhookServer struct {
 	// EnableHTTP2 serves HTTP/2 too (off: HTTP/1.1 only, against the
 	// HTTP/2 rapid-reset and stream-cancellation CVEs).
 	EnableHTTP2 bool `json:"enableHTTP2"`
+	// ShutdownDelay is how long the webhook keeps serving after SIGTERM,
+	// reporting itself not ready, while its endpoint leaves the Service,
+	// 0..1m (0: it stops at once). The shipped file says 10s.
+	ShutdownDelay metav1.Duration `json:"shutdownDelay"`
 }
 
 // Metrics is a Prometheus endpoint.
