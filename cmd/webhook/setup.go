@@ -30,6 +30,7 @@ import (
 	"github.com/isamatch/isamatch/pkg/config/v1alpha1"
 	"github.com/isamatch/isamatch/pkg/gate"
 	"github.com/isamatch/isamatch/pkg/inventory"
+	"github.com/isamatch/isamatch/pkg/inventory/informer"
 	"github.com/isamatch/isamatch/pkg/isa"
 	"github.com/isamatch/isamatch/pkg/misplace"
 	"github.com/isamatch/isamatch/pkg/mutate"
@@ -82,7 +83,7 @@ func setup(cfg *rest.Config, o options) (manager.Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	inv, err := inventory.Setup(mgr)
+	inv, err := informer.Setup(mgr)
 	if err != nil {
 		return nil, fmt.Errorf("set up node inventory: %w", err)
 	}
@@ -96,7 +97,7 @@ func setup(cfg *rest.Config, o options) (manager.Manager, error) {
 	}
 	var emulators engine.Emulators
 	if o.qemuCPU == v1alpha1.QEMUCPUInject {
-		if emulators, err = inventory.SetupEmulators(mgr); err != nil {
+		if emulators, err = informer.SetupEmulators(mgr); err != nil {
 			return nil, fmt.Errorf("set up emulator index: %w", err)
 		}
 	}

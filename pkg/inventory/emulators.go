@@ -3,9 +3,6 @@ package inventory
 import (
 	"sync"
 
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
-
 	"github.com/isamatch/isamatch/pkg/isa"
 )
 
@@ -14,7 +11,8 @@ import (
 // labels) and the QEMU_CPU value it runs that under (the node annotation
 // isa.QEMUCPUAnnotation). The webhook asks it which QEMU_CPU to set in a
 // pod it routes to emulation. The zero value is not usable; use
-// [SetupEmulators] or [NewEmulators].
+// [NewEmulators] (package pkg/inventory/informer feeds one from a
+// manager's Node informer).
 type Emulators struct {
 	mu    sync.RWMutex
 	nodes map[string][]emulator
@@ -28,16 +26,6 @@ type emulator struct {
 
 // NewEmulators returns an empty index; Set and Delete feed it.
 func NewEmulators() *Emulators { return &Emulators{nodes: map[string][]emulator{}} }
-
-// SetupEmulators registers a handler on the manager's metadata-only Node
-// informer (the one Setup uses) and returns the index it feeds.
-func SetupEmulators(mgr manager.Manager) (*Emulators, error) {
-	e := NewEmulators()
-	if _, err := addNodeHandler(mgr, func(m client.Object) { e.Set(m.GetName(), m.GetLabels(), m.GetAnnotations()) }, e.Delete); err != nil {
-		return nil, err
-	}
-	return e, nil
-}
 
 // MaxQEMUCPU bounds a recorded QEMU_CPU value; a longer one, or one with
 // other characters than QEMU's -cpu syntax uses (letters, digits and

@@ -1,8 +1,6 @@
 package inventory
 
 import (
-	"context"
-	"fmt"
 	"maps"
 	"slices"
 	"sort"
@@ -10,19 +8,12 @@ import (
 	"sync"
 	"sync/atomic"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	toolscache "k8s.io/client-go/tools/cache"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
-
 	"github.com/isamatch/isamatch/pkg/isa"
 	"github.com/isamatch/isamatch/pkg/mutate/engine"
 )
 
 // Inventory tracks nodes by ISA group. The zero value is not usable; use
-// [Setup] or [NewStatic].
+// [New] or [NewStatic].
 type Inventory struct {
 	mu     sync.Mutex
 	nodes  map[string]nodeState
@@ -72,6 +63,18 @@ func newInventory() *Inventory {
 	return i
 }
 
+// New returns an empty inventory that its caller feeds with Set and Delete
+// as node events arrive (package pkg/inventory/informer feeds one from a
+// manager's Node informer). HasSynced reports synced(): whether the feed
+// has delivered the initial node list; nil means always.
+func New(synced func() bool) *Inventory {
+	i := newInventory()
+	if synced != nil {
+		i.synced = synced
+	}
+	return i
+}
+
 // NewStatic returns an inventory of a fixed set of nodes (name -> labels),
 // for tests and benchmarks.
 func NewStatic(nodes map[string]map[string]string) *Inventory {
@@ -83,62 +86,6 @@ func NewStatic(nodes map[string]map[string]string) *Inventory {
 	}
 	i.publishLocked()
 	return i
-}
-
-// Setup registers a metadata-only informer on Nodes with mgr's cache and
-// returns the inventory it feeds. The informer starts with the manager.
-func Setup(mgr manager.Manager) (*Inventory, error) {
-	i := newInventory()
-	reg, err := addNodeHandler(mgr, func(m client.Object) { i.Set(m.GetName(), m.GetLabels()) }, i.Delete)
-	if err != nil {
-		return nil, err
-	}
-	i.synced = reg.HasSynced
-	return i, nil
-}
-
-// addNodeHandler registers set and del on mgr's metadata-only informer on
-// Nodes (one informer, however many handlers). The cache starts the
-// informer when the manager starts; asking for it now does not block.
-func addNodeHandler(mgr manager.Manager, set func(client.Object), del func(name string)) (toolscache.ResourceEventHandlerRegistration, error) {
-	obj := &metav1.PartialObjectMetadata{}
-	obj.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Node"))
-	informer, err := mgr.GetCache().GetInformer(context.Background(), obj, cache.BlockUntilSynced(false))
-	if err != nil {
-		return nil, fmt.Errorf("get node metadata informer: %w", err)
-	}
-	reg, err := informer.AddEventHandler(nodeHandler(set, del))
-	if err != nil {
-		return nil, fmt.Errorf("add node event handler: %w", err)
-	}
-	return reg, nil
-}
-
-// handler feeds the inventory from informer events.
-func (i *Inventory) handler() toolscache.ResourceEventHandlerFuncs {
-	return nodeHandler(func(m client.Object) { i.Set(m.GetName(), m.GetLabels()) }, i.Delete)
-}
-
-// nodeHandler calls set on every added or updated node and del on every
-// deleted one.
-func nodeHandler(setObj func(client.Object), del func(name string)) toolscache.ResourceEventHandlerFuncs {
-	set := func(o any) {
-		if m, ok := o.(client.Object); ok {
-			setObj(m)
-		}
-	}
-	return toolscache.ResourceEventHandlerFuncs{
-		AddFunc:    set,
-		UpdateFunc: func(_, o any) { set(o) },
-		DeleteFunc: func(o any) {
-			if d, ok := o.(toolscache.DeletedFinalStateUnknown); ok {
-				o = d.Obj
-			}
-			if m, ok := o.(client.Object); ok {
-				del(m.GetName())
-			}
-		},
-	}
 }
 
 // HasSynced reports whether the inventory has seen the initial node list

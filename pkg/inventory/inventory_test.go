@@ -5,8 +5,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	toolscache "k8s.io/client-go/tools/cache"
 
 	"github.com/isamatch/isamatch/pkg/isa"
 	"github.com/isamatch/isamatch/pkg/mutate/engine"
@@ -201,20 +199,24 @@ func TestSnapshotOnLabelUpdates(t *testing.T) {
 	}
 }
 
-func TestHandler(t *testing.T) {
-	inv := NewStatic(nil)
-	h := inv.handler()
-	node := func(name string, l map[string]string) *metav1.PartialObjectMetadata {
-		return &metav1.PartialObjectMetadata{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: l}}
+// TestNewReportsItsFeed: an inventory fed by events is synced when its
+// feed says so; a static one always is.
+func TestNewReportsItsFeed(t *testing.T) {
+	listed := false
+	inv := New(func() bool { return listed })
+	if inv.HasSynced() {
+		t.Error("HasSynced before the feed listed the nodes")
 	}
-	h.OnAdd(node("a", labels(t, "riscv64", "rv64imfd")), true)
-	h.OnAdd(node("b", labels(t, "riscv64", "rv64imfd")), true)
-	h.OnUpdate(node("b", labels(t, "riscv64", "rv64imfd")), node("b", labels(t, "riscv64", "rv64imfdv")))
-	h.OnDelete(toolscache.DeletedFinalStateUnknown{Key: "a", Obj: node("a", nil)})
-	got, _, n := view(t, inv.Snapshot())
-	want := []groupView{{ID: gid(t, "rv64imfdv"), Native: short(t, "rv64imfdv"), Nodes: 1}}
-	if diff := cmp.Diff(want, got); diff != "" || n != 1 {
-		t.Errorf("groups (-want +got):\n%s\nnodes = %d, want 1", diff, n)
+	inv.Set("a", labels(t, "riscv64", "rv64imfd"))
+	listed = true
+	if !inv.HasSynced() {
+		t.Error("HasSynced false once the feed listed the nodes")
+	}
+	if got, _, n := view(t, inv.Snapshot()); len(got) != 1 || n != 1 {
+		t.Errorf("groups %v, nodes %d; want one group, 1 node", got, n)
+	}
+	if !New(nil).HasSynced() || !NewStatic(nil).HasSynced() {
+		t.Error("an inventory without a feed is not synced")
 	}
 }
 
