@@ -10,7 +10,7 @@ import (
 	"github.com/isamatch/isamatch/pkg/audit"
 	"github.com/isamatch/isamatch/pkg/gate"
 	"github.com/isamatch/isamatch/pkg/imageisa"
-	"github.com/isamatch/isamatch/pkg/misplace"
+	"github.com/isamatch/isamatch/pkg/misplace/watch"
 	"github.com/isamatch/isamatch/pkg/mutate"
 	"github.com/isamatch/isamatch/pkg/registry"
 	"github.com/isamatch/isamatch/pkg/registry/credprov"
@@ -22,7 +22,7 @@ type webhookMetrics struct {
 	credprov *credprov.Metrics
 	mutate   *mutate.Metrics
 	gate     *gate.Metrics
-	misplace *misplace.Metrics
+	misplace *watch.Metrics
 	audit    *audit.Metrics
 }
 
@@ -37,7 +37,7 @@ func registerMetrics(reg prometheus.Registerer) (*webhookMetrics, error) {
 		return nil, fmt.Errorf("register build info: %w", err)
 	}
 	m := &webhookMetrics{registry: registry.NewMetrics(), credprov: credprov.NewMetrics(), mutate: mutate.NewMetrics(), gate: gate.NewMetrics(),
-		misplace: misplace.NewMetrics(), audit: audit.NewMetrics()}
+		misplace: watch.NewMetrics(), audit: audit.NewMetrics()}
 	for _, set := range []struct {
 		what string
 		cs   []prometheus.Collector

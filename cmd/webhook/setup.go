@@ -32,7 +32,7 @@ import (
 	"github.com/isamatch/isamatch/pkg/inventory"
 	"github.com/isamatch/isamatch/pkg/inventory/informer"
 	"github.com/isamatch/isamatch/pkg/isa"
-	"github.com/isamatch/isamatch/pkg/misplace"
+	"github.com/isamatch/isamatch/pkg/misplace/watch"
 	"github.com/isamatch/isamatch/pkg/mutate"
 	"github.com/isamatch/isamatch/pkg/mutate/engine"
 	"github.com/isamatch/isamatch/pkg/podevents"
@@ -166,7 +166,7 @@ func addMisplacement(mgr manager.Manager, inv *inventory.Inventory, o options, m
 	if !o.misplaceEvents && o.auditInterval == 0 {
 		return nil
 	}
-	pods, err := misplace.Setup(mgr, misplace.Options{Events: o.misplaceEvents, Evict: o.evictMisplaced, Metrics: m.misplace, Keys: o.keys()})
+	pods, err := watch.Setup(mgr, watch.Options{Events: o.misplaceEvents, Evict: o.evictMisplaced, Metrics: m.misplace, Keys: o.keys()})
 	if err != nil {
 		return err
 	}

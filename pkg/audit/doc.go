@@ -20,7 +20,7 @@
 //     (misplace.Detect).
 //
 // [Scanner] runs Audit periodically on the webhook's elected leader over
-// the scheduled pods of misplace.Runner and sets the gauges; it also
+// the scheduled pods of watch.Runner (pkg/misplace/watch) and sets the gauges; it also
 // exports the node inventory (isamatch_nodes{arch,labelled},
 // isamatch_isa_groups) and the pods still gated past the gate's bound
 // (isamatch_gated_pods_overdue). The entry point there is [Setup].

@@ -17,7 +17,8 @@ import (
 	"github.com/isamatch/isamatch/pkg/mutate/engine"
 )
 
-// PodSource holds the scheduled pods (misplace.Runner).
+// PodSource holds the scheduled pods (watch.Runner, package
+// pkg/misplace/watch).
 type PodSource interface {
 	Pods() []*corev1.Pod
 	HasSynced() bool

@@ -5,17 +5,14 @@
 // the webhook failed open, before isamatch was installed, or with an image
 // that does not say what it needs.
 //
-// [Detect] reads the failures from a pod's status; it is pure. A [Watcher]
-// records one Warning Event per failed container on the pod
-// (ReasonMisplaced), naming the node's ISA and what the pod needs where
-// that is known, counts it (isamatch_runtime_misplacements_total{reason})
-// and, when asked, evicts a controller-owned pod isamatch did not decide,
-// so that its replacement is admitted with a decision.
+// The package is pure and links no Kubernetes client: [Detect] reads the
+// failures from a pod's status; [PodNeeds] and [Decision] what a pod asks
+// of its node and what isamatch decided; [NodeISA] and [TermString] say a
+// node's ISA and a node selector term for people; [Note] is the text of
+// the Event that reports a failure; [Slim] cuts a pod to what these read.
+// The audit (package audit) and kubectl isa use it.
 //
-// The entry point is [Setup]: it adds to a controller-runtime manager, on
-// the elected leader only, an informer of the scheduled pods (the
-// manager's own cache holds unscheduled pods only) whose objects are cut to
-// what the watcher and the audit read ([Slim]), so each cached pod costs a
-// few hundred bytes, whatever its spec. [Runner.Pods] lists them for
-// package audit.
+// Package pkg/misplace/watch runs it on the webhook's elected leader: an
+// informer of the scheduled pods, the Events, the counter and the remedy
+// that evicts.
 package misplace

@@ -19,10 +19,11 @@ var (
 	keptLabels = []string{isa.RequestLabel, isa.QEMULabel, isa.IgnoreLabel}
 )
 
-// Slim is the informer's transform: it cuts a pod to what the watcher and
-// the audit read, so the cache holds a few hundred bytes per pod whatever
-// its spec (environment, volumes, managed fields are dropped). Anything
-// but a *corev1.Pod (a tombstone) passes unchanged.
+// Slim is the transform of the informer of scheduled pods (package
+// pkg/misplace/watch): it cuts a pod to what the watcher and the audit
+// read, so the cache holds a few hundred bytes per pod whatever its spec
+// (environment, volumes, managed fields are dropped). Anything but a
+// *corev1.Pod (a tombstone) passes unchanged.
 func Slim(obj any) (any, error) {
 	pod, ok := obj.(*corev1.Pod)
 	if !ok {

@@ -35,6 +35,7 @@ import (
 	"github.com/isamatch/isamatch/pkg/audit"
 	"github.com/isamatch/isamatch/pkg/isa"
 	"github.com/isamatch/isamatch/pkg/misplace"
+	"github.com/isamatch/isamatch/pkg/misplace/watch"
 	"github.com/isamatch/isamatch/test/node/cluster"
 )
 
@@ -114,7 +115,7 @@ var _ = Describe("Misplaced pods on a real node", Ordered, func() {
 		pod.Spec.Containers[0].Args = []string{missing}
 		createWhenWebhookAnswers(ctx, pod)
 		Expect(pod.Annotations).To(HaveKey(isa.DecisionAnnotation), "decided: its image is linux/amd64 and says nothing more")
-		ev := waitEvent(ctx, pod, misplace.ReasonMisplaced, 4*time.Minute)
+		ev := waitEvent(ctx, pod, watch.ReasonMisplaced, 4*time.Minute)
 		Expect(ev.Type).To(Equal(corev1.EventTypeWarning))
 		Expect(ev.Regarding.FieldPath).To(Equal("spec.containers{" + pod.Spec.Containers[0].Name + "}"))
 		Expect(ev.Note).To(ContainSubstring("SIGILL"))
@@ -122,7 +123,7 @@ var _ = Describe("Misplaced pods on a real node", Ordered, func() {
 		Expect(ev.Note).To(ContainSubstring(isa.KubeArchLabel+" In (amd64)"), "the image asks for nothing but its architecture")
 		GinkgoWriter.Printf("%s: %s\n", ev.Reason, ev.Note)
 		Consistently(func() []string { return eventReasons(ctx, pod) }).WithContext(ctx).WithTimeout(5*time.Second).
-			ShouldNot(ContainElement(misplace.ReasonEvicted), "a decided pod is not evicted: its replacement would be decided alike")
+			ShouldNot(ContainElement(watch.ReasonEvicted), "a decided pod is not evicted: its replacement would be decided alike")
 	})
 
 	It("evicts a Deployment's pod admitted while the webhook was down that dies with exec format error; the replacement is decided and not evicted", func(ctx SpecContext) {
@@ -149,14 +150,14 @@ var _ = Describe("Misplaced pods on a real node", Ordered, func() {
 		By("scaling the webhook back: its leader notices, records, evicts")
 		scaleWebhook(ctx, 2)
 		waitWebhookReady(ctx)
-		ev := waitEvent(ctx, &first, misplace.ReasonMisplaced, 3*time.Minute)
+		ev := waitEvent(ctx, &first, watch.ReasonMisplaced, 3*time.Minute)
 		Expect(ev.Note).To(ContainSubstring("exec format error"))
 		Expect(ev.Note).To(ContainSubstring("not decided by isamatch"))
 		GinkgoWriter.Printf("%s: %s\n", ev.Reason, ev.Note)
 		// Not before a minute after the webhook started
-		// (misplace.DefaultEvictGrace): the API server must reach it again,
+		// (watch.DefaultEvictGrace): the API server must reach it again,
 		// or the replacement is admitted undecided as well.
-		waitEvent(ctx, &first, misplace.ReasonEvicted, 3*time.Minute)
+		waitEvent(ctx, &first, watch.ReasonEvicted, 3*time.Minute)
 		var second corev1.Pod
 		Eventually(func(g Gomega) {
 			pods := deploymentPods(ctx, g)
@@ -167,11 +168,11 @@ var _ = Describe("Misplaced pods on a real node", Ordered, func() {
 		}).WithContext(ctx).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Succeed())
 
 		By("the replacement, decided from an image that claims amd64, fails alike: recorded, not evicted")
-		ev = waitEvent(ctx, &second, misplace.ReasonMisplaced, 3*time.Minute)
+		ev = waitEvent(ctx, &second, watch.ReasonMisplaced, 3*time.Minute)
 		Expect(ev.Note).To(ContainSubstring("exec format error"))
 		Expect(ev.Note).NotTo(ContainSubstring("not decided by isamatch"))
 		Consistently(func() []string { return eventReasons(ctx, &second) }).WithContext(ctx).WithTimeout(5 * time.Second).
-			ShouldNot(ContainElement(misplace.ReasonEvicted))
+			ShouldNot(ContainElement(watch.ReasonEvicted))
 		Consistently(func(g Gomega) {
 			g.Expect(cl.Client.Get(ctx, client.ObjectKeyFromObject(undecided), undecided)).To(Succeed(), "a pod without a controller is not evicted")
 		}).WithContext(ctx).WithTimeout(5 * time.Second).Should(Succeed())

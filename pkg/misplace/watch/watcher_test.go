@@ -1,4 +1,4 @@
-package misplace
+package watch
 
 import (
 	"context"
@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/isamatch/isamatch/pkg/isa"
+	"github.com/isamatch/isamatch/pkg/misplace"
 )
 
 type event struct {
@@ -43,6 +44,10 @@ func (f *fakeRecorder) take() []event {
 	out := f.events
 	f.events = nil
 	return out
+}
+
+func terminated(code, signal int32, reason, msg string) *corev1.ContainerStateTerminated {
+	return &corev1.ContainerStateTerminated{ExitCode: code, Signal: signal, Reason: reason, Message: msg}
 }
 
 // x86Node is a node as the labeler leaves it.
@@ -97,7 +102,7 @@ func TestObserveRecordsOncePerContainer(t *testing.T) {
 	if n := w.Observe(t.Context(), pod); n != 0 || len(rec.take()) != 0 {
 		t.Errorf("second Observe recorded %d", n)
 	}
-	if got := testutil.ToFloat64(m.Misplacements.WithLabelValues(ReasonSIGILL)); got != 1 {
+	if got := testutil.ToFloat64(m.Misplacements.WithLabelValues(misplace.ReasonSIGILL)); got != 1 {
 		t.Errorf("misplacements{sigill} = %v, want 1", got)
 	}
 	// Forgotten (deleted), a pod of the same UID is reported again.
@@ -171,34 +176,6 @@ func TestEvictRemedy(t *testing.T) {
 				t.Errorf("%d %s events, want %d", normal, ReasonEvicted, want)
 			}
 		})
-	}
-}
-
-func TestSlim(t *testing.T) {
-	pod := failedPod("u1", "ReplicaSet", true)
-	pod.Annotations["other"] = strings.Repeat("x", 1<<10)
-	pod.Annotations[isa.BareRequestAnnotation] = strings.Repeat("v", 2*maxValue)
-	pod.Labels = map[string]string{"app": "a", isa.RequestLabel: "rv64gc"}
-	pod.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}
-	pod.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "SECRET", Value: "s"}}
-	pod.Spec.Volumes = []corev1.Volume{{Name: "v"}}
-	pod.Status.ContainerStatuses[0].LastTerminationState.Terminated.Message = runcExecFormat + strings.Repeat(" padding", 100) + ": exec format error"
-	obj, err := Slim(pod)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := obj.(*corev1.Pod)
-	if len(s.ManagedFields) != 0 || len(s.Spec.Volumes) != 0 || len(s.Spec.Containers[0].Env) != 0 || s.Annotations["other"] != "" || s.Labels["app"] != "" {
-		t.Errorf("Slim kept what nothing reads: %+v", s)
-	}
-	if s.Labels[isa.RequestLabel] != "rv64gc" || s.Annotations[isa.DecisionCountsAnnotation] == "" || len(s.Annotations[isa.BareRequestAnnotation]) != maxValue {
-		t.Errorf("Slim lost or did not bound what is read: %v %v", s.Labels, s.Annotations)
-	}
-	if diff := cmp.Diff(Detect(pod)[0].Reason, Detect(s)[0].Reason); diff != "" {
-		t.Errorf("Detect differs on the slim pod (-full +slim):\n%s", diff)
-	}
-	if _, ok := Decision(s); !ok || metav1.GetControllerOf(s) == nil {
-		t.Errorf("Slim lost the decision or the controller")
 	}
 }
 

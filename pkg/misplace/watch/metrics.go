@@ -1,4 +1,4 @@
-package misplace
+package watch
 
 import "github.com/prometheus/client_golang/prometheus"
 
@@ -6,7 +6,8 @@ import "github.com/prometheus/client_golang/prometheus"
 // Register Collectors with the manager's registry.
 type Metrics struct {
 	// Misplacements counts containers that died of their node's ISA, by
-	// reason (ReasonSIGILL, ReasonExecFormat), once per pod and container.
+	// reason (misplace.ReasonSIGILL, misplace.ReasonExecFormat), once per
+	// pod and container.
 	Misplacements *prometheus.CounterVec
 	// Evictions counts the remedy's evictions by result: "evicted",
 	// "refused" (a PodDisruptionBudget or the API server said no) or

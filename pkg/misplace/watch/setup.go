@@ -1,4 +1,4 @@
-package misplace
+package watch
 
 import (
 	"context"
@@ -9,12 +9,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/watch"
+	apiwatch "k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	toolscache "k8s.io/client-go/tools/cache"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
+	"github.com/isamatch/isamatch/pkg/misplace"
 	"github.com/isamatch/isamatch/pkg/mutate/engine"
 )
 
@@ -32,7 +33,8 @@ type Options struct {
 }
 
 // Runner runs the informer of scheduled pods on the elected leader and
-// feeds the Watcher. Its Pods are what package audit reads.
+// feeds the Watcher. Its Pods are what the audit reads (package
+// pkg/audit/scanner).
 type Runner struct {
 	informer toolscache.SharedIndexInformer
 	watcher  *Watcher
@@ -42,8 +44,8 @@ type Runner struct {
 var _ manager.LeaderElectionRunnable = (*Runner)(nil)
 
 // Setup adds the Runner to mgr and returns it. The informer lists and
-// watches pods bound to a node (spec.nodeName != ""), cut by Slim, and
-// starts only on the elected leader.
+// watches pods bound to a node (spec.nodeName != ""), cut by
+// misplace.Slim, and starts only on the elected leader.
 func Setup(mgr manager.Manager, o Options) (*Runner, error) {
 	cs, err := kubernetes.NewForConfig(mgr.GetConfig())
 	if err != nil {
@@ -72,13 +74,13 @@ func NewRunner(cs kubernetes.Interface, w *Watcher, log logr.Logger) *Runner {
 			o.FieldSelector = bound
 			return cs.CoreV1().Pods(metav1.NamespaceAll).List(ctx, o)
 		},
-		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (apiwatch.Interface, error) {
 			o.FieldSelector = bound
 			return cs.CoreV1().Pods(metav1.NamespaceAll).Watch(ctx, o)
 		},
 	}
 	inf := toolscache.NewSharedIndexInformer(lw, &corev1.Pod{}, 0, toolscache.Indexers{})
-	_ = inf.SetTransform(Slim) // cannot fail before Run
+	_ = inf.SetTransform(misplace.Slim) // cannot fail before Run
 	return &Runner{informer: inf, watcher: w, log: log}
 }
 
@@ -118,8 +120,8 @@ func (r *Runner) Start(ctx context.Context) error {
 // HasSynced reports whether the informer has listed every scheduled pod.
 func (r *Runner) HasSynced() bool { return r.informer.HasSynced() }
 
-// Pods returns the scheduled pods the informer holds, cut by Slim. Callers
-// must not modify them.
+// Pods returns the scheduled pods the informer holds, cut by
+// misplace.Slim. Callers must not modify them.
 func (r *Runner) Pods() []*corev1.Pod {
 	objs := r.informer.GetStore().List()
 	out := make([]*corev1.Pod, 0, len(objs))

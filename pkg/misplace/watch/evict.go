@@ -1,4 +1,4 @@
-package misplace
+package watch
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/lru"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/isamatch/isamatch/pkg/misplace"
 )
 
 // Evictor evicts a pod through the Eviction API, so PodDisruptionBudgets
@@ -55,7 +57,7 @@ func evictable(pod *corev1.Pod) (owner types.UID, ok bool) {
 	if ref == nil || ref.Kind == "DaemonSet" || ref.Kind == "Node" || pod.DeletionTimestamp != nil {
 		return "", false
 	}
-	if _, decided := Decision(pod); decided {
+	if _, decided := misplace.Decision(pod); decided {
 		return "", false
 	}
 	return ref.UID, true

@@ -1,8 +1,7 @@
-package misplace
+package watch
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -15,7 +14,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/isamatch/isamatch/pkg/isa"
+	"github.com/isamatch/isamatch/pkg/misplace"
 	"github.com/isamatch/isamatch/pkg/mutate/engine"
 	"github.com/isamatch/isamatch/pkg/sanitize"
 )
@@ -42,9 +41,6 @@ const DefaultMaxSeen = 65536
 
 // DefaultEvictGrace is WatcherOptions.EvictGrace's default.
 const DefaultEvictGrace = time.Minute
-
-// maxNote is the most an Event's note may hold (events.k8s.io/v1: 1 kB).
-const maxNote = 1024
 
 // Watcher records the runtime misplacements of the pods it observes, once
 // per pod and container, and evicts them when Evictor is set. Build it with
@@ -118,11 +114,11 @@ func (w *Watcher) Observe(ctx context.Context, pod *corev1.Pod) int {
 	if pod.UID == "" || pod.DeletionTimestamp != nil || pod.Spec.NodeName == "" {
 		return 0
 	}
-	failures := Detect(pod)
+	failures := misplace.Detect(pod)
 	if len(failures) > 0 && w.evictor != nil {
 		defer w.evict(ctx, pod)
 	}
-	var fresh []Failure
+	var fresh []misplace.Failure
 	for _, f := range failures {
 		k := seenKey{string(pod.UID), f.Container, f.Reason}
 		if _, ok := w.seen.Get(k); ok {
@@ -136,10 +132,10 @@ func (w *Watcher) Observe(ctx context.Context, pod *corev1.Pod) int {
 	}
 	log := ctrl.LoggerFrom(ctx).WithValues("pod", klog.KObj(pod), "node", pod.Spec.NodeName)
 	node := w.nodeISA(ctx, pod.Spec.NodeName)
-	needs := PodNeeds(pod, w.keys)
+	needs := misplace.PodNeeds(pod, w.keys)
 	for _, f := range fresh {
 		w.metrics.misplaced(f.Reason)
-		w.rec.Eventf(containerRef(pod, f), nil, corev1.EventTypeWarning, ReasonMisplaced, "Detect", "%s", Note(f, pod.Spec.NodeName, node, needs))
+		w.rec.Eventf(containerRef(pod, f), nil, corev1.EventTypeWarning, ReasonMisplaced, "Detect", "%s", misplace.Note(f, pod.Spec.NodeName, node, needs))
 		log.Info("misplaced pod", "container", f.Container, "reason", f.Reason)
 	}
 	return len(fresh)
@@ -156,7 +152,7 @@ func (w *Watcher) Forget(pod *corev1.Pod) {
 }
 
 func (w *Watcher) forget(pod *corev1.Pod, container string) {
-	for _, r := range []string{ReasonSIGILL, ReasonExecFormat} {
+	for _, r := range []string{misplace.ReasonSIGILL, misplace.ReasonExecFormat} {
 		w.seen.Remove(seenKey{string(pod.UID), container, r})
 	}
 }
@@ -171,7 +167,7 @@ func (w *Watcher) nodeISA(ctx context.Context, name string) string {
 	if err := w.nodes.Get(ctx, client.ObjectKey{Name: name}, n); err != nil {
 		return "unknown (" + sanitize.Line(err.Error(), 96) + ")"
 	}
-	return NodeISA(n.Labels, n.Annotations)
+	return misplace.NodeISA(n.Labels, n.Annotations)
 }
 
 // evict is the remedy: pod is evicted when evictable and its controller
@@ -218,30 +214,9 @@ func (w *Watcher) evictNow(ctx context.Context, pod *corev1.Pod, owner types.UID
 	}
 }
 
-// Note is the Event's text for f on node (whose ISA is nodeISA): what
-// happened, what the pod needs, and what to do.
-func Note(f Failure, node, nodeISA string, needs Needs) string {
-	what := "died of SIGILL (exit code 132): it executed an instruction node " + node + " does not implement"
-	fix := "give the pod (or its image, label " + isa.ImageRequestLabel + ") the ISA it needs with the annotation " + isa.RequestAnnotation + ", or build the image for a baseline this node has"
-	if f.Reason == ReasonExecFormat {
-		what = "could not start, exec format error: its binary is not for node " + node + "'s architecture"
-		fix = "use an image with a platform for this architecture, or a multi-platform image, so isamatch can require it"
-	}
-	if !needs.Decided {
-		fix = "create it again while isamatch's webhook answers, so the replacement is decided (a controller's pod: delete it; --evict-misplaced does so), and " + fix
-	}
-	kind := "container"
-	if f.Init {
-		kind = "init container"
-	}
-	s := fmt.Sprintf("%s %q (image %s) %s; node ISA: %s; the pod: %s; fix: %s",
-		kind, f.Container, sanitize.Line(f.Image, maxShown), what, nodeISA, needs, fix)
-	return sanitize.Line(s, maxNote)
-}
-
 // containerRef is the Event's object: the failed container, as the
 // kubelet's Events on a container name it.
-func containerRef(pod *corev1.Pod, f Failure) *corev1.ObjectReference {
+func containerRef(pod *corev1.Pod, f misplace.Failure) *corev1.ObjectReference {
 	ref := podRef(pod)
 	if f.Init {
 		ref.FieldPath = "spec.initContainers{" + f.Container + "}"
