@@ -7,7 +7,7 @@ import (
 
 	"github.com/isamatch/isamatch/internal/buildinfo"
 	"github.com/isamatch/isamatch/internal/metrics"
-	"github.com/isamatch/isamatch/pkg/audit"
+	"github.com/isamatch/isamatch/pkg/audit/scanner"
 	"github.com/isamatch/isamatch/pkg/gate"
 	"github.com/isamatch/isamatch/pkg/imageisa"
 	"github.com/isamatch/isamatch/pkg/misplace/watch"
@@ -23,7 +23,7 @@ type webhookMetrics struct {
 	mutate   *mutate.Metrics
 	gate     *gate.Metrics
 	misplace *watch.Metrics
-	audit    *audit.Metrics
+	audit    *scanner.Metrics
 }
 
 // registerMetrics registers what the webhook exports beside
@@ -37,7 +37,7 @@ func registerMetrics(reg prometheus.Registerer) (*webhookMetrics, error) {
 		return nil, fmt.Errorf("register build info: %w", err)
 	}
 	m := &webhookMetrics{registry: registry.NewMetrics(), credprov: credprov.NewMetrics(), mutate: mutate.NewMetrics(), gate: gate.NewMetrics(),
-		misplace: watch.NewMetrics(), audit: audit.NewMetrics()}
+		misplace: watch.NewMetrics(), audit: scanner.NewMetrics()}
 	for _, set := range []struct {
 		what string
 		cs   []prometheus.Collector

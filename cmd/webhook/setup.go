@@ -26,7 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/webhook"
 
-	"github.com/isamatch/isamatch/pkg/audit"
+	"github.com/isamatch/isamatch/pkg/audit/scanner"
 	"github.com/isamatch/isamatch/pkg/config/v1alpha1"
 	"github.com/isamatch/isamatch/pkg/gate"
 	"github.com/isamatch/isamatch/pkg/inventory"
@@ -177,7 +177,7 @@ func addMisplacement(mgr manager.Manager, inv *inventory.Inventory, o options, m
 	if o.resolve != mutate.ResolveSync {
 		gateTimeout = o.gateTimeout
 	}
-	return audit.Setup(mgr, pods, inv, audit.Options{
+	return scanner.Setup(mgr, pods, inv, scanner.Options{
 		WebhookConfig: WebhookConfigName, SkipNamespaces: skipNamespaces(o), GateTimeout: gateTimeout,
 		Interval: o.auditInterval, Metrics: m.audit, Keys: o.keys(),
 	})

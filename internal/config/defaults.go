@@ -6,7 +6,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/isamatch/isamatch/internal/metricsauth"
-	"github.com/isamatch/isamatch/pkg/audit"
+	"github.com/isamatch/isamatch/pkg/audit/scanner"
 	"github.com/isamatch/isamatch/pkg/config/v1alpha1"
 	"github.com/isamatch/isamatch/pkg/gate"
 	"github.com/isamatch/isamatch/pkg/imageisa"
@@ -64,7 +64,7 @@ func DefaultWebhook() v1alpha1.WebhookConfiguration {
 		LeaderElection: v1alpha1.LeaderElection{Enabled: true},
 		Events:         v1alpha1.Events{Pods: true},
 		Misplacement:   v1alpha1.Misplacement{Events: true},
-		Audit:          v1alpha1.Audit{Interval: metav1.Duration{Duration: audit.DefaultInterval}},
+		Audit:          v1alpha1.Audit{Interval: metav1.Duration{Duration: scanner.DefaultInterval}},
 	}
 }
 

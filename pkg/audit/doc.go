@@ -19,9 +19,12 @@
 //   - ReasonRuntime: a container died of SIGILL or "exec format error"
 //     (misplace.Detect).
 //
-// [Scanner] runs Audit periodically on the webhook's elected leader over
-// the scheduled pods of watch.Runner (pkg/misplace/watch) and sets the gauges; it also
-// exports the node inventory (isamatch_nodes{arch,labelled},
-// isamatch_isa_groups) and the pods still gated past the gate's bound
-// (isamatch_gated_pods_overdue). The entry point there is [Setup].
+// [ScopeFrom] reads the Scope from the webhook's
+// MutatingWebhookConfiguration. The package links no Kubernetes client.
+//
+// Package pkg/audit/scanner runs Audit periodically on the webhook's
+// elected leader over the scheduled pods of package pkg/misplace/watch and
+// sets the gauges; it also exports the node inventory
+// (isamatch_nodes{arch,labelled}, isamatch_isa_groups) and the pods still
+// gated past the gate's bound (isamatch_gated_pods_overdue).
 package audit

@@ -1,4 +1,4 @@
-package audit
+package scanner
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
+	"github.com/isamatch/isamatch/pkg/audit"
 	"github.com/isamatch/isamatch/pkg/mutate/engine"
 )
 
@@ -92,7 +93,7 @@ func (s *Scanner) Start(ctx context.Context) error {
 }
 
 // Scan audits once and sets the gauges.
-func (s *Scanner) Scan(ctx context.Context) ([]Finding, error) {
+func (s *Scanner) Scan(ctx context.Context) ([]audit.Finding, error) {
 	if s.matcher == nil {
 		s.matcher = engine.NewMatcher()
 	}
@@ -106,9 +107,9 @@ func (s *Scanner) Scan(ctx context.Context) ([]Finding, error) {
 		byName[nodes.Items[k].Name] = &nodes.Items[k].ObjectMeta
 	}
 	snap := s.Inventory.Snapshot()
-	fs := Audit(Input{Pods: s.Pods.Pods(), Nodes: byName, Inventory: snap, Scope: s.scope(ctx), Matcher: s.matcher, Keys: s.Keys})
+	fs := audit.Audit(audit.Input{Pods: s.Pods.Pods(), Nodes: byName, Inventory: snap, Scope: s.scope(ctx), Matcher: s.matcher, Keys: s.Keys})
 	if m := s.Metrics; m != nil {
-		for r, n := range Count(fs) {
+		for r, n := range audit.Count(fs) {
 			m.Misplaced.WithLabelValues(r).Set(float64(n))
 		}
 		setNodes(m, snap)
@@ -124,17 +125,17 @@ func (s *Scanner) Scan(ctx context.Context) ([]Finding, error) {
 // scope reads the webhook's selectors and the namespaces' labels; what it
 // cannot read, it leaves out (and logs): a missing configuration makes the
 // default Scope, unknown namespace labels the name alone.
-func (s *Scanner) scope(ctx context.Context) Scope {
-	sc := Scope{SkipNamespaces: s.SkipNamespaces}
+func (s *Scanner) scope(ctx context.Context) audit.Scope {
+	sc := audit.Scope{SkipNamespaces: s.SkipNamespaces}
 	mwc := &admissionregistrationv1.MutatingWebhookConfiguration{}
 	if err := s.API.Get(ctx, client.ObjectKey{Name: s.WebhookConfig}, mwc); err != nil {
 		s.Log.Info("audit without the webhook's selectors", "error", err.Error())
 		return sc
 	}
-	sc, err := ScopeFrom(mwc, "", s.SkipNamespaces)
+	sc, err := audit.ScopeFrom(mwc, "", s.SkipNamespaces)
 	if err != nil {
 		s.Log.Info("audit without the webhook's selectors", "error", err.Error())
-		return Scope{SkipNamespaces: s.SkipNamespaces}
+		return audit.Scope{SkipNamespaces: s.SkipNamespaces}
 	}
 	nss := &metav1.PartialObjectMetadataList{}
 	nss.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("NamespaceList"))
