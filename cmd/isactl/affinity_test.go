@@ -12,7 +12,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 	"sigs.k8s.io/yaml"
 
 	"github.com/isamatch/isamatch/pkg/inventory"
@@ -59,18 +58,14 @@ func TestAffinityIsWhatTheWebhookWrites(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			resp := handler.Handle(t.Context(), admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{
+			resp := handler.Admit(t.Context(), &admissionv1.AdmissionRequest{
 				UID: "uid", Kind: metav1.GroupVersionKind{Version: "v1", Kind: "Pod"}, Namespace: "team",
 				Operation: admissionv1.Create, Object: runtime.RawExtension{Raw: raw},
-			}})
+			})
 			if !resp.Allowed {
 				t.Fatalf("denied: %v", resp.Result.Message)
 			}
-			ops, err := json.Marshal(resp.Patches)
-			if err != nil {
-				t.Fatal(err)
-			}
-			patch, err := jsonpatch.DecodePatch(ops)
+			patch, err := jsonpatch.DecodePatch(resp.Patch)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -10,9 +10,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/go-logr/logr"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/isamatch/isamatch/internal/kubectlisa"
 )
@@ -32,8 +30,6 @@ func main() {
 func run(args []string, streams genericiooptions.IOStreams) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	// controller-runtime's client (ungate) logs nothing a user needs.
-	ctrllog.SetLogger(logr.Discard())
 	cmd := kubectlisa.NewCommand(streams)
 	cmd.SetArgs(args)
 	err := cmd.ExecuteContext(ctx)

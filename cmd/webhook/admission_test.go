@@ -36,7 +36,7 @@ import (
 type admissionRig struct {
 	host      string
 	manifests atomic.Int64
-	handler   *pmutate.PodMutator
+	handler   admissionHandler
 }
 
 func newAdmissionRig(tb testing.TB) *admissionRig {
@@ -61,7 +61,7 @@ func newAdmissionRig(tb testing.TB) *admissionRig {
 		nodes[fmt.Sprintf("node-%d", i)] = isa.NodeLabels(n, nil)
 	}
 	res := registry.MustNewResolver(registry.Options{InsecureRegistries: []string{rig.host}})
-	rig.handler = pmutate.NewPodMutator(res, inventory.NewStatic(nodes), pmutate.Options{})
+	rig.handler = admissionHandler{pmutate.NewPodMutator(res, inventory.NewStatic(nodes), pmutate.Options{})}
 	return rig
 }
 

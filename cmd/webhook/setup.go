@@ -399,7 +399,7 @@ func addWebhookStarter(mgr manager.Manager, certsReady <-chan struct{}, handler 
 		case <-ctx.Done():
 			return nil
 		}
-		mgr.GetWebhookServer().Register(MutatePath, &webhook.Admission{Handler: handler})
+		mgr.GetWebhookServer().Register(MutatePath, &webhook.Admission{Handler: admissionHandler{handler}})
 		return nil
 	}))
 	if err != nil {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
@@ -15,10 +14,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/events"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"k8s.io/client-go/util/retry"
 
-	"github.com/isamatch/isamatch/pkg/gate"
+	"github.com/isamatch/isamatch/pkg/gate/release"
 	"github.com/isamatch/isamatch/pkg/inventory"
 	"github.com/isamatch/isamatch/pkg/isa"
 	"github.com/isamatch/isamatch/pkg/mutate"
@@ -46,14 +44,16 @@ type UngateResult struct {
 var errNotLookedUp = errors.New("kubectl isa ungate does not look images up")
 
 // Ungater releases gated pods without the webhook, exactly as the gate
-// controller releases a pod past its bound: gate.Reconciler with a bound
-// already passed, which releases from its resolver's cache alone. Its resolver holds
-// nothing, so every image is left out of the affinity as unresolved and
-// the decision records them in DecisionCounts.Unresolved; the pod's own
-// request still counts. The Event (IsamatchGateTimeout) is recorded by
+// controller releases a pod past its bound: mutate.PodMutator.ReleaseGated
+// from the resolver's cache alone, written by release.Writer. Its resolver
+// holds nothing, so every image is left out of the affinity as unresolved
+// and the decision records them in DecisionCounts.Unresolved; the pod's
+// own request still counts. The Event (IsamatchGateTimeout) is recorded by
 // kubectl-isa.
 type Ungater struct {
-	r *gate.Reconciler
+	cs kubernetes.Interface
+	m  *mutate.PodMutator
+	w  *release.Writer
 }
 
 // UngateOptions are the webhook's settings an Ungater releases with.
@@ -66,10 +66,10 @@ type UngateOptions struct {
 	NamespaceModes []string
 }
 
-// NewUngater returns an Ungater writing through c, deciding against the
+// NewUngater returns an Ungater writing through cs, deciding against the
 // nodes of cs now as o says, and recording Events with cs (warnings on
 // warn).
-func NewUngater(ctx context.Context, c client.Client, cs kubernetes.Interface, warn io.Writer, o UngateOptions) (*Ungater, error) {
+func NewUngater(ctx context.Context, cs kubernetes.Interface, warn io.Writer, o UngateOptions) (*Ungater, error) {
 	nodes, err := listNodes(ctx, cs, "")
 	if err != nil {
 		return nil, err
@@ -85,26 +85,33 @@ func NewUngater(ctx context.Context, c client.Client, cs kubernetes.Interface, w
 		Keys: o.Keys, Enforcement: o.Enforcement, NamespaceModes: o.NamespaceModes,
 		NamespaceEnforcement: namespaceLabel(cs, warn),
 	})
-	return &Ungater{r: &gate.Reconciler{Client: c, Releaser: m, Recorder: syncRecorder{cs, warn}, Timeout: pastBound}}, nil
+	return &Ungater{cs: cs, m: m, w: &release.Writer{Patch: release.ClientsetPatcher(cs), Recorder: syncRecorder{cs, warn}}}, nil
 }
 
-// pastBound is the gate's bound ungate releases with: below zero, so every
-// pod is past it whatever the skew between this machine's clock and the
-// API server's (which set the pod's creation time).
-const pastBound = -24 * time.Hour
-
-// Ungate releases pod if it carries the gate.
+// Ungate releases pod if it still carries the gate when read again. A pod
+// that changed between the read and the write is read and decided again,
+// as the gate controller's next call would.
 func (u *Ungater) Ungate(ctx context.Context, pod *corev1.Pod) UngateResult {
-	res := UngateResult{Namespace: pod.Namespace, Pod: pod.Name}
+	res := UngateResult{Namespace: pod.Namespace, Pod: pod.Name, Result: UngateReleased}
 	if !engine.HasGate(pod.Spec.SchedulingGates) {
 		res.Result = UngateNotGated
 		return res
 	}
-	if _, err := u.r.Reconcile(ctx, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(pod)}); err != nil {
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cur, err := u.cs.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if !engine.HasGate(cur.Spec.SchedulingGates) || cur.DeletionTimestamp != nil {
+			res.Result = UngateNotGated
+			return nil
+		}
+		next := cur.DeepCopy()
+		return u.w.Write(ctx, cur, next, u.m.ReleaseGated(ctx, next, false))
+	})
+	if err != nil {
 		res.Result = "error: " + clean(err.Error(), 4*maxShown)
-		return res
 	}
-	res.Result = UngateReleased
 	return res
 }
 
@@ -212,14 +219,6 @@ with deny, onto no node; with warn, without isamatch's affinity.`,
 			if err != nil {
 				return fmt.Errorf("new clientset: %w", err)
 			}
-			scheme := runtime.NewScheme()
-			if err := corev1.AddToScheme(scheme); err != nil {
-				return fmt.Errorf("build scheme: %w", err)
-			}
-			c, err := client.New(cfg, client.Options{Scheme: scheme})
-			if err != nil {
-				return fmt.Errorf("new client: %w", err)
-			}
 			ns := ""
 			if !allNamespaces {
 				if ns, err = o.namespace(); err != nil {
@@ -230,7 +229,7 @@ with deny, onto no node; with warn, without isamatch's affinity.`,
 			if err != nil {
 				return err
 			}
-			u, err := NewUngater(ctx, c, cs, o.Streams.ErrOut, UngateOptions{Keys: o.keys(), Enforcement: enforcement, NamespaceModes: modes})
+			u, err := NewUngater(ctx, cs, o.Streams.ErrOut, UngateOptions{Keys: o.keys(), Enforcement: enforcement, NamespaceModes: modes})
 			if err != nil {
 				return err
 			}

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -18,8 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
-	"github.com/isamatch/isamatch/pkg/contract"
-	"github.com/isamatch/isamatch/pkg/isa"
+	"github.com/isamatch/isamatch/pkg/gate/release"
 	"github.com/isamatch/isamatch/pkg/mutate"
 	"github.com/isamatch/isamatch/pkg/mutate/engine"
 )
@@ -60,15 +58,6 @@ const (
 func DefaultWorkersPerNamespace(workers int) int {
 	return max(1, workers/4)
 }
-
-// Event reasons on the pod.
-const (
-	ReasonReleased = "IsamatchReleased"
-	ReasonTimeout  = "IsamatchGateTimeout"
-	ReasonNarrowed = "IsamatchNarrowed"
-	ReasonDenied   = "IsamatchDenied"
-	ReasonRefused  = "IsamatchRefused"
-)
 
 // Reconciler releases one gated pod per call. Its zero limits (Attempt,
 // PerNamespace) mean none; Setup sets the defaults.
@@ -232,64 +221,14 @@ func (r *Reconciler) releaseCached(ctx context.Context, pod *corev1.Pod) error {
 	return r.write(ctx, pod, next, r.Releaser.ReleaseGated(ctx, next, false))
 }
 
-// write patches pod into next, the release rel, and records it.
+// write patches pod into next, the release rel, and records it, with the
+// Writer kubectl isa ungate uses too.
 func (r *Reconciler) write(ctx context.Context, pod, next *corev1.Pod, rel mutate.GateRelease) error {
-	log := ctrl.LoggerFrom(ctx)
-	err := r.Client.Patch(ctx, next, client.MergeFromWithOptions(pod, client.MergeFromWithOptimisticLock{}))
-	switch {
-	case apierrors.IsNotFound(err):
-		return nil
-	case apierrors.IsInvalid(err):
-		// The API server refused the affinity: never hold the pod for it.
-		log.Info("affinity refused, releasing the pod without it", "error", err.Error())
-		return r.releaseBare(ctx, pod, err)
-	case err != nil:
-		return fmt.Errorf("release pod: %w", err)
-	}
-	r.Metrics.released(rel.Reason, r.now().Sub(pod.CreationTimestamp.Time).Seconds())
-	r.event(next, rel)
-	log.V(1).Info("released", "reason", rel.Reason)
-	return nil
+	w := release.Writer{Patch: r.patch, Recorder: r.Recorder, Released: r.Metrics.released, Now: r.Now}
+	return w.Write(ctx, pod, next, rel)
 }
 
-// event records rel on pod.
-func (r *Reconciler) event(pod *corev1.Pod, rel mutate.GateRelease) {
-	reason, kind := ReasonReleased, corev1.EventTypeNormal
-	switch {
-	case rel.Reason == mutate.ReleaseTimeout:
-		reason, kind = ReasonTimeout, corev1.EventTypeWarning
-	case rel.Reason == mutate.ReleaseDenied:
-		reason, kind = ReasonDenied, corev1.EventTypeWarning
-	case rel.Warning:
-		reason, kind = ReasonNarrowed, corev1.EventTypeWarning
-	}
-	r.Recorder.Eventf(pod, nil, kind, reason, "Release", "%s", rel.Message)
-}
-
-// releaseBare removes only the gate, with a decision annotation and a
-// warning saying why.
-func (r *Reconciler) releaseBare(ctx context.Context, pod *corev1.Pod, cause error) error {
-	next := pod.DeepCopy()
-	gates := next.Spec.SchedulingGates[:0]
-	for _, g := range next.Spec.SchedulingGates {
-		if g.Name != isa.ResolveGate {
-			gates = append(gates, g)
-		}
-	}
-	next.Spec.SchedulingGates = gates
-	if next.Annotations == nil {
-		next.Annotations = map[string]string{}
-	}
-	msg := "released without isamatch's affinity: the API server refused it"
-	next.Annotations[isa.DecisionAnnotation] = contract.DecisionCounts{Gate: contract.GateRefused, Reason: msg}.Encode()
-	delete(next.Annotations, isa.DecisionCountsAnnotation)
-	if err := r.Client.Patch(ctx, next, client.MergeFromWithOptions(pod, client.MergeFromWithOptimisticLock{})); err != nil {
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
-		return fmt.Errorf("release pod without affinity: %w", err)
-	}
-	r.Metrics.released("refused", r.now().Sub(pod.CreationTimestamp.Time).Seconds())
-	r.Recorder.Eventf(next, nil, corev1.EventTypeWarning, ReasonRefused, "Release", "%s: %s", msg, cause.Error())
-	return nil
+// patch writes next over pod with the pod's resourceVersion as the lock.
+func (r *Reconciler) patch(ctx context.Context, pod, next *corev1.Pod) error {
+	return r.Client.Patch(ctx, next, client.MergeFromWithOptions(pod, client.MergeFromWithOptimisticLock{}))
 }

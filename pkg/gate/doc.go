@@ -22,5 +22,7 @@
 // alone, whatever its namespace's share.
 //
 // The entry point is [Setup], which adds the [Reconciler] to a
-// controller-runtime manager; it runs on the elected leader only.
+// controller-runtime manager; it runs on the elected leader only. The
+// release is written by pkg/gate/release, which `kubectl isa ungate`
+// shares.
 package gate

@@ -3,8 +3,12 @@
 // images within a budget, asks the engine for the decision and answers
 // with a patch of node affinity that the stock kube-scheduler enforces.
 //
-// The entry point is [NewPodMutator]; its [PodMutator.Handle] is a
-// controller-runtime admission.Handler for Pod CREATE.
+// The entry point is [NewPodMutator]; its [PodMutator.Admit] answers the
+// API server's AdmissionRequest for a Pod CREATE with an AdmissionResponse
+// a webhook server sends as it is (cmd/webhook serves it with
+// controller-runtime's). The package links no controller-runtime and no
+// client, so tools that release or explain a pod as the webhook would
+// (kubectl isa ungate) carry no webhook framework.
 // [PodMutator.ReleaseGated] is the gate controller's decision for a pod
 // admitted with the scheduling gate, [PodMutator.Explain] the readable
 // decision line made again for a pod's Event. What the decision is, and
@@ -45,7 +49,7 @@
 // # The patch
 //
 // Only the fields the webhook reads are decoded, and the JSON patch
-// (admission.PatchResponseFromRaw) is the difference of a projection of the
+// (as controller-runtime's PatchResponseFromRaw makes it) is the difference of a projection of the
 // pod, its decision annotation, node affinity, scheduling gates, spread
 // constraints and containers' env, before and after the decision. The
 // patch therefore never touches the pod's other annotations, its pod

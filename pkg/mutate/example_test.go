@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"gomodules.xyz/jsonpatch/v2"
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/isamatch/isamatch/pkg/inventory"
 	"github.com/isamatch/isamatch/pkg/isa"
@@ -42,14 +42,18 @@ func ExampleNewPodMutator() {
 		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "example.com/app:1"}}},
 	}
 	raw, _ := json.Marshal(pod)
-	resp := m.Handle(context.Background(), admission.Request{AdmissionRequest: admissionv1.AdmissionRequest{
+	resp := m.Admit(context.Background(), &admissionv1.AdmissionRequest{
 		Kind:      metav1.GroupVersionKind{Version: "v1", Kind: "Pod"},
 		Namespace: "default",
 		Operation: admissionv1.Create,
 		Object:    runtime.RawExtension{Raw: raw},
-	}})
+	})
 	fmt.Println("allowed:", resp.Allowed)
-	for _, p := range resp.Patches {
+	var ops []jsonpatch.Operation
+	if err := json.Unmarshal(resp.Patch, &ops); err != nil {
+		panic(err)
+	}
+	for _, p := range ops {
 		if p.Path == "/metadata/annotations/isa.isamatch.io~1decision" {
 			fmt.Println(p.Value)
 		}

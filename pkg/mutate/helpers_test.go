@@ -3,6 +3,7 @@ package mutate
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -129,6 +130,20 @@ func (p podSpec) pod() *corev1.Pod {
 		pod.Spec.Affinity = &corev1.Affinity{NodeAffinity: p.affinity}
 	}
 	return pod
+}
+
+// Handle serves Admit as cmd/webhook does (a controller-runtime
+// admission.Response carrying its AdmissionResponse), with the JSON patch
+// decoded into Patches, as the tests read it.
+func (p *PodMutator) Handle(ctx context.Context, req admission.Request) admission.Response {
+	resp := admission.Response{AdmissionResponse: p.Admit(ctx, &req.AdmissionRequest)}
+	if len(resp.Patch) > 0 {
+		if err := json.Unmarshal(resp.Patch, &resp.Patches); err != nil {
+			panic(fmt.Sprintf("Admit's patch %s: %v", resp.Patch, err))
+		}
+		resp.Patch = nil
+	}
+	return resp
 }
 
 // admissionRequest wraps a pod as the API server sends it.

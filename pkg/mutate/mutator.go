@@ -12,8 +12,6 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
-	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 
 	"github.com/isamatch/isamatch/pkg/contract"
 	"github.com/isamatch/isamatch/pkg/isa"
@@ -34,8 +32,6 @@ type PodMutator struct {
 	m    *engine.Matcher
 }
 
-var _ admission.Handler = (*PodMutator)(nil)
-
 // NewPodMutator returns a handler resolving images with res and ranking
 // nodes from inv.
 func NewPodMutator(res ImageResolver, inv Inventory, opts Options) *PodMutator {
@@ -53,20 +49,25 @@ const (
 	outcomeError     = "error"
 )
 
-// Handle implements admission.Handler: it records the outcome of handle.
-func (p *PodMutator) Handle(ctx context.Context, req admission.Request) admission.Response {
+// Admit answers the API server's request to admit a pod: unchanged, with
+// a JSON patch (its node affinity, decision and, when gated, the
+// scheduling gate), or denied. A webhook server sends the answer as it is
+// (controller-runtime: admission.Response{AdmissionResponse: ...}); the
+// request's logger is read from ctx (logr.FromContextOrDiscard). The
+// outcome is counted in Options.Metrics.
+func (p *PodMutator) Admit(ctx context.Context, req *admissionv1.AdmissionRequest) admissionv1.AdmissionResponse {
 	resp, outcome := p.handle(ctx, req)
 	p.opts.Metrics.decision(outcome)
 	return resp
 }
 
 // handle allows what isamatch leaves alone, then decides and responds.
-func (p *PodMutator) handle(ctx context.Context, req admission.Request) (admission.Response, string) {
+func (p *PodMutator) handle(ctx context.Context, req *admissionv1.AdmissionRequest) (admissionv1.AdmissionResponse, string) {
 	if req.Kind.Group != "" || req.Kind.Kind != "Pod" {
-		return admission.Allowed("not a pod"), outcomeSkipped
+		return allowed("not a pod"), outcomeSkipped
 	}
 	if req.Operation != admissionv1.Create {
-		return admission.Allowed("only pod creation is mutated"), outcomeSkipped
+		return allowed("only pod creation is mutated"), outcomeSkipped
 	}
 	// In deny mode an oversized request annotation or label is refused
 	// before the pod is decoded (warn mode decodes it to annotate it).
@@ -78,14 +79,14 @@ func (p *PodMutator) handle(ctx context.Context, req admission.Request) (admissi
 	}
 	if mode == EnforcementDeny && !skipped {
 		if msg := precheck(req.Object.Raw); msg != "" {
-			return admission.Denied(msg), outcomeDenied
+			return denied(msg), outcomeDenied
 		}
 	}
 	// Only the fields isamatch reads are decoded; the rest of the pod is
 	// skipped, and left alone by the patch (see patchedFields).
 	pod := &podFields{}
 	if err := decodePod(req.Object.Raw, pod); err != nil {
-		return admission.Errored(http.StatusBadRequest, fmt.Errorf("decode pod: %w", err)), outcomeError
+		return errored(http.StatusBadRequest, fmt.Errorf("decode pod: %w", err)), outcomeError
 	}
 	ns := req.Namespace
 	if ns == "" {
@@ -93,19 +94,19 @@ func (p *PodMutator) handle(ctx context.Context, req admission.Request) (admissi
 	}
 	switch {
 	case pod.Spec.NodeName != "":
-		return admission.Allowed("pod already names a node"), outcomeSkipped
+		return allowed("pod already names a node"), outcomeSkipped
 	case pod.Annotations[corev1.MirrorPodAnnotationKey] != "":
-		return admission.Allowed("mirror pod"), outcomeSkipped
+		return allowed("mirror pod"), outcomeSkipped
 	case slices.Contains(p.opts.SkipNamespaces, ns):
-		return admission.Allowed("namespace " + ns + " is skipped"), outcomeSkipped
+		return allowed("namespace " + ns + " is skipped"), outcomeSkipped
 	case pod.Labels[isa.IgnoreLabel] == "true":
-		return admission.Allowed("pod opted out with " + isa.IgnoreLabel + "=true"), outcomeSkipped
+		return allowed("pod opted out with " + isa.IgnoreLabel + "=true"), outcomeSkipped
 	}
 	name := pod.Name
 	if name == "" {
 		name = pod.GenerateName
 	}
-	log := ctrl.LoggerFrom(ctx).WithValues("pod", klog.KRef(ns, name))
+	log := logr.FromContextOrDiscard(ctx).WithValues("pod", klog.KRef(ns, name))
 	ctx = logr.NewContext(ctx, log)
 
 	d, pending := p.decide(ctx, ns, pod)
@@ -195,12 +196,12 @@ func (p *PodMutator) logImageErrors(ctx context.Context, images []resolved) {
 // When pending is not nil the pod is gated: its required terms are written
 // so the gate controller can narrow them (splitByArch), it gets
 // isa.ResolveGate and its decision says what is pending.
-func (p *PodMutator) respondGated(ctx context.Context, pod *podFields, mode string, d engine.Decision, pending []string) (admission.Response, string) {
+func (p *PodMutator) respondGated(ctx context.Context, pod *podFields, mode string, d engine.Decision, pending []string) (admissionv1.AdmissionResponse, string) {
 	log := logr.FromContextOrDiscard(ctx)
-	deny := func(msg string) (admission.Response, string) { return p.deny(ctx, pod, mode, msg) }
+	deny := func(msg string) (admissionv1.AdmissionResponse, string) { return p.deny(ctx, pod, mode, msg) }
 	before, err := json.Marshal(patchedFields(pod))
 	if err != nil {
-		return admission.Errored(http.StatusInternalServerError, fmt.Errorf("marshal pod: %w", err)), outcomeError
+		return errored(http.StatusInternalServerError, fmt.Errorf("marshal pod: %w", err)), outcomeError
 	}
 	na := &corev1.NodeAffinity{}
 	if pod.Spec.Affinity != nil && pod.Spec.Affinity.NodeAffinity != nil {
@@ -249,17 +250,17 @@ func (p *PodMutator) respondGated(ctx context.Context, pod *podFields, mode stri
 
 	after, err := json.Marshal(patchedFields(pod))
 	if err != nil {
-		return admission.Errored(http.StatusInternalServerError, fmt.Errorf("marshal pod: %w", err)), outcomeError
+		return errored(http.StatusInternalServerError, fmt.Errorf("marshal pod: %w", err)), outcomeError
 	}
-	resp := admission.PatchResponseFromRaw(before, after)
-	if resp.Result != nil {
+	resp, ops := patched(before, after)
+	if !resp.Allowed {
 		return resp, outcomeError
 	}
 	outcome := outcomeMutated
 	switch {
 	case pending != nil:
 		outcome = outcomeGated
-	case len(resp.Patches) == 0:
+	case ops == 0:
 		outcome = outcomeUnchanged
 	}
 	warnings := make([]string, 0, len(d.Warnings))
@@ -269,7 +270,8 @@ func (p *PodMutator) respondGated(ctx context.Context, pod *podFields, mode stri
 	}
 	log.V(1).Info("decided", "requiredTerms", len(d.Required), "preferredTerms", len(d.Preferred),
 		"matchingNodes", d.MatchingNodes, "warnings", len(d.Warnings), "decision", sanitize.Line(d.Summary, maxAnnotation))
-	return resp.WithWarnings(warnings...), outcome
+	resp.Warnings = warnings
+	return resp, outcome
 }
 
 // deny refuses the pod with msg or, in warn mode (the namespace's mode), admits it with msg as a
@@ -279,16 +281,16 @@ func (p *PodMutator) respondGated(ctx context.Context, pod *podFields, mode stri
 // node isamatch allows), so any constraint would be a guess that could make
 // the pod unschedulable; it is placed as it would be without isamatch. Only
 // the decision annotations are written, saying it would have been denied.
-func (p *PodMutator) deny(ctx context.Context, pod *podFields, mode, msg string) (admission.Response, string) {
+func (p *PodMutator) deny(ctx context.Context, pod *podFields, mode, msg string) (admissionv1.AdmissionResponse, string) {
 	log := logr.FromContextOrDiscard(ctx)
 	if mode != EnforcementWarn {
 		log.Info("denied", "reason", msg)
-		return admission.Denied(msg), outcomeDenied
+		return denied(msg), outcomeDenied
 	}
 	log.Info("would deny", "reason", msg)
 	before, err := json.Marshal(patchedFields(pod))
 	if err != nil {
-		return admission.Errored(http.StatusInternalServerError, fmt.Errorf("marshal pod: %w", err)), outcomeError
+		return errored(http.StatusInternalServerError, fmt.Errorf("marshal pod: %w", err)), outcomeError
 	}
 	if pod.Annotations == nil {
 		pod.Annotations = map[string]string{}
@@ -296,14 +298,15 @@ func (p *PodMutator) deny(ctx context.Context, pod *podFields, mode, msg string)
 	storeDecision(pod.Annotations, contract.DecisionCounts{WouldDeny: true, Reason: msg})
 	after, err := json.Marshal(patchedFields(pod))
 	if err != nil {
-		return admission.Errored(http.StatusInternalServerError, fmt.Errorf("marshal pod: %w", err)), outcomeError
+		return errored(http.StatusInternalServerError, fmt.Errorf("marshal pod: %w", err)), outcomeError
 	}
-	resp := admission.PatchResponseFromRaw(before, after)
-	if resp.Result != nil {
+	resp, _ := patched(before, after)
+	if !resp.Allowed {
 		return resp, outcomeError
 	}
 	p.opts.Metrics.warning("wouldDeny")
-	return resp.WithWarnings(sanitize.Line("isamatch would deny this pod: "+msg, maxWarning)), outcomeWouldDeny
+	resp.Warnings = []string{sanitize.Line("isamatch would deny this pod: "+msg, maxWarning)}
+	return resp, outcomeWouldDeny
 }
 
 // maxWarning keeps a warning within what the API server passes on whole

@@ -18,7 +18,7 @@
 //
 // Gated pods (isa.ResolveGate) are reported once the gate controller has
 // released them, and without IsamatchDecided: the gate controller records
-// its own event for the release (gate.ReasonReleased and the others), which
+// its own event for the release (release.ReasonReleased and the others, pkg/gate/release), which
 // is their decision. A pod released as denied gets nothing more.
 //
 // Once per pod: a [Reporter] remembers the UIDs it reported, in a set
