@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	neturl "net/url"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -41,8 +40,10 @@ var warmPlatforms = []testbed.Platform{{Arch: "amd64"}, {Arch: "arm64"}, {Arch: 
 
 // Env is the running benchmark cluster.
 type Env struct {
-	RepoRoot string
-	CP       *testbed.ControlPlane
+	// Stage holds the repository root (RepoRoot), the working directory
+	// (Dir) and the parts to stop.
+	*testbed.Stage
+	CP *testbed.ControlPlane
 	// Clientset is a fast client (high QPS) for the load.
 	Clientset *kubernetes.Clientset
 	Client    client.Client
@@ -76,7 +77,6 @@ type Env struct {
 	WebhookName, WebhookPath string
 	// NodeNames are the Ready nodes, by name.
 	NodeNames []string
-	Dir       string
 
 	progress    io.Writer
 	webhookArgs []string
@@ -99,12 +99,13 @@ func step(w io.Writer, what string) func() {
 // the groups, and the webhook, and waits until the webhook's inventory
 // counts every node.
 func StartEnv(ctx context.Context, o Options, nodes map[string]map[string]string) (e *Env, err error) {
-	e = &Env{progress: o.Progress, webhookArgs: o.WebhookArgs, nsDone: map[string]bool{}}
-	if e.RepoRoot, err = testbed.RepoRoot(); err != nil {
+	stage, err := testbed.NewStage("bench", "", o.Progress)
+	if err != nil {
 		return nil, err
 	}
-	if e.Dir, err = os.MkdirTemp("", "isamatch-bench-"); err != nil {
-		return nil, fmt.Errorf("create bench dir: %w", err)
+	e = &Env{Stage: stage, progress: o.Progress, webhookArgs: o.WebhookArgs, nsDone: map[string]bool{}}
+	if e.progress == nil {
+		e.progress = io.Discard
 	}
 	defer func() {
 		if err != nil {
@@ -113,7 +114,7 @@ func StartEnv(ctx context.Context, o Options, nodes map[string]map[string]string
 		}
 	}()
 
-	done := step(e.progress, "build cmd/webhook, cmd/labeler and the no-op webhook as the images are built")
+	done := e.Step("build cmd/webhook, cmd/labeler and the no-op webhook as the images are built")
 	bins, err := gobuild.Binaries(ctx, e.RepoRoot, filepath.Join(e.Dir, "bin"), gobuild.Options{AsImage: true},
 		"./cmd/webhook", "./cmd/labeler", "./internal/bench/noopwebhook")
 	if err != nil {
@@ -127,10 +128,11 @@ func StartEnv(ctx context.Context, o Options, nodes map[string]map[string]string
 		return e, err
 	}
 	e.WebhookName, e.WebhookPath = hook.Webhooks[0].Name, *hook.Webhooks[0].ClientConfig.Service.Path
-	done = step(e.progress, "start kube-apiserver, etcd and kube-scheduler")
+	done = e.Step("start kube-apiserver, etcd and kube-scheduler")
 	if e.CP, err = democluster.StartControlPlane(ctx, e.Dir, hook); err != nil {
 		return e, err
 	}
+	e.OnStop(e.CP.Stop)
 	e.Client = e.CP.Client
 	fast := rest.CopyConfig(e.CP.Config)
 	fast.QPS, fast.Burst = 5000, 10000
@@ -139,19 +141,21 @@ func StartEnv(ctx context.Context, o Options, nodes map[string]map[string]string
 	}
 	done()
 
-	done = step(e.progress, "start docker-registry (TLS, basic auth), its counting proxy, and push "+WarmImage)
+	done = e.Step("start docker-registry (TLS, basic auth), its counting proxy, and push " + WarmImage)
 	if e.Registry, err = democluster.StartRegistry(ctx, e.Dir); err != nil {
 		return e, err
 	}
+	e.OnStop(e.Registry.Stop)
 	if e.Proxy, err = StartCountingProxy(e.Registry.Host, e.Registry.Transport()); err != nil {
 		return e, err
 	}
+	e.OnStop(e.Proxy.Stop)
 	if _, err := testbed.PushIndex(ctx, e.Registry, WarmImage, "v1", warmPlatforms); err != nil {
 		return e, err
 	}
 	done()
 
-	done = step(e.progress, fmt.Sprintf("create %d Ready nodes labelled as the labeler would", len(nodes)))
+	done = e.Step(fmt.Sprintf("create %d Ready nodes labelled as the labeler would", len(nodes)))
 	if err := e.CreateNodes(ctx, nodes, true); err != nil {
 		return e, err
 	}
@@ -161,7 +165,7 @@ func StartEnv(ctx context.Context, o Options, nodes map[string]map[string]string
 	sort.Strings(e.NodeNames)
 	done()
 
-	done = step(e.progress, "start the webhook and wait until its inventory counts every node")
+	done = e.Step("start the webhook and wait until its inventory counts every node")
 	if err := e.startWebhook(ctx); err != nil {
 		return e, err
 	}
@@ -170,7 +174,7 @@ func StartEnv(ctx context.Context, o Options, nodes map[string]map[string]string
 	}
 	done()
 
-	done = step(e.progress, "start the no-op webhook (with its replay of isamatch's patches) and a webhook with --resolve=gate, each behind a copy of the shipped configuration")
+	done = e.Step("start the no-op webhook (with its replay of isamatch's patches) and a webhook with --resolve=gate, each behind a copy of the shipped configuration")
 	if err := e.startNoop(ctx); err != nil {
 		return e, err
 	}
@@ -181,33 +185,13 @@ func StartEnv(ctx context.Context, o Options, nodes map[string]map[string]string
 	return e, nil
 }
 
-// Stop stops everything StartEnv started and removes its directory
-// (kept when ISAMATCH_KEEP_TMP=true).
+// Stop stops everything StartEnv started, the last started first, and
+// removes its directory (kept when ISAMATCH_KEEP_TMP=true).
 func (e *Env) Stop() error {
 	if e == nil {
 		return nil
 	}
-	var errs []error
-	if e.Webhook != nil {
-		errs = append(errs, e.Webhook.Stop(10*time.Second))
-	}
-	if e.Noop != nil {
-		errs = append(errs, e.Noop.Process.Stop(10*time.Second))
-	}
-	if e.GateWebhook != nil {
-		errs = append(errs, e.GateWebhook.Stop(10*time.Second))
-	}
-	errs = append(errs, e.Proxy.Stop())
-	if e.Registry != nil {
-		errs = append(errs, e.Registry.Stop())
-	}
-	if e.CP != nil {
-		errs = append(errs, e.CP.Stop())
-	}
-	if e.Dir != "" && os.Getenv("ISAMATCH_KEEP_TMP") != "true" {
-		errs = append(errs, os.RemoveAll(e.Dir))
-	}
-	return errors.Join(errs...)
+	return e.Stage.Stop()
 }
 
 // CreateNodes creates the nodes 16 at a time; ready makes each Ready and
@@ -242,6 +226,9 @@ func (e *Env) startWebhook(ctx context.Context) error {
 		ExtraArgs: append([]string{"--insecure-registry=" + e.Proxy.Host, "--pprof-bind-address=" + e.PprofAddr}, e.webhookArgs...),
 	})
 	e.Webhook, e.MetricsAddr = w.Process, w.MetricsAddr
+	if w.Process != nil {
+		e.OnStop(func() error { return w.Process.Stop(10 * time.Second) })
+	}
 	return err
 }
 
@@ -309,6 +296,7 @@ func (e *Env) startNoop(ctx context.Context) error {
 		return err
 	}
 	e.Noop = n
+	e.OnStop(func() error { return n.Process.Stop(10 * time.Second) })
 	if e.NoopWebhookName, err = e.installHook(ctx, Noop, n.URL("/"+e.WebhookPath), n.MetricsAddr, n.Process); err != nil {
 		return err
 	}
@@ -355,6 +343,7 @@ func (e *Env) startGate(ctx context.Context) error {
 		return fmt.Errorf("start the webhook with --resolve=gate: %w", err)
 	}
 	e.GateWebhook = w.Process
+	e.OnStop(func() error { return w.Process.Stop(10 * time.Second) })
 	url := "https://127.0.0.1:" + strconv.Itoa(e.gatePort) + "/" + e.WebhookPath
 	_, err = e.installHook(ctx, GatePath, url, w.MetricsAddr, w.Process)
 	return err

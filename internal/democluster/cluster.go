@@ -62,8 +62,9 @@ type Options struct {
 
 // Cluster is a running demo cluster.
 type Cluster struct {
-	// RepoRoot is the module root the binaries and fixtures came from.
-	RepoRoot string
+	// Stage holds the repository root (RepoRoot), the working directory
+	// (Dir: logs and certificates) and the parts to stop.
+	*testbed.Stage
 	// CP is the control plane (kube-apiserver, etcd, kube-scheduler).
 	CP *testbed.ControlPlane
 	// Client is an admin client.
@@ -79,12 +80,8 @@ type Cluster struct {
 	// WebhookHealthAddr is the webhook's healthz/readyz address,
 	// WebhookMetricsAddr its metrics address (plain HTTP).
 	WebhookHealthAddr, WebhookMetricsAddr string
-	// Dir holds logs and certificates.
-	Dir string
 
-	progress    io.Writer
 	webhookArgs []string
-	removeDir   bool
 }
 
 // Start builds the labeler and webhook, starts the control plane, the
@@ -98,19 +95,11 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if opts.Parallel <= 0 {
 		opts.Parallel = 4
 	}
-	c = &Cluster{Nodes: opts.Nodes, progress: opts.Progress, Dir: opts.Dir, webhookArgs: opts.WebhookArgs}
-	if c.progress == nil {
-		c.progress = io.Discard
-	}
-	if c.RepoRoot, err = testbed.RepoRoot(); err != nil {
+	stage, err := testbed.NewStage("democluster", opts.Dir, opts.Progress)
+	if err != nil {
 		return nil, err
 	}
-	if c.Dir == "" {
-		if c.Dir, err = os.MkdirTemp("", "isamatch-demo-"); err != nil {
-			return nil, fmt.Errorf("create demo dir: %w", err)
-		}
-		c.removeDir = true
-	}
+	c = &Cluster{Stage: stage, Nodes: opts.Nodes, webhookArgs: opts.WebhookArgs}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, c.Stop())
@@ -122,7 +111,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if binDir == "" {
 		binDir = filepath.Join(c.RepoRoot, "bin")
 	}
-	step := c.step("build cmd/labeler and cmd/webhook into " + binDir)
+	step := c.Step("build cmd/labeler and cmd/webhook into " + binDir)
 	bins, err := gobuild.Binaries(ctx, c.RepoRoot, binDir, gobuild.Options{}, "./cmd/labeler", "./cmd/webhook")
 	if err != nil {
 		return c, err
@@ -134,17 +123,19 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if err != nil {
 		return c, err
 	}
-	step = c.step("start kube-apiserver, etcd and kube-scheduler (webhook configuration from " + testbed.WebhookConfigFile + ")")
+	step = c.Step("start kube-apiserver, etcd and kube-scheduler (webhook configuration from " + testbed.WebhookConfigFile + ")")
 	if c.CP, err = StartControlPlaneWithFlags(ctx, c.Dir, hook, opts.Flags); err != nil {
 		return c, err
 	}
+	c.OnStop(c.CP.Stop)
 	c.Client = c.CP.Client
 	step()
 
-	step = c.step("start docker-registry (TLS, basic auth) and the webhook")
+	step = c.Step("start docker-registry (TLS, basic auth) and the webhook")
 	if c.Registry, err = StartRegistry(ctx, c.Dir); err != nil {
 		return c, err
 	}
+	c.OnStop(c.Registry.Stop)
 	// The webhook starts now, while the serving port envtest picked for it
 	// is likely still free; its inventory follows the nodes created below.
 	if err := c.startWebhook(ctx); err != nil {
@@ -152,7 +143,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	}
 	step()
 
-	step = c.step("push images")
+	step = c.Step("push images")
 	images := append(experiment.Images(), opts.ExtraImages...)
 	images = append(images, experiment.Image{Repo: ProbeImage, Tag: "v1", Platforms: []experiment.Platform{
 		{OS: "linux", Architecture: "amd64"}, {OS: "linux", Architecture: "arm64"}, {OS: "linux", Architecture: "riscv64"},
@@ -162,7 +153,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	}
 	step()
 
-	step = c.step(fmt.Sprintf("create %d Ready nodes and label each with the labeler binary", len(opts.Nodes)))
+	step = c.Step(fmt.Sprintf("create %d Ready nodes and label each with the labeler binary", len(opts.Nodes)))
 	if err := c.createNodes(ctx, opts.ExtraNodeLabels); err != nil {
 		return c, err
 	}
@@ -171,7 +162,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	}
 	step()
 
-	step = c.step("wait until the webhook's inventory sees every node")
+	step = c.Step("wait until the webhook's inventory sees every node")
 	if err := c.waitInventory(ctx); err != nil {
 		return c, err
 	}
@@ -179,32 +170,13 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	return c, nil
 }
 
-// step prints what starts now and returns a func that prints how long it took.
-func (c *Cluster) step(what string) func() {
-	start := time.Now()
-	fmt.Fprintf(c.progress, "democluster: %s ...\n", what)
-	return func() { fmt.Fprintf(c.progress, "democluster:   done in %.1fs\n", time.Since(start).Seconds()) }
-}
-
-// Stop stops the webhook, the registry and the control plane.
+// Stop stops the webhook, the registry and the control plane, and removes
+// a temporary working directory.
 func (c *Cluster) Stop() error {
 	if c == nil {
 		return nil
 	}
-	var errs []error
-	if c.Webhook != nil {
-		errs = append(errs, c.Webhook.Stop(10*time.Second))
-	}
-	if c.Registry != nil {
-		errs = append(errs, c.Registry.Stop())
-	}
-	if c.CP != nil {
-		errs = append(errs, c.CP.Stop())
-	}
-	if c.removeDir && os.Getenv("ISAMATCH_KEEP_TMP") != "true" {
-		errs = append(errs, os.RemoveAll(c.Dir))
-	}
-	return errors.Join(errs...)
+	return c.Stage.Stop()
 }
 
 // HostRoot is the host root the labeler probes for n.
@@ -311,6 +283,9 @@ func (c *Cluster) startWebhook(ctx context.Context) error {
 		ExtraArgs: append([]string{"--allow-registry=" + c.Registry.Host}, c.webhookArgs...),
 	})
 	c.Webhook, c.WebhookHealthAddr, c.WebhookMetricsAddr = w.Process, w.HealthAddr, w.MetricsAddr
+	if w.Process != nil {
+		c.OnStop(func() error { return w.Process.Stop(10 * time.Second) })
+	}
 	return err
 }
 

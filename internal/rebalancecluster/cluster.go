@@ -58,10 +58,10 @@ type Options struct {
 
 // Cluster is a running rebalancer cluster.
 type Cluster struct {
-	// RepoRoot is the module root the binaries and the policy came from.
-	RepoRoot string
-	// Dir holds binaries, logs, certificates and policies.
-	Dir string
+	// Stage holds the repository root (RepoRoot), the working directory
+	// (Dir: binaries, logs, certificates and policies) and the parts to
+	// stop.
+	*testbed.Stage
 	// CP is the control plane (kube-apiserver, etcd, kube-scheduler).
 	CP *testbed.ControlPlane
 	// Client is an admin client that can also watch.
@@ -74,11 +74,8 @@ type Cluster struct {
 	// RebalancerBin is rebalance/cmd/rebalancer.
 	RebalancerBin string
 
-	image        string
-	progress     io.Writer
-	removeDir    bool
-	kubelets     kubelets
-	stopKubelets func()
+	image    string
+	kubelets kubelets
 }
 
 // Start builds cmd/webhook and the rebalancer, starts the registry, the
@@ -95,19 +92,11 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 			return nil, err
 		}
 	}
-	c = &Cluster{Dir: o.Dir, image: o.Image, progress: o.Progress}
-	if c.progress == nil {
-		c.progress = io.Discard
-	}
-	if c.RepoRoot, err = testbed.RepoRoot(); err != nil {
+	stage, err := testbed.NewStage("rebalancecluster", o.Dir, o.Progress)
+	if err != nil {
 		return nil, err
 	}
-	if c.Dir == "" {
-		if c.Dir, err = os.MkdirTemp("", "isamatch-rebalance-"); err != nil {
-			return nil, fmt.Errorf("create cluster dir: %w", err)
-		}
-		c.removeDir = true
-	}
+	c = &Cluster{Stage: stage, image: o.Image}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, c.Stop())
@@ -115,7 +104,7 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 		}
 	}()
 
-	step := c.step("build cmd/webhook and the rebalancer (rebalance/, a module of its own)")
+	step := c.Step("build cmd/webhook and the rebalancer (rebalance/, a module of its own)")
 	webhookBins, err := gobuild.Binaries(ctx, c.RepoRoot, c.Dir, gobuild.Options{}, "./cmd/webhook")
 	if err != nil {
 		return c, err
@@ -131,10 +120,11 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 	if len(platforms) == 0 {
 		platforms = []testbed.Platform{{Arch: "riscv64"}}
 	}
-	step = c.step(fmt.Sprintf("start docker-registry and push an image for %d platform(s)", len(platforms)))
+	step = c.Step(fmt.Sprintf("start docker-registry and push an image for %d platform(s)", len(platforms)))
 	if c.Registry, err = democluster.StartRegistry(ctx, c.Dir); err != nil {
 		return c, err
 	}
+	c.OnStop(c.Registry.Stop)
 	if len(platforms) == 1 {
 		_, err = testbed.PushImage(ctx, c.Registry, o.Image, "v1", platforms[0])
 	} else {
@@ -145,7 +135,7 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 	}
 	step()
 
-	step = c.step("start kube-apiserver, etcd, kube-scheduler and kube-controller-manager")
+	step = c.Step("start kube-apiserver, etcd, kube-scheduler and kube-controller-manager")
 	if err := c.startControlPlane(ctx); err != nil {
 		return c, err
 	}
@@ -157,7 +147,7 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 	}
 	step()
 
-	step = c.step(fmt.Sprintf("create %d Ready nodes with the labeler's labels and start the webhook", len(o.Nodes)))
+	step = c.Step(fmt.Sprintf("create %d Ready nodes with the labeler's labels and start the webhook", len(o.Nodes)))
 	runnable := 0 // nodes of an architecture the image has
 	for _, n := range o.Nodes {
 		i, err := isa.Parse(n.ISA)
@@ -184,7 +174,7 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 		defer close(done)
 		simulateKubelets(kctx, c.CP.Client, &c.kubelets)
 	}()
-	c.stopKubelets = func() { stop(); <-done }
+	c.OnStop(func() error { stop(); <-done; return nil })
 	return c, nil
 }
 
@@ -207,6 +197,9 @@ func (c *Cluster) startControlPlane(ctx context.Context) error {
 			MutatingWebhooks: []*admissionregistrationv1.MutatingWebhookConfiguration{hook},
 		},
 	})
+	if c.CP != nil {
+		c.OnStop(c.CP.Stop)
+	}
 	return err
 }
 
@@ -219,6 +212,9 @@ func (c *Cluster) startWebhook(ctx context.Context, bin, namespace string, nodes
 		ExtraArgs: []string{"--allow-registry=" + c.Registry.Host},
 	})
 	c.Webhook = w.Process
+	if w.Process != nil {
+		c.OnStop(func() error { return w.Process.Stop(10 * time.Second) })
+	}
 	if err != nil {
 		return fmt.Errorf("the webhook never became ready: %w", err)
 	}
@@ -252,39 +248,14 @@ func (c *Cluster) AddNamespace(ctx context.Context, namespace string) error {
 // ImageRef is the reference of the pushed image.
 func (c *Cluster) ImageRef() string { return c.Registry.Ref(c.image, "v1") }
 
-// step prints what starts now and returns a func that prints how long it took.
-func (c *Cluster) step(what string) func() {
-	start := time.Now()
-	fmt.Fprintf(c.progress, "rebalancecluster: %s ...\n", what)
-	return func() { fmt.Fprintf(c.progress, "rebalancecluster:   done in %.1fs\n", time.Since(start).Seconds()) }
-}
-
 // Stop stops the simulated kubelets, the webhook, kube-controller-manager,
-// the control plane and the registry.
+// the control plane and the registry, and removes a temporary working
+// directory.
 func (c *Cluster) Stop() error {
 	if c == nil {
 		return nil
 	}
-	if c.stopKubelets != nil {
-		c.stopKubelets()
-	}
-	var errs []error
-	if c.Webhook != nil {
-		errs = append(errs, c.Webhook.Stop(10*time.Second))
-	}
-	if c.ControllerManager != nil {
-		errs = append(errs, c.ControllerManager.Stop(10*time.Second))
-	}
-	if c.CP != nil {
-		errs = append(errs, c.CP.Stop())
-	}
-	if c.Registry != nil {
-		errs = append(errs, c.Registry.Stop())
-	}
-	if c.removeDir && os.Getenv("ISAMATCH_KEEP_TMP") != "true" {
-		errs = append(errs, os.RemoveAll(c.Dir))
-	}
-	return errors.Join(errs...)
+	return c.Stage.Stop()
 }
 
 // LogTails returns the tails of the scheduler's, kube-controller-manager's

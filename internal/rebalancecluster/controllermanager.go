@@ -41,6 +41,12 @@ func NodeAssetsDir() (string, error) {
 // lifecycle is left out: the simulated nodes post no heartbeats and would
 // turn NotReady. It waits up to a minute until /healthz answers 200.
 func (c *Cluster) startControllerManager(ctx context.Context, bin string) error {
+	c.OnStop(func() error {
+		if c.ControllerManager == nil {
+			return nil
+		}
+		return c.ControllerManager.Stop(10 * time.Second)
+	})
 	return testbed.StartOnFreePorts(1, func(ports []int) error {
 		p, err := testbed.StartProcess("kube-controller-manager", bin, []string{
 			"--kubeconfig=" + c.CP.KubeconfigPath,

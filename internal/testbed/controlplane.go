@@ -180,7 +180,7 @@ func (cp *ControlPlane) Stop() error {
 			errs = append(errs, fmt.Errorf("stop kube-apiserver and etcd: %w", err))
 		}
 	}
-	if cp.removeDir && os.Getenv("ISAMATCH_KEEP_TMP") != "true" {
+	if cp.removeDir && !keepTmp() {
 		errs = append(errs, os.RemoveAll(cp.Dir))
 	}
 	return errors.Join(errs...)

@@ -201,7 +201,7 @@ func (r *Registry) Stop() error {
 	if r.Process != nil {
 		errs = append(errs, r.Process.Stop(10*time.Second))
 	}
-	if r.removeDir && os.Getenv("ISAMATCH_KEEP_TMP") != "true" {
+	if r.removeDir && !keepTmp() {
 		errs = append(errs, os.RemoveAll(r.Dir))
 	}
 	return errors.Join(errs...)
