@@ -21,7 +21,7 @@ import (
 func gatedPod() *corev1.Pod {
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", ResourceVersion: "7"},
-		Spec: corev1.PodSpec{SchedulingGates: []corev1.PodSchedulingGate{{Name: "other.example/gate"}, {Name: isa.ResolveGate}}},
+		Spec:       corev1.PodSpec{SchedulingGates: []corev1.PodSchedulingGate{{Name: "other.example/gate"}, {Name: isa.ResolveGate}}},
 	}
 }
 
