@@ -6,7 +6,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus/testutil"
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -15,60 +14,18 @@ import (
 
 	"github.com/isamatch/isamatch/internal/testbed"
 	"github.com/isamatch/isamatch/pkg/audit"
+	"github.com/isamatch/isamatch/pkg/audit/internal/audittest"
 	"github.com/isamatch/isamatch/pkg/inventory"
 	"github.com/isamatch/isamatch/pkg/isa"
 )
 
-// labelled returns the labels the labeler writes for an ISA.
-func labelled(t *testing.T, s, arch string) map[string]string {
-	t.Helper()
-	native, err := isa.Parse(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l := isa.NodeLabels(native, nil)
-	l[isa.KubeArchLabel] = arch
-	return l
-}
-
-func nodes(t *testing.T) map[string]map[string]string {
-	return map[string]map[string]string{
-		"x86":  labelled(t, "x86-64-v3", "amd64"),
-		"rv":   labelled(t, "rv64gc", "riscv64"),
-		"bare": {isa.KubeArchLabel: "amd64"},
-	}
-}
-
-// pod is a running pod on node.
-func pod(name, ns, node string, opts ...func(*corev1.Pod)) *corev1.Pod {
-	p := testbed.MakePod(name, ns).Image("reg/app:v1").Obj()
-	p.Spec.NodeName = node
-	p.Status.Phase = corev1.PodRunning
-	for _, o := range opts {
-		o(p)
-	}
-	return p
-}
-
-func annotate(k, v string) func(*corev1.Pod) {
-	return func(p *corev1.Pod) {
-		if p.Annotations == nil {
-			p.Annotations = map[string]string{}
-		}
-		p.Annotations[k] = v
-	}
-}
-
-// shippedSelectors are config/webhook's selectors with the opt-in component.
-func shippedSelectors() *admissionregistrationv1.MutatingWebhookConfiguration {
-	return &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: metav1.ObjectMeta{Name: "isamatch"},
-		Webhooks: []admissionregistrationv1.MutatingWebhook{{Name: "pods.isa.isamatch.io", NamespaceSelector: &metav1.LabelSelector{
-			MatchExpressions: []metav1.LabelSelectorRequirement{
-				{Key: corev1.LabelMetadataName, Operator: metav1.LabelSelectorOpNotIn, Values: []string{"kube-system", "isamatch-system"}},
-				{Key: isa.IgnoreLabel, Operator: metav1.LabelSelectorOpNotIn, Values: []string{"true"}},
-				{Key: isa.EnabledLabel, Operator: metav1.LabelSelectorOpIn, Values: []string{"true"}},
-			}}}}}
-}
+// The shared fixtures, under the names these tests use.
+var (
+	nodes            = audittest.Nodes
+	pod              = audittest.Pod
+	annotate         = audittest.Annotate
+	shippedSelectors = audittest.ShippedSelectors
+)
 
 type podList []*corev1.Pod
 
