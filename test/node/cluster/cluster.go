@@ -59,11 +59,8 @@ type Cluster struct {
 	kcmP     *testbed.Process
 }
 
-// Start brings up etcd, kube-apiserver, kube-controller-manager,
-// kube-scheduler, containerd, the kubelet and kube-proxy, and waits until
-// the node is Ready. ctx bounds the start-up. On error everything started
-// is stopped again.
-func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
+// start is one attempt of Start, on the ports it is given.
+func start(ctx context.Context, opts Options, ports []int) (c *Cluster, err error) {
 	c = &Cluster{opts: opts, NodeName: opts.Host.NodeName, sysctls: map[string]string{}}
 	defer func() {
 		if err != nil {
@@ -77,10 +74,6 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 		}
 	}
 	if err := c.setSysctls(); err != nil {
-		return c, err
-	}
-	ports, err := freePorts(9)
-	if err != nil {
 		return c, err
 	}
 	etcdClient, etcdPeer, apiPort, kcmPort, schedPort, kubeletPort, kubeletHealthz, proxyHealthz, proxyMetrics :=
@@ -406,23 +399,6 @@ func waitSocket(ctx context.Context, p *testbed.Process, path string, timeout ti
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
-}
-
-// freePorts returns n distinct loopback ports that were free a moment ago.
-func freePorts(n int) ([]int, error) {
-	seen := map[int]bool{}
-	var ports []int
-	for len(ports) < n {
-		p, err := testbed.FreePort()
-		if err != nil {
-			return nil, err
-		}
-		if !seen[p] {
-			seen[p] = true
-			ports = append(ports, p)
-		}
-	}
-	return ports, nil
 }
 
 // setSysctls turns on what pod networking needs: forwarding, and bridged
