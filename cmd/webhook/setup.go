@@ -44,8 +44,9 @@ import (
 //
 //  1. the webhook server and the manager, which is given the server but
 //     does not run it yet;
-//  2. the certificate rotator (with --cert-rotation), which closes
-//     certsReady once a serving certificate is on disk;
+//  2. the certificate rotator (with --cert-rotation) and the watch of the
+//     Secret it writes, which closes certsReady once a serving certificate
+//     is loaded and the webhook configuration trusts its CA;
 //  3. the node inventory, the index of the nodes' QEMU_CPU values (with
 //     --qemu-cpu=inject, on the same node informer), the watch of the gate
 //     controller's Lease (a gating --resolve mode with leader election:
@@ -71,7 +72,11 @@ import (
 // up (a runnable added to a running manager starts at once); the readiness
 // check holds the server itself (srv) for the same reason.
 func setup(cfg *rest.Config, o options) (manager.Manager, error) {
-	srv, tlsOpts, err := newWebhookServer(o)
+	var certs *secretCerts
+	if o.certRotation {
+		certs = &secretCerts{key: types.NamespacedName{Namespace: o.namespace, Name: CertSecretName}}
+	}
+	srv, tlsOpts, err := newWebhookServer(o, certs)
 	if err != nil {
 		return nil, err
 	}
@@ -79,7 +84,7 @@ func setup(cfg *rest.Config, o options) (manager.Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	certsReady, err := addCertRotator(mgr, o)
+	certsReady, err := addCertRotator(mgr, cfg, o, certs)
 	if err != nil {
 		return nil, err
 	}
@@ -131,8 +136,9 @@ func setup(cfg *rest.Config, o options) (manager.Manager, error) {
 }
 
 // newWebhookServer builds the (not yet started) webhook server and returns
-// the TLS options it uses, which the metrics server shares.
-func newWebhookServer(o options) (webhook.Server, []func(*tls.Config), error) {
+// the TLS options it uses, which the metrics server shares. With certs the
+// server takes its certificate from them, not from --cert-dir.
+func newWebhookServer(o options, certs *secretCerts) (webhook.Server, []func(*tls.Config), error) {
 	tlsOpts := serverTLSOptions(o.enableHTTP2)
 	webhookTLS := tlsOpts
 	if o.clientCAFile != "" {
@@ -141,6 +147,9 @@ func newWebhookServer(o options) (webhook.Server, []func(*tls.Config), error) {
 			return nil, nil, err
 		}
 		webhookTLS = append(slices.Clone(tlsOpts), opt)
+	}
+	if certs != nil {
+		webhookTLS = append(slices.Clone(webhookTLS), func(c *tls.Config) { c.GetCertificate = certs.GetCertificate })
 	}
 	srv := webhook.NewServer(webhook.Options{Port: o.port, CertDir: o.certDir, TLSOpts: webhookTLS})
 	return srv, tlsOpts, nil
@@ -226,24 +235,42 @@ func newManager(cfg *rest.Config, o options, srv webhook.Server, tlsOpts []func(
 	return mgr, nil
 }
 
-// addCertRotator adds the certificate rotator with --cert-rotation. The
-// channel it returns is closed once a serving certificate is in --cert-dir
-// (at once without rotation: the certificate is provided).
-func addCertRotator(mgr manager.Manager, o options) (<-chan struct{}, error) {
+// addCertRotator adds the certificate rotator with --cert-rotation, and
+// certs' watch of the Secret it writes on every replica. The channel it
+// returns is closed once certs hold a serving certificate whose CA the
+// MutatingWebhookConfiguration trusts (at once without rotation: the
+// certificate is provided in --cert-dir).
+func addCertRotator(mgr manager.Manager, cfg *rest.Config, o options, certs *secretCerts) (<-chan struct{}, error) {
 	certsReady := make(chan struct{})
 	if !o.certRotation {
 		close(certsReady)
 		return certsReady, nil
 	}
-	err := rotator.AddRotator(mgr, &rotator.CertRotator{
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("create clientset: %w", err)
+	}
+	if err := mgr.Add(everyReplica(func(ctx context.Context) error { return certs.watch(ctx, cs) })); err != nil {
+		return nil, fmt.Errorf("add certificate watch: %w", err)
+	}
+	err = mgr.Add(everyReplica(func(ctx context.Context) error {
+		certs.waitReady(ctx, mgr.GetAPIReader(), WebhookConfigName, certsReady)
+		return nil
+	}))
+	if err != nil {
+		return nil, fmt.Errorf("add certificate readiness: %w", err)
+	}
+	err = rotator.AddRotator(mgr, &rotator.CertRotator{
 		SecretKey:      types.NamespacedName{Namespace: o.namespace, Name: CertSecretName},
 		CertDir:        o.certDir,
 		CAName:         "isamatch-ca",
 		CAOrganization: "isamatch",
 		DNSName:        ServiceName + "." + o.namespace + ".svc",
 		ExtraDNSNames:  []string{ServiceName + "." + o.namespace + ".svc.cluster.local", ServiceName + "." + o.namespace},
-		IsReady:        certsReady,
-		Webhooks:       []rotator.WebhookInfo{{Name: WebhookConfigName, Type: rotator.Mutating}},
+		// Its own readiness waits for the kubelet to project the Secret
+		// into CertDir; certs serve it before that.
+		IsReady:  make(chan struct{}),
+		Webhooks: []rotator.WebhookInfo{{Name: WebhookConfigName, Type: rotator.Mutating}},
 		// Every replica keeps the certificate: no leader needed.
 		RequireLeaderElection: false,
 	})

@@ -125,7 +125,7 @@ func TestWebhookServerClientCert(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			port := freePort(t)
-			srv, _, err := newWebhookServer(options{port: port, certDir: certDir, clientCAFile: tc.clientCAFile})
+			srv, _, err := newWebhookServer(options{port: port, certDir: certDir, clientCAFile: tc.clientCAFile}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
