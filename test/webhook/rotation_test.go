@@ -2,6 +2,8 @@ package webhook
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -33,7 +35,7 @@ func readyzStatus(ctx context.Context, url string) int {
 }
 
 var _ = Describe("Certificate rotation", Serial, func() {
-	It("fills the Secret, injects the CA into the isamatch configuration and turns ready only once the certificate is mounted", func(ctx SpecContext) {
+	It("fills the Secret, injects the CA into the isamatch configuration, and serves that certificate and turns ready with nothing mounted yet", func(ctx SpecContext) {
 		const ns = "isamatch-system"
 		err := cp.Client.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
 		if !apierrors.IsAlreadyExists(err) {
@@ -88,15 +90,20 @@ var _ = Describe("Certificate rotation", Serial, func() {
 			g.Expect(mwc.Webhooks[0].ClientConfig.CABundle).To(Equal(secret.Data["ca.crt"]))
 		}).WithContext(ctx).WithTimeout(60 * time.Second).Should(Succeed())
 
-		By("staying unready while the certificate is not mounted")
-		Consistently(func() int { return readyzStatus(ctx, readyz) }).WithContext(ctx).
-			WithTimeout(3 * time.Second).WithPolling(250 * time.Millisecond).ShouldNot(Equal(http.StatusOK))
-
-		By("turning ready once the certificate is mounted (done here as the kubelet would)")
-		for _, f := range []string{"tls.crt", "tls.key"} {
-			Expect(os.WriteFile(filepath.Join(certDir, f), secret.Data[f], 0o600)).To(Succeed())
-		}
+		By("turning ready without the kubelet having mounted the Secret (the cert dir stays empty)")
 		Eventually(func() int { return readyzStatus(ctx, readyz) }).WithContext(ctx).
-			WithTimeout(90*time.Second).WithPolling(500*time.Millisecond).Should(Equal(http.StatusOK), "log:\n%s", proc.LogTail(30))
+			WithTimeout(60*time.Second).WithPolling(250*time.Millisecond).Should(Equal(http.StatusOK), "log:\n%s", proc.LogTail(30))
+		entries, err := os.ReadDir(certDir)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(entries).To(BeEmpty())
+
+		By("serving the Secret's certificate, which its CA verifies for the Service's name")
+		roots := x509.NewCertPool()
+		Expect(roots.AppendCertsFromPEM(secret.Data["ca.crt"])).To(BeTrue())
+		conn, err := tls.Dial("tcp", "127.0.0.1:"+strconv.Itoa(port), &tls.Config{
+			RootCAs: roots, ServerName: "isamatch-webhook." + ns + ".svc", MinVersion: tls.VersionTLS12,
+		})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(conn.Close()).To(Succeed())
 	})
 })
