@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/open-policy-agent/cert-controller/pkg/rotator"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -19,8 +20,10 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 )
 
 // secretCerts serves the certificate the rotator keeps in its Secret, read
@@ -134,3 +137,48 @@ func (s *secretCerts) waitReady(ctx context.Context, r client.Reader, name strin
 
 // certsReadyPoll is how often waitReady looks.
 const certsReadyPoll = 500 * time.Millisecond
+
+// addCertRotator adds the certificate rotator with --cert-rotation, and
+// certs' watch of the Secret it writes on every replica. The channel it
+// returns is closed once certs hold a serving certificate whose CA the
+// MutatingWebhookConfiguration trusts (at once without rotation: the
+// certificate is provided in --cert-dir).
+func addCertRotator(mgr manager.Manager, cfg *rest.Config, o options, certs *secretCerts) (<-chan struct{}, error) {
+	certsReady := make(chan struct{})
+	if !o.certRotation {
+		close(certsReady)
+		return certsReady, nil
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("create clientset: %w", err)
+	}
+	if err := mgr.Add(everyReplica(func(ctx context.Context) error { return certs.watch(ctx, cs) })); err != nil {
+		return nil, fmt.Errorf("add certificate watch: %w", err)
+	}
+	err = mgr.Add(everyReplica(func(ctx context.Context) error {
+		certs.waitReady(ctx, mgr.GetAPIReader(), WebhookConfigName, certsReady)
+		return nil
+	}))
+	if err != nil {
+		return nil, fmt.Errorf("add certificate readiness: %w", err)
+	}
+	err = rotator.AddRotator(mgr, &rotator.CertRotator{
+		SecretKey:      types.NamespacedName{Namespace: o.namespace, Name: CertSecretName},
+		CertDir:        o.certDir,
+		CAName:         "isamatch-ca",
+		CAOrganization: "isamatch",
+		DNSName:        ServiceName + "." + o.namespace + ".svc",
+		ExtraDNSNames:  []string{ServiceName + "." + o.namespace + ".svc.cluster.local", ServiceName + "." + o.namespace},
+		// Its own readiness waits for the kubelet to project the Secret
+		// into CertDir; certs serve it before that.
+		IsReady:  make(chan struct{}),
+		Webhooks: []rotator.WebhookInfo{{Name: WebhookConfigName, Type: rotator.Mutating}},
+		// Every replica keeps the certificate: no leader needed.
+		RequireLeaderElection: false,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("set up certificate rotation: %w", err)
+	}
+	return certsReady, nil
+}

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/open-policy-agent/cert-controller/pkg/rotator"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -233,51 +232,6 @@ func newManager(cfg *rest.Config, o options, srv webhook.Server, tlsOpts []func(
 		return nil, fmt.Errorf("create manager: %w", err)
 	}
 	return mgr, nil
-}
-
-// addCertRotator adds the certificate rotator with --cert-rotation, and
-// certs' watch of the Secret it writes on every replica. The channel it
-// returns is closed once certs hold a serving certificate whose CA the
-// MutatingWebhookConfiguration trusts (at once without rotation: the
-// certificate is provided in --cert-dir).
-func addCertRotator(mgr manager.Manager, cfg *rest.Config, o options, certs *secretCerts) (<-chan struct{}, error) {
-	certsReady := make(chan struct{})
-	if !o.certRotation {
-		close(certsReady)
-		return certsReady, nil
-	}
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("create clientset: %w", err)
-	}
-	if err := mgr.Add(everyReplica(func(ctx context.Context) error { return certs.watch(ctx, cs) })); err != nil {
-		return nil, fmt.Errorf("add certificate watch: %w", err)
-	}
-	err = mgr.Add(everyReplica(func(ctx context.Context) error {
-		certs.waitReady(ctx, mgr.GetAPIReader(), WebhookConfigName, certsReady)
-		return nil
-	}))
-	if err != nil {
-		return nil, fmt.Errorf("add certificate readiness: %w", err)
-	}
-	err = rotator.AddRotator(mgr, &rotator.CertRotator{
-		SecretKey:      types.NamespacedName{Namespace: o.namespace, Name: CertSecretName},
-		CertDir:        o.certDir,
-		CAName:         "isamatch-ca",
-		CAOrganization: "isamatch",
-		DNSName:        ServiceName + "." + o.namespace + ".svc",
-		ExtraDNSNames:  []string{ServiceName + "." + o.namespace + ".svc.cluster.local", ServiceName + "." + o.namespace},
-		// Its own readiness waits for the kubelet to project the Secret
-		// into CertDir; certs serve it before that.
-		IsReady:  make(chan struct{}),
-		Webhooks: []rotator.WebhookInfo{{Name: WebhookConfigName, Type: rotator.Mutating}},
-		// Every replica keeps the certificate: no leader needed.
-		RequireLeaderElection: false,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("set up certificate rotation: %w", err)
-	}
-	return certsReady, nil
 }
 
 // addGateLeaseWatch adds, when a gating --resolve mode relies on an elected
