@@ -73,7 +73,7 @@ test-node:
 	$(GO) -C hack/release build -o /dev/null .
 	echo "KUBEBUILDER_ASSETS=$$assets ISAMATCH_NODE_ASSETS=$$node_assets ISAMATCH_METRICS_SERVER_ASSETS=$$metrics_server_assets"
 	mkdir -p .cache
-	KUBEBUILDER_ASSETS="$$assets" ISAMATCH_NODE_ASSETS="$$node_assets" ISAMATCH_METRICS_SERVER_ASSETS="$$metrics_server_assets" $(GO) test -timeout $(GOTEST_TIMEOUT) $(GOTEST_FLAGS) ./test/node -ginkgo.v 2>&1 | tee .cache/test-node.log
+	KUBEBUILDER_ASSETS="$$assets" ISAMATCH_NODE_ASSETS="$$node_assets" ISAMATCH_METRICS_SERVER_ASSETS="$$metrics_server_assets" $(GO) test -v -timeout $(GOTEST_TIMEOUT) $(GOTEST_FLAGS) ./test/node -ginkgo.v 2>&1 | tee .cache/test-node.log
 
 ## test-compat: the suites that exercise the Kubernetes features isamatch needs (test/labeler, test/webhook) against an older control plane, KUBE_VERSION (default the oldest release tested, docs/compatibility.md); not part of `make test`: its build is a second 10-minute compile
 test-compat: KUBE_VERSION ?= v1.30.14
