@@ -1,0 +1,70 @@
+package testbed
+
+import (
+	"os"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	componentconfig "github.com/isamatch/isamatch/internal/config"
+	"github.com/isamatch/isamatch/pkg/config/v1alpha1"
+)
+
+// TestWriteWebhookConfig: the file holds the defaults with the caller's
+// changes, zero values and empty lists included, as the webhook loads it.
+func TestWriteWebhookConfig(t *testing.T) {
+	no := false
+	configure := func(c *v1alpha1.WebhookConfiguration) {
+		c.Server.CertRotation = &no
+		c.Gate.Controller = false
+		c.Admission.NamespaceEnforcement = nil
+		c.Registry.AllowRegistries = []string{"127.0.0.1:5000"}
+		c.Gate.Timeout = metav1.Duration{Duration: 3 * time.Second}
+	}
+	path, err := WriteWebhookConfig(t.TempDir(), configure)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := componentconfig.LoadWebhook(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := componentconfig.DefaultWebhook()
+	configure(&want)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("WriteWebhookConfig() read back (-want +got):\n%s", diff)
+	}
+	if errs := componentconfig.ValidateWebhook(&got); len(errs) > 0 {
+		t.Errorf("ValidateWebhook() = %v", errs)
+	}
+}
+
+// TestWriteLabelerConfig is TestWriteWebhookConfig for the labeler.
+func TestWriteLabelerConfig(t *testing.T) {
+	configure := func(c *v1alpha1.LabelerConfiguration) {
+		c.HostRoot, c.Commands.Exec, c.HWProbe = "/roots/visionfive2", v1alpha1.ExecDirect, false
+	}
+	path, err := WriteLabelerConfig(t.TempDir(), configure)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := componentconfig.LoadLabeler(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := componentconfig.DefaultLabeler()
+	configure(&want)
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("WriteLabelerConfig() read back (-want +got):\n%s", diff)
+	}
+}
