@@ -18,8 +18,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/isamatch/isamatch/internal/testbed"
+	"github.com/isamatch/isamatch/pkg/config/v1alpha1"
 	"github.com/isamatch/isamatch/pkg/contract"
 	"github.com/isamatch/isamatch/pkg/isa"
+	"github.com/isamatch/isamatch/pkg/mutate"
 )
 
 // StartControlPlane starts kube-apiserver, etcd and kube-scheduler with
@@ -80,10 +82,22 @@ type WebhookOptions struct {
 	CP *testbed.ControlPlane
 	// RegistryCA is the CA file the webhook trusts for the registry.
 	RegistryCA string
-	// Log is the file the webhook's output goes to.
+	// Log is the file the webhook's output goes to; its configuration
+	// file is written beside it.
 	Log string
-	// ExtraArgs are passed after the common flags.
-	ExtraArgs []string
+	// Kubeconfig, when set, is the kubeconfig the webhook uses instead of
+	// CP's admin one (a ServiceAccount's, to run with its RBAC).
+	Kubeconfig string
+	// Verbose runs the webhook at -v=1.
+	Verbose bool
+	// Configure, when set, changes the webhook's configuration after the
+	// settings common to every harness (see StartWebhook): the fields a
+	// spec or tool needs, say Admission.Resolve or Gate.Timeout.
+	Configure func(*v1alpha1.WebhookConfiguration)
+	// ConfigDir, when set, is the webhook's --config-dir: drop-ins it
+	// reads over the file StartWebhook writes (a bench run's own
+	// configuration).
+	ConfigDir string
 }
 
 // Webhook is a webhook process started by StartWebhook.
@@ -109,26 +123,37 @@ func StartWebhook(ctx context.Context, o WebhookOptions) (Webhook, error) {
 	if err := o.CP.Client.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
 		return w, fmt.Errorf("create the webhook's namespace %s: %w", WebhookNamespace, err)
 	}
+	kubeconfig := o.CP.KubeconfigPath
+	if o.Kubeconfig != "" {
+		kubeconfig = o.Kubeconfig
+	}
 	err := testbed.StartOnFreePorts(2, func(ports []int) error {
 		w.HealthAddr = "127.0.0.1:" + strconv.Itoa(ports[0])
 		w.MetricsAddr = "127.0.0.1:" + strconv.Itoa(ports[1])
-		args := append([]string{
-			"--kubeconfig=" + o.CP.KubeconfigPath,
-			"--namespace=" + WebhookNamespace,
-			"--cert-dir=" + wio.LocalServingCertDir,
-			"--port=" + strconv.Itoa(wio.LocalServingPort),
-			"--cert-rotation=false",
-			"--registry-ca=" + o.RegistryCA,
-			"--health-probe-bind-address=" + w.HealthAddr,
-			"--metrics-bind-address=" + w.MetricsAddr,
+		config, err := testbed.WriteWebhookConfig(filepath.Dir(o.Log), func(c *v1alpha1.WebhookConfiguration) {
+			c.Namespace = WebhookNamespace
+			no := false
+			c.Server.CertDir, c.Server.Port, c.Server.CertRotation = wio.LocalServingCertDir, wio.LocalServingPort, &no
+			c.Registry.CAFile = o.RegistryCA
+			c.Health.BindAddress, c.Metrics.BindAddress = w.HealthAddr, w.MetricsAddr
 			// The demo, the benchmarks and the suites scrape over plain HTTP.
-			"--metrics-secure=false",
+			c.Metrics.Secure = false
 			// Admission answers with the affinity, as the suites check;
-			// ExtraArgs may choose --resolve=auto or gate.
-			"--resolve=sync",
+			// Configure may choose auto or gate.
+			c.Admission.Resolve = mutate.ResolveSync
 			// Their images are private: pulled with the namespace's secret.
-			"--pull-secrets",
-		}, o.ExtraArgs...)
+			c.Registry.PullSecrets = true
+		}, o.Configure)
+		if err != nil {
+			return err
+		}
+		args := []string{"--kubeconfig=" + kubeconfig, "--config=" + config}
+		if o.ConfigDir != "" {
+			args = append(args, "--config-dir="+o.ConfigDir)
+		}
+		if o.Verbose {
+			args = append(args, "-v=1")
+		}
 		p, err := testbed.StartProcess("webhook", o.Bin, args, nil, o.Log)
 		if err != nil {
 			return err

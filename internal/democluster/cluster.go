@@ -20,6 +20,7 @@ import (
 	"github.com/isamatch/isamatch/internal/experiment"
 	"github.com/isamatch/isamatch/internal/gobuild"
 	"github.com/isamatch/isamatch/internal/testbed"
+	"github.com/isamatch/isamatch/pkg/config/v1alpha1"
 	"github.com/isamatch/isamatch/pkg/isa"
 )
 
@@ -54,8 +55,9 @@ type Options struct {
 	Dir string
 	// Parallel bounds concurrent labeler runs and image pushes (default 4).
 	Parallel int
-	// WebhookArgs are extra webhook flags (--enforcement=warn).
-	WebhookArgs []string
+	// ConfigureWebhook, when set, changes the webhook's configuration
+	// (Admission.Enforcement = warn, say) after the cluster's own settings.
+	ConfigureWebhook func(*v1alpha1.WebhookConfiguration)
 	// Flags are extra kube-apiserver and kube-scheduler flags.
 	Flags Flags
 }
@@ -81,7 +83,7 @@ type Cluster struct {
 	// WebhookMetricsAddr its metrics address (plain HTTP).
 	WebhookHealthAddr, WebhookMetricsAddr string
 
-	webhookArgs []string
+	configureWebhook func(*v1alpha1.WebhookConfiguration)
 }
 
 // Start builds the labeler and webhook, starts the control plane, the
@@ -99,7 +101,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if err != nil {
 		return nil, err
 	}
-	c = &Cluster{Stage: stage, Nodes: opts.Nodes, webhookArgs: opts.WebhookArgs}
+	c = &Cluster{Stage: stage, Nodes: opts.Nodes, configureWebhook: opts.ConfigureWebhook}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, c.Stop())
@@ -239,10 +241,16 @@ func (c *Cluster) label(ctx context.Context, parallel int) error {
 	g.SetLimit(parallel)
 	for _, n := range c.Nodes {
 		g.Go(func() error {
-			cmd := exec.CommandContext(gctx, c.LabelerBin, "--once", "--node-name="+n.Name, "--host-root="+staged[c.HostRoot(n)],
-				"--kubeconfig="+c.CP.KubeconfigPath, "--exec=direct")
+			config, err := testbed.WriteLabelerConfig(c.Dir, func(lc *v1alpha1.LabelerConfiguration) {
+				lc.HostRoot, lc.Commands.Exec = staged[c.HostRoot(n)], v1alpha1.ExecDirect
+			})
+			if err != nil {
+				return err
+			}
+			cmd := exec.CommandContext(gctx, c.LabelerBin, "--once", "--node-name="+n.Name, "--config="+config,
+				"--kubeconfig="+c.CP.KubeconfigPath)
 			if out, err := cmd.CombinedOutput(); err != nil {
-				return fmt.Errorf("labeler --once --node-name=%s --host-root=%s: %w\n%s", n.Name, c.HostRoot(n), err, out)
+				return fmt.Errorf("labeler --once --node-name=%s (host root %s): %w\n%s", n.Name, c.HostRoot(n), err, out)
 			}
 			return nil
 		})
@@ -279,8 +287,13 @@ func (c *Cluster) NodeISA(ctx context.Context) (map[string]string, error) {
 func (c *Cluster) startWebhook(ctx context.Context) error {
 	w, err := StartWebhook(ctx, WebhookOptions{
 		Bin: c.WebhookBin, CP: c.CP, RegistryCA: c.Registry.CAFile, Log: filepath.Join(c.Dir, "webhook.log"),
-		// The demo registry listens on loopback, which is refused unless allowed.
-		ExtraArgs: append([]string{"--allow-registry=" + c.Registry.Host}, c.webhookArgs...),
+		Configure: func(wc *v1alpha1.WebhookConfiguration) {
+			// The demo registry listens on loopback, which is refused unless allowed.
+			wc.Registry.AllowRegistries = []string{c.Registry.Host}
+			if c.configureWebhook != nil {
+				c.configureWebhook(wc)
+			}
+		},
 	})
 	c.Webhook, c.WebhookHealthAddr, c.WebhookMetricsAddr = w.Process, w.HealthAddr, w.MetricsAddr
 	if w.Process != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/isamatch/isamatch/internal/democluster"
 	"github.com/isamatch/isamatch/internal/gobuild"
 	"github.com/isamatch/isamatch/internal/testbed"
+	"github.com/isamatch/isamatch/pkg/config/v1alpha1"
 	"github.com/isamatch/isamatch/pkg/isa"
 )
 
@@ -209,7 +210,9 @@ func (c *Cluster) startControlPlane(ctx context.Context) error {
 func (c *Cluster) startWebhook(ctx context.Context, bin, namespace string, nodes int) error {
 	w, err := democluster.StartWebhook(ctx, democluster.WebhookOptions{
 		Bin: bin, CP: c.CP, RegistryCA: c.Registry.CAFile, Log: filepath.Join(c.Dir, "webhook.log"),
-		ExtraArgs: []string{"--allow-registry=" + c.Registry.Host},
+		Configure: func(wc *v1alpha1.WebhookConfiguration) {
+			wc.Registry.AllowRegistries = []string{c.Registry.Host}
+		},
 	})
 	c.Webhook = w.Process
 	if w.Process != nil {

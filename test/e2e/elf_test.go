@@ -30,7 +30,9 @@ import (
 	"github.com/isamatch/isamatch/internal/democluster"
 	"github.com/isamatch/isamatch/internal/experiment"
 	"github.com/isamatch/isamatch/internal/testbed"
+	"github.com/isamatch/isamatch/pkg/config/v1alpha1"
 	"github.com/isamatch/isamatch/pkg/contract"
+	"github.com/isamatch/isamatch/pkg/mutate"
 	"github.com/isamatch/isamatch/pkg/mutate/engine"
 	"github.com/isamatch/isamatch/test/framework"
 )
@@ -58,7 +60,9 @@ var _ = Describe("ISA inferred from the entrypoint's ELF attributes", Ordered, C
 	BeforeAll(func(ctx SpecContext) {
 		binaries, built = elfBinaries(ctx)
 		c = startCluster(ctx, democluster.Options{Nodes: experiment.PaperCluster(),
-			WebhookArgs: []string{"--resolve=gate", "--leader-elect=false", "--infer-elf"}})
+			ConfigureWebhook: func(wc *v1alpha1.WebhookConfiguration) {
+				wc.Admission.Resolve, wc.LeaderElection.Enabled, wc.Inference.ELF = mutate.ResolveGate, false, true
+			}})
 		AddReportEntry("ELF binaries", built)
 		for march, bin := range binaries {
 			Expect(pushELFImage(ctx, c, "elf/ext", march, bin)).To(Succeed())

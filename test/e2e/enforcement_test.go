@@ -17,6 +17,7 @@ import (
 	"github.com/isamatch/isamatch/internal/democluster"
 	"github.com/isamatch/isamatch/internal/experiment"
 	"github.com/isamatch/isamatch/internal/testbed"
+	"github.com/isamatch/isamatch/pkg/config/v1alpha1"
 	"github.com/isamatch/isamatch/pkg/contract"
 	"github.com/isamatch/isamatch/pkg/isa"
 	"github.com/isamatch/isamatch/pkg/mutate"
@@ -59,7 +60,9 @@ var _ = Describe("The webhook in warn mode, on the paper's cluster", Ordered, fu
 		c = startCluster(ctx, democluster.Options{
 			Nodes:       experiment.PaperCluster(),
 			ExtraImages: []experiment.Image{onlyAMD, onlyARM},
-			WebhookArgs: []string{"--enforcement=" + mutate.EnforcementWarn},
+			ConfigureWebhook: func(wc *v1alpha1.WebhookConfiguration) {
+				wc.Admission.Enforcement = mutate.EnforcementWarn
+			},
 		})
 		cfg := rest.CopyConfig(c.CP.Config)
 		cfg.WarningHandler = seen
