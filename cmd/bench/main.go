@@ -48,13 +48,7 @@ func parseArgs(fs *flag.FlagSet, args []string) (bench.Options, error) {
 	fs.Float64Var(&o.OpenRate, "open-rate", 100, "pods per second of the open-loop load (section 7), well below saturation")
 	fs.DurationVar(&o.OpenDuration, "open-duration", 10*time.Second, "how long each open-loop load runs (rate x duration pods per variant and run)")
 	fs.StringVar(&o.ProfileDir, "profile-dir", "", "write the webhook's CPU and allocation profiles under the admission load here")
-	fs.Func("webhook-arg", "a flag added to the isamatch webhook's, e.g. --webhook-arg=--pod-events=false (repeatable): measure a configuration other than the shipped one", func(v string) error {
-		if !strings.HasPrefix(v, "--") {
-			return fmt.Errorf("%q is not a flag: want --name=value", v)
-		}
-		o.WebhookArgs = append(o.WebhookArgs, v)
-		return nil
-	})
+	fs.StringVar(&o.WebhookConfigDir, "webhook-config-dir", "", "a directory of WebhookConfiguration drop-ins (*.yaml, docs/configuration.md) the isamatch webhook reads over the bench's configuration, e.g. one setting events.pods: false: measure a configuration other than the shipped one")
 	quiet := fs.Bool("quiet", false, "no progress lines on stderr")
 	only := fs.String("only", "", "comma-separated sections to run (default all): "+strings.Join(bench.SectionNames, ","))
 	if err := fs.Parse(args); err != nil {
@@ -69,6 +63,11 @@ func parseArgs(fs *flag.FlagSet, args []string) (bench.Options, error) {
 				return o, fmt.Errorf("--only: unknown section %q: use some of %s", s, strings.Join(bench.SectionNames, ","))
 			}
 			o.Only = append(o.Only, s)
+		}
+	}
+	if o.WebhookConfigDir != "" {
+		if err := checkWebhookConfigDir(o.WebhookConfigDir); err != nil {
+			return o, err
 		}
 	}
 	if o.Runs < 3 {

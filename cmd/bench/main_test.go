@@ -3,6 +3,8 @@ package main
 import (
 	"flag"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -37,12 +39,16 @@ func TestParseArgs(t *testing.T) {
 				t.Errorf("open loop %g pods/s for %s, want 50 for 30s", o.OpenRate, o.OpenDuration)
 			}
 		}},
-		{name: "webhook flags", args: []string{"--webhook-arg=--pod-events=false", "--webhook-arg=--resolve=sync"}, check: func(t *testing.T, o bench.Options) {
-			if diff := cmp.Diff([]string{"--pod-events=false", "--resolve=sync"}, o.WebhookArgs); diff != "" {
-				t.Errorf("WebhookArgs (-want +got):\n%s", diff)
+		{name: "webhook drop-ins", args: []string{"--webhook-config-dir=" + dropIns(t, "events:\n  pods: false\n")}, check: func(t *testing.T, o bench.Options) {
+			if o.WebhookConfigDir == "" {
+				t.Error("WebhookConfigDir empty")
 			}
 		}},
-		{name: "webhook flag without dashes", args: []string{"--webhook-arg=pod-events=false"}, wantErr: `"pod-events=false" is not a flag: want --name=value`},
+		{name: "webhook drop-in with an unknown field", args: []string{"--webhook-config-dir=" + dropIns(t, "events:\n  pod: false\n")},
+			wantErr: `unknown field "events.pod"`},
+		{name: "webhook drop-in with a bad value", args: []string{"--webhook-config-dir=" + dropIns(t, "gate:\n  workers: 0\n")},
+			wantErr: "gate.workers: Invalid value: 0"},
+		{name: "webhook drop-in directory empty", args: []string{"--webhook-config-dir=" + t.TempDir()}, wantErr: "holds no *.yaml"},
 		{name: "open rate zero", args: []string{"--open-rate=0"}, wantErr: "--open-rate=0: want pods per second in (0, 5000]"},
 		{name: "open rate NaN", args: []string{"--open-rate=NaN"}, wantErr: "--open-rate=NaN"},
 		{name: "open duration negative", args: []string{"--open-duration=-1s"}, wantErr: "--open-duration=-1s: want a positive duration"},
@@ -114,4 +120,16 @@ func TestParseScaleArgs(t *testing.T) {
 			t.Errorf("defaults: %d nodes, %d pods; want 5000 and 50000", o.Nodes, o.Pods)
 		}
 	}
+}
+
+// dropIns writes body under a WebhookConfiguration header as the one
+// drop-in of a new directory and returns the directory.
+func dropIns(t *testing.T, body string) string {
+	t.Helper()
+	dir := t.TempDir()
+	data := "apiVersion: config.isamatch.io/v1alpha1\nkind: WebhookConfiguration\n" + body
+	if err := os.WriteFile(filepath.Join(dir, "50-bench.yaml"), []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }

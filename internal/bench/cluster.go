@@ -25,7 +25,9 @@ import (
 	"github.com/isamatch/isamatch/internal/democluster"
 	"github.com/isamatch/isamatch/internal/gobuild"
 	"github.com/isamatch/isamatch/internal/testbed"
+	"github.com/isamatch/isamatch/pkg/config/v1alpha1"
 	"github.com/isamatch/isamatch/pkg/isa"
+	"github.com/isamatch/isamatch/pkg/mutate"
 )
 
 // Names the benchmark cluster uses.
@@ -78,13 +80,13 @@ type Env struct {
 	// NodeNames are the Ready nodes, by name.
 	NodeNames []string
 
-	progress    io.Writer
-	webhookArgs []string
-	gatePort    int
-	coldIndex   v1.ImageIndex
-	coldPushed  bool
-	nsMu        sync.Mutex
-	nsDone      map[string]bool
+	progress         io.Writer
+	webhookConfigDir string
+	gatePort         int
+	coldIndex        v1.ImageIndex
+	coldPushed       bool
+	nsMu             sync.Mutex
+	nsDone           map[string]bool
 }
 
 // step prints what starts and returns a func printing how long it took.
@@ -103,7 +105,7 @@ func StartEnv(ctx context.Context, o Options, nodes map[string]map[string]string
 	if err != nil {
 		return nil, err
 	}
-	e = &Env{Stage: stage, progress: o.Progress, webhookArgs: o.WebhookArgs, nsDone: map[string]bool{}}
+	e = &Env{Stage: stage, progress: o.Progress, webhookConfigDir: o.WebhookConfigDir, nsDone: map[string]bool{}}
 	if e.progress == nil {
 		e.progress = io.Discard
 	}
@@ -223,7 +225,11 @@ func (e *Env) startWebhook(ctx context.Context) error {
 	e.PprofAddr = "127.0.0.1:" + strconv.Itoa(pprofPort)
 	w, err := democluster.StartWebhook(ctx, democluster.WebhookOptions{
 		Bin: e.WebhookBin, CP: e.CP, RegistryCA: e.Registry.CAFile, Log: filepath.Join(e.Dir, "webhook.log"),
-		ExtraArgs: append([]string{"--insecure-registry=" + e.Proxy.Host, "--pprof-bind-address=" + e.PprofAddr}, e.webhookArgs...),
+		Configure: func(c *v1alpha1.WebhookConfiguration) {
+			c.Registry.InsecureRegistries = []string{e.Proxy.Host}
+			c.Profiling.BindAddress = e.PprofAddr
+		},
+		ConfigDir: e.webhookConfigDir,
 	})
 	e.Webhook, e.MetricsAddr = w.Process, w.MetricsAddr
 	if w.Process != nil {
@@ -324,11 +330,14 @@ func (e *Env) startGate(ctx context.Context) error {
 		var err error
 		w, err = democluster.StartWebhook(ctx, democluster.WebhookOptions{
 			Bin: e.WebhookBin, CP: e.CP, RegistryCA: e.Registry.CAFile, Log: filepath.Join(e.Dir, "webhook-gate.log"),
-			ExtraArgs: []string{"--insecure-registry=" + e.Proxy.Host, "--port=" + strconv.Itoa(ports[0]),
-				"--resolve=gate", "--leader-elect=false",
+			Configure: func(c *v1alpha1.WebhookConfiguration) {
+				c.Registry.InsecureRegistries = []string{e.Proxy.Host}
+				c.Server.Port = ports[0]
+				c.Admission.Resolve, c.LeaderElection.Enabled = mutate.ResolveGate, false
 				// The first process (the elected leader) records the
 				// Events of every decided pod; this one would repeat them.
-				"--pod-events=false"},
+				c.Events.Pods = false
+			},
 		})
 		if err != nil && w.Process != nil {
 			_ = w.Process.Stop(10 * time.Second)

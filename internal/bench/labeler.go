@@ -9,10 +9,12 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/isamatch/isamatch/internal/testbed"
+	"github.com/isamatch/isamatch/pkg/config/v1alpha1"
 	"github.com/isamatch/isamatch/pkg/isa"
 	"github.com/isamatch/isamatch/pkg/labeler"
 	"github.com/isamatch/isamatch/pkg/probe"
@@ -123,10 +125,16 @@ func labelerDaemonRSS(ctx context.Context, e *Env, node, root string, env []stri
 			return MemStatus{}, err
 		}
 	}
-	args := []string{"--node-name=" + node, "--host-root=" + root, "--exec=direct", "--hwprobe=false", "--interval=1h",
-		"--kubeconfig=" + e.CP.KubeconfigPath,
-		"--metrics-bind-address=127.0.0.1:" + strconv.Itoa(ports[0]),
-		"--health-probe-bind-address=127.0.0.1:" + strconv.Itoa(ports[1])}
+	config, err := testbed.WriteLabelerConfig(e.Dir, func(c *v1alpha1.LabelerConfiguration) {
+		c.HostRoot, c.Commands.Exec, c.HWProbe = root, v1alpha1.ExecDirect, false
+		c.Interval = metav1.Duration{Duration: time.Hour}
+		c.Metrics.BindAddress = "127.0.0.1:" + strconv.Itoa(ports[0])
+		c.Health.BindAddress = "127.0.0.1:" + strconv.Itoa(ports[1])
+	})
+	if err != nil {
+		return MemStatus{}, err
+	}
+	args := []string{"--node-name=" + node, "--config=" + config, "--kubeconfig=" + e.CP.KubeconfigPath}
 	p, err := testbed.StartProcess("labeler", e.LabelerBin, args, env, filepath.Join(e.Dir, "labeler-daemon.log"))
 	if err != nil {
 		return MemStatus{}, err

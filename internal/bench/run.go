@@ -40,10 +40,12 @@ type Options struct {
 	// ProfileDir, when set, receives the webhook's CPU and allocation
 	// profiles under the admission load.
 	ProfileDir string
-	// WebhookArgs are added to the isamatch webhook's flags (the first
-	// process, the one every isamatch row measures), to measure a
-	// configuration other than the shipped one.
-	WebhookArgs []string
+	// WebhookConfigDir, when set, is a directory of WebhookConfiguration
+	// drop-ins the isamatch webhook (the first process, the one every
+	// isamatch row measures) reads over the bench's configuration
+	// (--config-dir), to measure a configuration other than the shipped
+	// one.
+	WebhookConfigDir string
 	// Only, when not empty, names the sections to run (SectionNames);
 	// the others are left out of the table.
 	Only []string
