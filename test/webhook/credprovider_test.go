@@ -9,9 +9,11 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/isamatch/isamatch/internal/gobuild"
 	"github.com/isamatch/isamatch/internal/testbed"
+	"github.com/isamatch/isamatch/pkg/config/v1alpha1"
 	"github.com/isamatch/isamatch/pkg/isa"
 )
 
@@ -55,15 +57,13 @@ providers:
 		caFile := filepath.Join(work, "registries-ca.pem")
 		Expect(os.WriteFile(caFile, append(append([]byte{}, reg.CAPEM...), origin.CAPEM...), 0o600)).To(Succeed())
 
-		By("starting the webhook with --image-credential-provider-config and -bin-dir")
-		metricsURL = startOwnWebhook(ctx, ns,
-			"--registry-ca="+caFile,
-			"--allow-registry="+reg.Host,
-			"--allow-registry="+origin.Host,
-			"--image-credential-provider-config="+config,
-			"--image-credential-provider-bin-dir="+binDir,
-			"--image-credential-provider-timeout=20s",
-		).metricsURL
+		By("starting the webhook with credentialProviders.config and binDir")
+		metricsURL = startOwnWebhook(ctx, ns, func(c *v1alpha1.WebhookConfiguration) {
+			c.Registry.CAFile = caFile
+			c.Registry.AllowRegistries = []string{reg.Host, origin.Host}
+			c.CredentialProviders.Config, c.CredentialProviders.BinDir = config, binDir
+			c.CredentialProviders.Timeout = metav1.Duration{Duration: 20 * time.Second}
+		}).metricsURL
 	})
 
 	It("resolve an image only the plugin's credentials can read, with no pull secret", func(ctx SpecContext) {

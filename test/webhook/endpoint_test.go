@@ -43,7 +43,9 @@ import (
 
 	"github.com/isamatch/isamatch/internal/metricsauth"
 	"github.com/isamatch/isamatch/internal/testbed"
+	"github.com/isamatch/isamatch/pkg/config/v1alpha1"
 	"github.com/isamatch/isamatch/pkg/isa"
+	"github.com/isamatch/isamatch/pkg/mutate"
 )
 
 // The API server's webhook client certificate: its CA (the webhook's
@@ -126,21 +128,25 @@ var _ = Describe("The webhook endpoint", Ordered, func() {
 		wio := cp.Env.WebhookInstallOptions
 		err := testbed.StartOnFreePorts(2, func(ports []int) error {
 			metricsURL = "https://127.0.0.1:" + strconv.Itoa(ports[0]) + "/metrics"
-			p, err := testbed.StartProcess("webhook-hardened", webhookBin, []string{
-				"--kubeconfig=" + cp.KubeconfigPath,
-				"--cert-dir=" + wio.LocalServingCertDir,
-				"--port=" + strconv.Itoa(clientCertPort),
-				"--cert-rotation=false",
-				"--registry-ca=" + reg.CAFile,
-				"--allow-registry=" + reg.Host,
-				"--client-ca-file=" + clientCAFile,
+			work := GinkgoT().TempDir()
+			config, err := testbed.WriteWebhookConfig(work, func(c *v1alpha1.WebhookConfiguration) {
+				no := false
+				c.Server.CertDir, c.Server.Port, c.Server.CertRotation = wio.LocalServingCertDir, clientCertPort, &no
+				c.Server.ClientCAFile = clientCAFile
+				c.Registry.CAFile, c.Registry.AllowRegistries = reg.CAFile, []string{reg.Host}
 				// sync: the affinity is in the admission response itself,
 				// which is what the specs below read.
-				"--resolve=sync",
-				"--pull-secrets",
-				"--metrics-bind-address=127.0.0.1:" + strconv.Itoa(ports[0]),
-				"--health-probe-bind-address=127.0.0.1:" + strconv.Itoa(ports[1]),
-			}, nil, filepath.Join(GinkgoT().TempDir(), "webhook-hardened.log"))
+				c.Admission.Resolve = mutate.ResolveSync
+				c.Registry.PullSecrets = true
+				c.Metrics.BindAddress = "127.0.0.1:" + strconv.Itoa(ports[0])
+				c.Health.BindAddress = "127.0.0.1:" + strconv.Itoa(ports[1])
+			})
+			if err != nil {
+				return err
+			}
+			p, err := testbed.StartProcess("webhook-hardened", webhookBin,
+				[]string{"--kubeconfig=" + cp.KubeconfigPath, "--config=" + config},
+				nil, filepath.Join(work, "webhook-hardened.log"))
 			if err != nil {
 				return err
 			}

@@ -23,8 +23,10 @@ import (
 
 	"github.com/isamatch/isamatch/internal/democluster"
 	"github.com/isamatch/isamatch/internal/testbed"
+	"github.com/isamatch/isamatch/pkg/config/v1alpha1"
 	"github.com/isamatch/isamatch/pkg/contract"
 	"github.com/isamatch/isamatch/pkg/isa"
+	"github.com/isamatch/isamatch/pkg/mutate"
 	"github.com/isamatch/isamatch/pkg/mutate/engine"
 )
 
@@ -36,9 +38,9 @@ const (
 	registryDelay = 5 * time.Second
 	gateNS        = "gated"
 	gateTimeout   = 8 * time.Second
-	// absentLeaseNS makes the webhook elect its gate controller in a
-	// namespace that does not exist.
-	absentLeaseNS = "--namespace=isamatch-absent"
+	// absentLeaseNS, as the webhook's namespace, makes it elect its gate
+	// controller in a namespace that does not exist.
+	absentLeaseNS = "isamatch-absent"
 )
 
 // gateImages are pushed for these specs only, so no other spec has cached
@@ -101,13 +103,24 @@ var _ = Describe("The scheduling gate", Ordered, func() {
 	)
 
 	// startWebhook runs the webhook as its ServiceAccount with the gate
-	// controller on or off.
-	startWebhook := func(ctx context.Context, name string, controller bool, extraArgs ...string) {
+	// controller on or off, its configuration then changed by configure
+	// (nil: nothing more).
+	startWebhook := func(ctx context.Context, name string, controller bool, configure func(*v1alpha1.WebhookConfiguration)) {
 		GinkgoHelper()
+		var leaseNS string
 		w, err := democluster.StartWebhook(ctx, democluster.WebhookOptions{
 			Bin: webhookBin, CP: gcp, RegistryCA: reg.CAFile, Log: filepath.Join(work, name+".log"),
-			ExtraArgs: append([]string{"--kubeconfig=" + saKube, "--resolve=auto", "--insecure-registry=" + proxy.Host,
-				"--gate-timeout=" + gateTimeout.String(), fmt.Sprintf("--gate-controller=%v", controller), "-v=1"}, extraArgs...),
+			Kubeconfig: saKube, Verbose: true,
+			Configure: func(c *v1alpha1.WebhookConfiguration) {
+				c.Admission.Resolve = mutate.ResolveAuto
+				c.Registry.InsecureRegistries = []string{proxy.Host}
+				c.Gate.Timeout = metav1.Duration{Duration: gateTimeout}
+				c.Gate.Controller = controller
+				if configure != nil {
+					configure(c)
+				}
+				leaseNS = c.Namespace
+			},
 		})
 		hook = w
 		if w.Process != nil {
@@ -124,7 +137,7 @@ var _ = Describe("The scheduling gate", Ordered, func() {
 		// the specs that expect gating wait until this replica has seen
 		// it held (this process elects itself for the controller, or for
 		// the pod events without it).
-		if !slices.Contains(extraArgs, absentLeaseNS) {
+		if leaseNS != absentLeaseNS {
 			Eventually(func(g Gomega) {
 				v, ok, err := testbed.MetricValue(scrapeMetricsAt(ctx, "http://"+w.MetricsAddr+"/metrics"), "isamatch_webhook_gate_controller_alive", nil)
 				g.Expect(err).NotTo(HaveOccurred())
@@ -251,7 +264,7 @@ var _ = Describe("The scheduling gate", Ordered, func() {
 	})
 
 	It("admits at once while the registry takes 5s, then binds each pod to a node its images run on", func(ctx SpecContext) {
-		startWebhook(ctx, "webhook-gate", true)
+		startWebhook(ctx, "webhook-gate", true, nil)
 		pods := []struct {
 			pod   *corev1.Pod
 			nodes []string
@@ -300,7 +313,7 @@ var _ = Describe("The scheduling gate", Ordered, func() {
 	})
 
 	It("with the controller stopped keeps pods gated and unbound; once it runs, releases them past the bound with a warning", func(ctx SpecContext) {
-		startWebhook(ctx, "webhook-no-controller", false)
+		startWebhook(ctx, "webhook-no-controller", false, nil)
 		names := []string{"stopped-1", "stopped-2"}
 		for _, n := range names {
 			created, took := admit(ctx, testbed.MakePod(n, gateNS).Image(proxy.Ref(gateMulti, "v1")).Annotation(isa.RequestAnnotation, "rv64gc").Obj())
@@ -318,7 +331,7 @@ var _ = Describe("The scheduling gate", Ordered, func() {
 		stopWebhook()
 
 		By("starting the controller: the pods are past the bound")
-		startWebhook(ctx, "webhook-late-controller", true)
+		startWebhook(ctx, "webhook-late-controller", true, nil)
 		for _, n := range names {
 			Eventually(func(g Gomega) {
 				pod := get(ctx, n)
@@ -341,7 +354,7 @@ var _ = Describe("The scheduling gate", Ordered, func() {
 	It("with no gate controller holding its Lease resolves images at admission instead of gating, so no pod waits for a release", func(ctx SpecContext) {
 		// The Lease's namespace does not exist: leader election fails for
 		// ever, and no controller would release a gated pod.
-		startWebhook(ctx, "webhook-no-lease", true, absentLeaseNS)
+		startWebhook(ctx, "webhook-no-lease", true, func(c *v1alpha1.WebhookConfiguration) { c.Namespace = absentLeaseNS })
 		for k, n := range []string{"no-lease-1", "no-lease-2"} {
 			created, took := admit(ctx, testbed.MakePod(n, gateNS).Image(proxy.Ref(gateAMD, "v1")).Label("released-by", "admission").Obj())
 			Expect(engine.HasGate(created.Spec.SchedulingGates)).To(BeFalse(), "pod %s gated with no controller alive: %s", n, created.Annotations[isa.DecisionAnnotation])
@@ -361,7 +374,7 @@ var _ = Describe("The scheduling gate", Ordered, func() {
 
 	It("leaves alone a pod whose gate someone else removed", func(ctx SpecContext) {
 		// An image no one resolved keeps the controller resolving for 5s.
-		startWebhook(ctx, "webhook-other-release", true)
+		startWebhook(ctx, "webhook-other-release", true, nil)
 		created, _ := admit(ctx, testbed.MakePod("other-release", gateNS).Image(proxy.Ref(gateAMD, "v1")+"-x").
 			Annotation(isa.RequestAnnotation, "x86-64-v2").Label("released-by", "test").Obj())
 		Expect(engine.HasGate(created.Spec.SchedulingGates)).To(BeTrue())
@@ -378,8 +391,8 @@ var _ = Describe("The scheduling gate", Ordered, func() {
 		Expect(events(ctx, "other-release", "IsamatchReleased")).To(BeEmpty())
 	})
 
-	It("releases a pod whose image never resolves with --fallback-architecture's architecture, and binds it there", func(ctx SpecContext) {
-		startWebhook(ctx, "webhook-fallback", true, "--fallback-architecture=amd64")
+	It("releases a pod whose image never resolves with admission.fallbackArchitecture's architecture, and binds it there", func(ctx SpecContext) {
+		startWebhook(ctx, "webhook-fallback", true, func(c *v1alpha1.WebhookConfiguration) { c.Admission.FallbackArchitecture = "amd64" })
 		// A tag the registry does not have: after the proxy's delay, 404.
 		created, _ := admit(ctx, testbed.MakePod("fallback", gateNS).Image(proxy.Ref(gateAMD, "v1")+"-missing").Obj())
 		Expect(engine.HasGate(created.Spec.SchedulingGates)).To(BeTrue())
@@ -406,7 +419,7 @@ var _ = Describe("The scheduling gate", Ordered, func() {
 			Expect(err.Error()).To(ContainSubstring(msg))
 		}
 
-		startWebhook(ctx, "webhook-policy", true)
+		startWebhook(ctx, "webhook-policy", true, nil)
 		By("a pod without the gate")
 		var pod corev1.Pod
 		Expect(gcp.Client.Get(ctx, client.ObjectKey{Namespace: gateNS, Name: "amd"}, &pod)).To(Succeed())

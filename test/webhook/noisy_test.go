@@ -18,6 +18,7 @@ import (
 
 	"github.com/isamatch/isamatch/internal/democluster"
 	"github.com/isamatch/isamatch/internal/testbed"
+	"github.com/isamatch/isamatch/pkg/config/v1alpha1"
 	"github.com/isamatch/isamatch/pkg/isa"
 	"github.com/isamatch/isamatch/pkg/mutate/engine"
 )
@@ -91,13 +92,18 @@ var _ = Describe("A noisy neighbour", Ordered, func() {
 	// startWebhook runs the webhook for one spec with --resolve=mode.
 	startWebhook := func(ctx context.Context, mode string) {
 		GinkgoHelper()
-		args := []string{"--resolve=" + mode, "--budget=" + noisyBudget.String(), "--allow-registry=" + reg.Host,
-			"--namespace=isamatch-system", "-v=1"}
-		for _, d := range drips {
-			args = append(args, "--insecure-registry="+d.Host)
-		}
 		w, err := democluster.StartWebhook(ctx, democluster.WebhookOptions{
-			Bin: webhookBin, CP: ncp, RegistryCA: reg.CAFile, Log: filepath.Join(work, "webhook-noisy-"+mode+".log"), ExtraArgs: args,
+			Bin: webhookBin, CP: ncp, RegistryCA: reg.CAFile, Log: filepath.Join(work, "webhook-noisy-"+mode+".log"), Verbose: true,
+			Configure: func(c *v1alpha1.WebhookConfiguration) {
+				c.Admission.Resolve = mode
+				c.Admission.Budget = metav1.Duration{Duration: noisyBudget}
+				c.Registry.AllowRegistries = []string{reg.Host}
+				c.Namespace = "isamatch-system"
+				c.Registry.InsecureRegistries = nil
+				for _, d := range drips {
+					c.Registry.InsecureRegistries = append(c.Registry.InsecureRegistries, d.Host)
+				}
+			},
 		})
 		if w.Process != nil {
 			p := w.Process

@@ -15,7 +15,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/isamatch/isamatch/internal/testbed"
+	"github.com/isamatch/isamatch/pkg/config/v1alpha1"
 	"github.com/isamatch/isamatch/pkg/isa"
+	"github.com/isamatch/isamatch/pkg/mutate"
 )
 
 // ownWebhook is a webhook process of a spec's own, the only one admitting
@@ -25,13 +27,14 @@ type ownWebhook struct {
 	proc       *testbed.Process
 }
 
-// startOwnWebhook starts the webhook binary with args over a base for a
+// startOwnWebhook starts the webhook binary with a configuration for a
 // test (its serving certificate from envtest, resolution in the request,
-// no gate controller, no Events, plain-HTTP metrics), waits until it is
+// no gate controller, no Events, plain-HTTP metrics) that configure then
+// changes (the registry it reads, say), waits until it is
 // ready, and makes namespace ns (with no pull secret) its own through a
 // MutatingWebhookConfiguration of ns's name. Everything is undone when
 // the container's specs end.
-func startOwnWebhook(ctx SpecContext, ns string, args ...string) *ownWebhook {
+func startOwnWebhook(ctx SpecContext, ns string, configure func(*v1alpha1.WebhookConfiguration)) *ownWebhook {
 	GinkgoHelper()
 	work := GinkgoT().TempDir()
 	wio := cp.Env.WebhookInstallOptions
@@ -39,20 +42,20 @@ func startOwnWebhook(ctx SpecContext, ns string, args ...string) *ownWebhook {
 	var port int
 	err := testbed.StartOnFreePorts(3, func(ports []int) error {
 		port = ports[0]
-		base := []string{
-			"--kubeconfig=" + cp.KubeconfigPath,
-			"--cert-dir=" + wio.LocalServingCertDir,
-			"--port=" + strconv.Itoa(port),
-			"--cert-rotation=false",
-			"--resolve=sync",
-			"--gate-controller=false",
-			"--pod-events=false",
-			"--metrics-secure=false",
-			"-v=1",
-			"--metrics-bind-address=127.0.0.1:" + strconv.Itoa(ports[1]),
-			"--health-probe-bind-address=127.0.0.1:" + strconv.Itoa(ports[2]),
+		config, err := testbed.WriteWebhookConfig(work, func(c *v1alpha1.WebhookConfiguration) {
+			no := false
+			c.Server.CertDir, c.Server.Port, c.Server.CertRotation = wio.LocalServingCertDir, port, &no
+			c.Admission.Resolve = mutate.ResolveSync
+			c.Gate.Controller, c.Events.Pods = false, false
+			c.Metrics.Secure = false
+			c.Metrics.BindAddress = "127.0.0.1:" + strconv.Itoa(ports[1])
+			c.Health.BindAddress = "127.0.0.1:" + strconv.Itoa(ports[2])
+		}, configure)
+		if err != nil {
+			return err
 		}
-		p, err := testbed.StartProcess("webhook-"+ns, webhookBin, append(base, args...), nil, filepath.Join(work, "webhook-"+ns+".log"))
+		args := []string{"--kubeconfig=" + cp.KubeconfigPath, "--config=" + config, "-v=1"}
+		p, err := testbed.StartProcess("webhook-"+ns, webhookBin, args, nil, filepath.Join(work, "webhook-"+ns+".log"))
 		if err != nil {
 			return err
 		}

@@ -17,6 +17,7 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/isamatch/isamatch/internal/testbed"
+	"github.com/isamatch/isamatch/pkg/config/v1alpha1"
 	"github.com/isamatch/isamatch/pkg/isa"
 )
 
@@ -80,7 +81,9 @@ var _ = Describe("A registry answering 429 Too Many Requests", Ordered, func() {
 		caFile := filepath.Join(GinkgoT().TempDir(), "ca.pem")
 		proxyCA := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: limiter.srv.Certificate().Raw})
 		Expect(os.WriteFile(caFile, proxyCA, 0o600)).To(Succeed())
-		metricsURL = startOwnWebhook(ctx, ns, "--registry-ca="+caFile, "--allow-registry="+limiter.host()).metricsURL
+		metricsURL = startOwnWebhook(ctx, ns, func(c *v1alpha1.WebhookConfiguration) {
+			c.Registry.CAFile, c.Registry.AllowRegistries = caFile, []string{limiter.host()}
+		}).metricsURL
 	})
 
 	rateLimited := func(ctx SpecContext) float64 {

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/isamatch/isamatch/internal/testbed"
+	"github.com/isamatch/isamatch/pkg/config/v1alpha1"
 )
 
 // readyzStatus returns the HTTP status of url, 0 when it does not answer.
@@ -61,15 +62,16 @@ var _ = Describe("Certificate rotation", Serial, func() {
 		healthPort, err := testbed.FreePort()
 		Expect(err).NotTo(HaveOccurred())
 		readyz := "http://127.0.0.1:" + strconv.Itoa(healthPort) + "/readyz"
-		proc, err := testbed.StartProcess("webhook-rotating", webhookBin, []string{
-			"--kubeconfig=" + cp.KubeconfigPath,
-			"--cert-dir=" + certDir,
-			"--port=" + strconv.Itoa(port),
-			"--cert-rotation=true",
-			"--namespace=" + ns,
-			"--health-probe-bind-address=127.0.0.1:" + strconv.Itoa(healthPort),
-			"--metrics-bind-address=0",
-		}, nil, filepath.Join(GinkgoT().TempDir(), "webhook-rotating.log"))
+		work := GinkgoT().TempDir()
+		config, err := testbed.WriteWebhookConfig(work, func(c *v1alpha1.WebhookConfiguration) {
+			yes := true
+			c.Server.CertDir, c.Server.Port, c.Server.CertRotation = certDir, port, &yes
+			c.Namespace = ns
+			c.Health.BindAddress, c.Metrics.BindAddress = "127.0.0.1:"+strconv.Itoa(healthPort), "0"
+		})
+		Expect(err).NotTo(HaveOccurred())
+		proc, err := testbed.StartProcess("webhook-rotating", webhookBin,
+			[]string{"--kubeconfig=" + cp.KubeconfigPath, "--config=" + config}, nil, filepath.Join(work, "webhook-rotating.log"))
 		Expect(err).NotTo(HaveOccurred())
 		DeferCleanup(func() {
 			if CurrentSpecReport().Failed() {

@@ -16,12 +16,14 @@ import (
 	. "github.com/onsi/gomega"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
 
 	"github.com/isamatch/isamatch/internal/democluster"
 	"github.com/isamatch/isamatch/internal/gobuild"
 	"github.com/isamatch/isamatch/internal/testbed"
+	"github.com/isamatch/isamatch/pkg/config/v1alpha1"
 	"github.com/isamatch/isamatch/pkg/isa"
 	"github.com/isamatch/isamatch/test/framework"
 )
@@ -124,8 +126,13 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	webhookAddr = net.JoinHostPort(wio.LocalServingHost, strconv.Itoa(wio.LocalServingPort))
 	w, err := democluster.StartWebhook(ctx, democluster.WebhookOptions{
 		Bin: webhookBin, CP: cp, RegistryCA: caFile, Log: filepath.Join(work, "webhook.log"),
-		ExtraArgs: []string{"--budget=5s", "-v=1", "--allow-registry=" + reg.Host, "--allow-registry=" + origin.Host,
-			"--registry-mirror=" + origin.Host + "=" + reg.Host, "--registry-hosts-dir=" + hostsDir},
+		Verbose: true,
+		Configure: func(c *v1alpha1.WebhookConfiguration) {
+			c.Admission.Budget = metav1.Duration{Duration: 5 * time.Second}
+			c.Registry.AllowRegistries = []string{reg.Host, origin.Host}
+			c.Registry.Mirrors = []string{origin.Host + "=" + reg.Host}
+			c.Registry.HostsDir = hostsDir
+		},
 	})
 	webhookProc = w.Process
 	if webhookProc != nil {
