@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/isamatch/isamatch/internal/testbed"
+	"github.com/isamatch/isamatch/pkg/config/v1alpha1"
 	"github.com/isamatch/isamatch/pkg/isa"
 )
 
@@ -267,11 +268,18 @@ var _ = Describe("labeler daemon", func() {
 			metricsPort int
 		)
 		err := testbed.StartOnFreePorts(2, func(ports []int) error {
+			config, err := testbed.WriteLabelerConfig(workDir, func(c *v1alpha1.LabelerConfiguration) {
+				c.HostRoot, c.Commands.Exec, c.HWProbe = fixture("spacemit-k1"), v1alpha1.ExecDirect, false
+				c.Interval = metav1.Duration{Duration: time.Hour}
+				c.Metrics.BindAddress = fmt.Sprintf("127.0.0.1:%d", ports[0])
+				c.Health.BindAddress = fmt.Sprintf("127.0.0.1:%d", ports[1])
+				c.Metrics.Secure = false
+			})
+			if err != nil {
+				return err
+			}
 			p, err := testbed.StartProcess("labeler daemon", labelerBin, []string{
-				"--node-name=daemon-node", "--host-root=" + fixture("spacemit-k1"), "--exec=direct",
-				"--hwprobe=false", "--interval=1h", "--kubeconfig=" + saKubeconfig("daemon-node"),
-				fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", ports[0]),
-				fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", ports[1]), "--metrics-secure=false",
+				"--node-name=daemon-node", "--config=" + config, "--kubeconfig=" + saKubeconfig("daemon-node"),
 			}, []string{"GOMEMLIMIT=48MiB"}, filepath.Join(workDir, "daemon.log"))
 			if err != nil {
 				return err

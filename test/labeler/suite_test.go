@@ -23,6 +23,7 @@ import (
 
 	"github.com/isamatch/isamatch/internal/gobuild"
 	"github.com/isamatch/isamatch/internal/testbed"
+	"github.com/isamatch/isamatch/pkg/config/v1alpha1"
 	"github.com/isamatch/isamatch/pkg/isa"
 )
 
@@ -160,13 +161,15 @@ func fixture(machine string) string {
 // (testbed.StageHostRoots).
 var stagedFixtures string
 
-// runOnce runs "labeler --once" for node against a host root and returns
-// its exit code and output.
-func runOnce(ctx SpecContext, node, hostRoot string, extra ...string) (int, string) {
+// runOnce runs "labeler --once" for node against a host root (its host
+// commands run directly, no hwprobe) and returns its exit code and output.
+func runOnce(ctx SpecContext, node, hostRoot string) (int, string) {
 	GinkgoHelper()
-	args := append([]string{"--once", "--node-name=" + node, "--host-root=" + hostRoot, "--exec=direct",
-		"--hwprobe=false", "--kubeconfig=" + saKubeconfig(node)}, extra...)
-	cmd := exec.CommandContext(ctx, labelerBin, args...)
+	config, err := testbed.WriteLabelerConfig(GinkgoT().TempDir(), func(c *v1alpha1.LabelerConfiguration) {
+		c.HostRoot, c.Commands.Exec, c.HWProbe = hostRoot, v1alpha1.ExecDirect, false
+	})
+	Expect(err).NotTo(HaveOccurred())
+	cmd := exec.CommandContext(ctx, labelerBin, "--once", "--node-name="+node, "--config="+config, "--kubeconfig="+saKubeconfig(node))
 	out, err := cmd.CombinedOutput()
 	var exitErr *exec.ExitError
 	switch {
