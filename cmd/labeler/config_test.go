@@ -24,9 +24,8 @@ func writeConfig(t *testing.T, data string) string {
 
 const header = "apiVersion: config.isamatch.io/v1alpha1\nkind: LabelerConfiguration\n"
 
-// TestConfigFile: the --config file sets what the flags set, flags given
-// on the command line override it, and its errors name the file and the
-// field path.
+// TestConfigFile: the --config file sets every setting, and its errors
+// name the file and the field path.
 func TestConfigFile(t *testing.T) {
 	file := writeConfig(t, header+"interval: 5m\ncommands:\n  uid: 1000\n  gid: 1000\nemulation:\n  probePrograms: \"\"\n")
 	parse := func(t *testing.T, args ...string) (options, error) {
@@ -41,18 +40,17 @@ func TestConfigFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	tests := []struct {
-		name      string
-		args      []string
-		want      func(o *options)
-		overrides []string
-		wantErr   string
+		name    string
+		args    []string
+		want    func(o *options)
+		wantErr string
 	}{
-		{name: "header only: the flags' defaults", args: []string{"--config", writeConfig(t, header)}, want: func(*options) {}},
+		{name: "header only: the defaults", args: []string{"--config", writeConfig(t, header)}, want: func(*options) {}},
 		{name: "file only", args: []string{"--config", file}, want: func(o *options) {
 			o.interval, o.execUID, o.execGID, o.probePrograms = 5*time.Minute, 1000, 1000, ""
 		}},
-		{name: "flags over the file", args: []string{"--config", file, "--interval=1m", "--exec-uid=2000"}, overrides: []string{"--exec-uid", "--interval"},
-			want: func(o *options) { o.interval, o.execUID, o.execGID, o.probePrograms = time.Minute, 2000, 1000, "" }},
+		{name: "a removed flag beside the file", args: []string{"--config", file, "--interval=1m"},
+			wantErr: "flag --interval was removed: set interval in the file --config names (docs/configuration.md)"},
 		{name: "invalid value names the file and the field path", args: []string{"--config", writeConfig(t, header+"commands:\n  uid: 0\n")},
 			wantErr: "config.yaml: commands.uid: Invalid value: 0: host commands never run as root"},
 		{name: "unknown field", args: []string{"--config", writeConfig(t, header+"interval: 1m\nintervall: 2m\n")}, wantErr: `unknown field "intervall"`},
@@ -72,7 +70,7 @@ func TestConfigFile(t *testing.T) {
 				t.Fatalf("parseArgs(%q): %v", tc.args, err)
 			}
 			want := defaults
-			want.configFile, want.overrides = got.configFile, tc.overrides
+			want.configFile = got.configFile
 			tc.want(&want)
 			if diff := cmp.Diff(want, got, cmp.AllowUnexported(options{})); diff != "" {
 				t.Errorf("parseArgs(%q) (-want +got):\n%s", tc.args, diff)

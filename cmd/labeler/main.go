@@ -30,7 +30,6 @@ import (
 	componentconfig "github.com/isamatch/isamatch/internal/config"
 	"github.com/isamatch/isamatch/internal/configflag"
 	"github.com/isamatch/isamatch/internal/logging"
-	"github.com/isamatch/isamatch/pkg/config/v1alpha1"
 	"github.com/isamatch/isamatch/pkg/isa"
 	"github.com/isamatch/isamatch/pkg/labeler"
 	"github.com/isamatch/isamatch/pkg/probe"
@@ -44,11 +43,9 @@ const (
 )
 
 type options struct {
-	// configFile is --config, configDir --config-dir; overrides are the
-	// flags given over them.
+	// configFile is --config, configDir --config-dir.
 	configDir      string
 	configFile     string
-	overrides      []string
 	nodeName       string
 	hostRoot       string
 	kubeconfig     string
@@ -74,14 +71,15 @@ type options struct {
 }
 
 // parseArgs reads the configuration: the defaults, then the --config file,
-// then the (deprecated) flags given on the command line, which override
-// the file's fields; the result is validated.
+// then the --config-dir drop-ins; the result is validated. A flag that
+// was removed for a field of the file fails, naming the field.
 func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
 	var o options
 	c := componentconfig.DefaultLabeler()
-	flags := configflag.New(fs)
 	o.registerOwn(fs)
-	bindFlags(flags, &c)
+	if err := configflag.Check(fs, removedFlags, args); err != nil {
+		return options{}, err
+	}
 	if err := fs.Parse(args); err != nil {
 		return options{}, err
 	}
@@ -96,23 +94,10 @@ func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
 	if err != nil {
 		return options{}, err
 	}
-	var source func(path string) string
-	if o.configFile != "" || o.configDir != "" {
-		if c, err = componentconfig.LoadLabelerLayers(layers); err != nil {
-			return options{}, err
-		}
-		// The files' values, with the flags given on the command line over them.
-		var own options
-		o.overrides, err = configflag.Overlay(args, &c, func(f *configflag.Flags, c *v1alpha1.LabelerConfiguration) {
-			own.registerOwn(f.FS)
-			bindFlags(f, c)
-		})
-		if err != nil {
-			return options{}, err
-		}
-		source = func(path string) string { return componentconfig.Source(layers, path) }
+	if c, err = componentconfig.LoadLabelerLayers(layers); err != nil {
+		return options{}, err
 	}
-	if err := flags.Errors(componentconfig.ValidateLabeler(&c), source, o.overrides); err != nil {
+	if err := componentconfig.Errors(componentconfig.ValidateLabeler(&c), layers); err != nil {
 		return options{}, err
 	}
 	o.setConfig(&c)
@@ -155,9 +140,6 @@ func runWith(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	ctrl.SetLogger(log)
-	if len(o.overrides) > 0 {
-		log.Info("Flags override the configuration files", "file", o.configFile, "dir", o.configDir, "flags", o.overrides)
-	}
 	ctx = logr.NewContext(ctx, log)
 	if o.prune {
 		if err := runPrune(ctx, o, stdout); err != nil {

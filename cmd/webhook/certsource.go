@@ -138,11 +138,11 @@ func (s *secretCerts) waitReady(ctx context.Context, r client.Reader, name strin
 // certsReadyPoll is how often waitReady looks.
 const certsReadyPoll = 500 * time.Millisecond
 
-// addCertRotator adds the certificate rotator with --cert-rotation, and
+// addCertRotator adds the certificate rotator with server.certRotation, and
 // certs' watch of the Secret it writes on every replica. The channel it
 // returns is closed once certs hold a serving certificate whose CA the
 // MutatingWebhookConfiguration trusts (at once without rotation: the
-// certificate is provided in --cert-dir).
+// certificate is provided in server.certDir).
 func addCertRotator(mgr manager.Manager, cfg *rest.Config, o options, certs *secretCerts) (<-chan struct{}, error) {
 	certsReady := make(chan struct{})
 	if !o.certRotation {

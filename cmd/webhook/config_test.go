@@ -33,9 +33,8 @@ func parse(t *testing.T, args ...string) (options, error) {
 	return parseArgs(fs, args)
 }
 
-// TestConfigFile: the --config file sets what the flags set, flags given
-// on the command line override it, and its errors name the file and the
-// field path.
+// TestConfigFile: the --config file sets every setting, and its errors
+// name the file and the field path.
 func TestConfigFile(t *testing.T) {
 	file := writeConfig(t, `
 server:
@@ -54,23 +53,17 @@ misplacement:
 		t.Fatal(err)
 	}
 	tests := []parseCase{
-		{name: "header only: the flags' defaults", args: []string{"--config", writeConfig(t, "")}, want: func(*options) {}},
+		{name: "header only: the defaults", args: []string{"--config", writeConfig(t, "")}, want: func(*options) {}},
 		{name: "file only", args: []string{"--config", file}, want: func(o *options) {
 			o.port, o.enforcement, o.gateTimeout, o.evictMisplaced = 10443, "warn", 30*time.Second, true
 			o.insecureRegistries = stringList{"lab:80", "lab:81"}
 		}},
-		{name: "flags over the file", args: []string{"--port=11443", "--config", file, "--insecure-registry=lab:90", "--budget=2s"},
-			overrides: []string{"--budget", "--insecure-registry", "--port"},
-			want: func(o *options) {
-				o.port, o.enforcement, o.gateTimeout, o.evictMisplaced, o.budget = 11443, "warn", 30*time.Second, true, 2*time.Second
-				o.insecureRegistries = stringList{"lab:90"}
-			}},
-		{name: "a flag fixes the file's bad value", args: []string{"--config", writeConfig(t, "gate:\n  timeout: -1s\n"), "--gate-timeout=5s"},
-			overrides: []string{"--gate-timeout"}, want: func(o *options) { o.gateTimeout = 5 * time.Second }},
+		{name: "a removed flag beside the file", args: []string{"--config", file, "--port=11443"},
+			wantErr: "flag --port was removed: set server.port in the file --config names (docs/configuration.md)"},
 		{name: "invalid value names the file and the field path", args: []string{"--config", writeConfig(t, "gate:\n  timeout: -1s\n")},
 			wantErr: `config.yaml: gate.timeout: Invalid value: "-1s": want a duration in (0, 10m]`},
-		{name: "a flag's bad value names the flag", args: []string{"--config", file, "--gate-attempt=1m"},
-			wantErr: "--gate-attempt 1m0s: want a duration in (0, 30s] (gate.timeout)"},
+		{name: "a value checked against another field's", args: []string{"--config", writeConfig(t, "gate:\n  timeout: 30s\n  attempt: 1m\n")},
+			wantErr: `config.yaml: gate.attempt: Invalid value: "1m0s": want a duration in (0, 30s] (gate.timeout)`},
 		{name: "namespaces may not choose: an empty list", args: []string{"--config", writeConfig(t, "admission:\n  namespaceEnforcement: []\n")},
 			want: func(o *options) { o.nsModes = nil }},
 		{name: "a namespace mode that is no mode", args: []string{"--config", writeConfig(t, "admission:\n  namespaceEnforcement: [warn, audit]\n")},
@@ -93,22 +86,6 @@ func writeRaw(t *testing.T, data string) string {
 	return path
 }
 
-// TestDeprecatedFlagsHelp: every flag but the process's own names the
-// configuration field that replaces it.
-func TestDeprecatedFlagsHelp(t *testing.T) {
-	fs := flag.NewFlagSet("webhook", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	if _, err := parseArgs(fs, nil); err != nil {
-		t.Fatal(err)
-	}
-	own := map[string]bool{"config": true, "config-dir": true, "kubeconfig": true, "v": true, "log-format": true, "version": true}
-	fs.VisitAll(func(f *flag.Flag) {
-		if deprecated := strings.Contains(f.Usage, "(deprecated: set "); deprecated == own[f.Name] {
-			t.Errorf("--%s: deprecated %v in its help, want %v: %s", f.Name, deprecated, !own[f.Name], f.Usage)
-		}
-	})
-}
-
 // writeDropIns writes each body under a WebhookConfiguration header into a
 // new directory, as name, and returns the directory.
 func writeDropIns(t *testing.T, files map[string]string) string {
@@ -125,8 +102,8 @@ func writeDropIns(t *testing.T, files map[string]string) string {
 
 // TestConfigDir: drop-ins change the fields they name over the --config
 // file, in name order, without undoing each other (what the kustomize
-// components rely on), flags override them, and an error names the
-// drop-in that set the bad value.
+// components rely on), and an error names the drop-in that set the bad
+// value.
 func TestConfigDir(t *testing.T) {
 	file := writeConfig(t, "admission:\n  enforcement: warn\nregistry:\n  insecureRegistries: [lab:80]\n")
 	components := writeDropIns(t, map[string]string{
@@ -152,12 +129,6 @@ func TestConfigDir(t *testing.T) {
 		{name: "later names win", args: []string{"--config-dir", writeDropIns(t, map[string]string{
 			"2.yaml": "gate:\n  timeout: 20s\n", "10.yaml": "gate:\n  timeout: 10s\n"})},
 			want: func(o *options) { o.gateTimeout = 20 * time.Second }},
-		{name: "a flag over a drop-in", args: []string{"--config-dir", components, "--pull-secrets=false"}, overrides: []string{"--pull-secrets"},
-			want: func(o *options) {
-				o.port = 10443
-				o.evictMisplaced = true
-				o.insecureRegistries = stringList{"lab:81", "lab:82"}
-			}},
 		{name: "an invalid value names the drop-in that set it", args: []string{"--config", writeConfig(t, "gate:\n  timeout: 5s\n"),
 			"--config-dir", writeDropIns(t, map[string]string{"50-x.yaml": "gate:\n  timeout: -1s\n"})},
 			wantErr: `50-x.yaml: gate.timeout: Invalid value: "-1s"`},
@@ -181,14 +152,12 @@ func dirWith(t *testing.T, name, data string) string {
 }
 
 // parseCase is parseArgs given args: the options it returns are the
-// defaults changed by want, with overrides the flags given over the files;
-// or an error mentioning wantErr.
+// defaults changed by want, or an error mentioning wantErr.
 type parseCase struct {
-	name      string
-	args      []string
-	want      func(o *options)
-	overrides []string
-	wantErr   string
+	name    string
+	args    []string
+	want    func(o *options)
+	wantErr string
 }
 
 func checkParse(t *testing.T, defaults options, tests []parseCase) {
@@ -206,7 +175,7 @@ func checkParse(t *testing.T, defaults options, tests []parseCase) {
 				t.Fatalf("parseArgs(%q): %v", tc.args, err)
 			}
 			want := defaults
-			want.configFile, want.configDir, want.overrides = got.configFile, got.configDir, tc.overrides
+			want.configFile, want.configDir = got.configFile, got.configDir
 			tc.want(&want)
 			if diff := cmp.Diff(want, got, cmp.AllowUnexported(options{})); diff != "" {
 				t.Errorf("parseArgs(%q) (-want +got):\n%s", tc.args, diff)

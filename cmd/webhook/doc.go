@@ -5,6 +5,6 @@
 // and, in a cluster, generates and rotates its own serving certificate and
 // injects the CA into the MutatingWebhookConfiguration "isamatch".
 //
-// The entry point is run, which parses flags with parseArgs and wires the
-// controller-runtime manager.
+// The entry point is run, which reads the flags and the WebhookConfiguration
+// file they name with parseArgs and wires the controller-runtime manager.
 package main

@@ -18,7 +18,6 @@ import (
 	componentconfig "github.com/isamatch/isamatch/internal/config"
 	"github.com/isamatch/isamatch/internal/configflag"
 	"github.com/isamatch/isamatch/internal/logging"
-	"github.com/isamatch/isamatch/pkg/config/v1alpha1"
 )
 
 // Exit codes.
@@ -42,8 +41,9 @@ const (
 	CertSecretName    = "isamatch-webhook-cert"
 	DefaultNamespace  = "isamatch-system"
 	// NamespaceEnv names the variable the Deployment sets to the pod's
-	// namespace (downward API, metadata.namespace): the default of
-	// --namespace, so an install under another namespace needs no flag.
+	// namespace (downward API, metadata.namespace): the default of the
+	// namespace field, so an install under another namespace needs no
+	// setting.
 	NamespaceEnv = "POD_NAMESPACE"
 )
 
@@ -51,15 +51,13 @@ const (
 type stringList []string
 
 type options struct {
-	// configFile is --config, configDir --config-dir; overrides are the
-	// flags given over them.
+	// configFile is --config, configDir --config-dir.
 	configDir string
 	// draining is closed when the webhook is told to stop: it reports
 	// not ready while it keeps serving for shutdownDelay.
 	draining           <-chan struct{}
 	shutdownDelay      time.Duration
 	configFile         string
-	overrides          []string
 	kubeconfig         string
 	certDir            string
 	port               int
@@ -117,14 +115,14 @@ type options struct {
 }
 
 // parseArgs reads the configuration: the defaults, then the --config file,
-// then the (deprecated) flags given on the command line, which override
-// the file's fields; the result is validated.
+// then the --config-dir drop-ins; the result is validated. A flag that
+// was removed for a field of the file fails, naming the field.
 func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
 	var o options
-	c := componentconfig.DefaultWebhook()
-	flags := configflag.New(fs)
 	o.registerOwn(fs)
-	bindFlags(flags, &c)
+	if err := configflag.Check(fs, removedFlags, args); err != nil {
+		return o, err
+	}
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -138,23 +136,11 @@ func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
 	if err != nil {
 		return o, err
 	}
-	var source func(path string) string
-	if o.configFile != "" || o.configDir != "" {
-		if c, err = componentconfig.LoadWebhookLayers(layers); err != nil {
-			return o, err
-		}
-		// The files' values, with the flags given on the command line over them.
-		var own options
-		o.overrides, err = configflag.Overlay(args, &c, func(f *configflag.Flags, c *v1alpha1.WebhookConfiguration) {
-			own.registerOwn(f.FS)
-			bindFlags(f, c)
-		})
-		if err != nil {
-			return o, err
-		}
-		source = func(path string) string { return componentconfig.Source(layers, path) }
+	c, err := componentconfig.LoadWebhookLayers(layers)
+	if err != nil {
+		return o, err
 	}
-	if err := flags.Errors(componentconfig.ValidateWebhook(&c), source, o.overrides); err != nil {
+	if err := componentconfig.Errors(componentconfig.ValidateWebhook(&c), layers); err != nil {
 		return o, err
 	}
 	o.setConfig(&c)
@@ -189,9 +175,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	ctrl.SetLogger(logger)
 	log := ctrl.Log.WithName("webhook")
-	if len(o.overrides) > 0 {
-		log.Info("Flags override the configuration files", "file", o.configFile, "dir", o.configDir, "flags", o.overrides)
-	}
 	ctx, draining := signalContext(o.shutdownDelay)
 	o.draining = draining
 	if err := serve(ctx, o); err != nil {

@@ -61,7 +61,7 @@ func registerMetrics(reg prometheus.Registerer) (*webhookMetrics, error) {
 const inferCacheBytes = 16 << 20
 
 // newInferrer returns the ELF inference the gate controller runs (nil with
-// --resolve=sync or --infer-elf=false) and registers its isamatch_elf_*
+// admission.resolve sync or inference.elf false) and registers its isamatch_elf_*
 // metrics.
 func newInferrer(reg prometheus.Registerer, res *registry.Resolver, o options) (mutate.PlatformInferrer, error) {
 	if !o.inferELF || o.resolve == mutate.ResolveSync {

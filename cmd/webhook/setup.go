@@ -43,22 +43,22 @@ import (
 //
 //  1. the webhook server and the manager, which is given the server but
 //     does not run it yet;
-//  2. the certificate rotator (with --cert-rotation) and the watch of the
+//  2. the certificate rotator (with server.certRotation) and the watch of the
 //     Secret it writes, which closes certsReady once a serving certificate
 //     is loaded and the webhook configuration trusts its CA;
 //  3. the node inventory, the index of the nodes' QEMU_CPU values (with
-//     --qemu-cpu=inject, on the same node informer), the watch of the gate
-//     controller's Lease (a gating --resolve mode with leader election:
+//     admission.qemuCPU inject, on the same node informer), the watch of the gate
+//     controller's Lease (a gating admission.resolve mode with leader election:
 //     admission gates a pod only while a controller holds it) and the
 //     mutating handler;
 //  4. a starter that waits for certsReady and only then registers the
 //     handler through mgr.GetWebhookServer();
-//  5. the gate controller (unless --resolve=sync or --gate-controller=false),
+//  5. the gate controller (unless admission.resolve sync or gate.controller false),
 //     which runs on the elected leader only;
-//  6. the pod events (unless --pod-events=false), on the elected leader,
+//  6. the pod events (unless events.pods false), on the elected leader,
 //     with the handler explaining each decision again for its Event;
 //  7. the misplacement watcher and the audit (unless
-//     --misplacement-events=false and --audit-interval=0), on the elected
+//     misplacement.events false and audit.interval 0), on the elected
 //     leader;
 //  8. the health and readiness checks.
 //
@@ -136,7 +136,7 @@ func setup(cfg *rest.Config, o options) (manager.Manager, error) {
 
 // newWebhookServer builds the (not yet started) webhook server and returns
 // the TLS options it uses, which the metrics server shares. With certs the
-// server takes its certificate from them, not from --cert-dir.
+// server takes its certificate from them, not from server.certDir.
 func newWebhookServer(o options, certs *secretCerts) (webhook.Server, []func(*tls.Config), error) {
 	tlsOpts := serverTLSOptions(o.enableHTTP2)
 	webhookTLS := tlsOpts
@@ -155,7 +155,7 @@ func newWebhookServer(o options, certs *secretCerts) (webhook.Server, []func(*tl
 }
 
 // runsGateController reports whether this process runs the gate
-// controller: with a gating --resolve mode and --gate-controller.
+// controller: with a gating admission.resolve mode and gate.controller.
 func (o options) runsGateController() bool {
 	return o.gateController && o.resolve != mutate.ResolveSync
 }
@@ -168,8 +168,8 @@ func (o options) needsLeader() bool {
 }
 
 // addMisplacement adds the informer of scheduled pods with the
-// misplacement watcher (--misplacement-events) and the audit
-// (--audit-interval), when either is on.
+// misplacement watcher (misplacement.events) and the audit
+// (audit.interval), when either is on.
 func addMisplacement(mgr manager.Manager, inv *inventory.Inventory, o options, m *webhookMetrics) error {
 	if !o.misplaceEvents && o.auditInterval == 0 {
 		return nil
@@ -197,7 +197,7 @@ func skipNamespaces(o options) []string {
 }
 
 // leaseName is the Lease the replicas elect the gate controller's runner
-// with, in --namespace.
+// with, in namespace.
 const leaseName = "isamatch-webhook"
 
 func newManager(cfg *rest.Config, o options, srv webhook.Server, tlsOpts []func(*tls.Config)) (manager.Manager, error) {
@@ -234,10 +234,10 @@ func newManager(cfg *rest.Config, o options, srv webhook.Server, tlsOpts []func(
 	return mgr, nil
 }
 
-// addGateLeaseWatch adds, when a gating --resolve mode relies on an elected
+// addGateLeaseWatch adds, when a gating admission.resolve mode relies on an elected
 // gate controller, the watch of the Lease it is elected with; nil when
 // pods are never gated or this process runs the controller without an
-// election (it is alive while the process is). With --gate-controller=false
+// election (it is alive while the process is). With gate.controller false
 // the controller is another process's, elected with the same Lease.
 func addGateLeaseWatch(mgr manager.Manager, o options) (*gate.LeaseWatch, error) {
 	if o.resolve == mutate.ResolveSync || (o.runsGateController() && !o.leaderElect) {
@@ -269,18 +269,18 @@ func newHandler(mgr manager.Manager, inv *inventory.Inventory, emulators engine.
 			Metrics: m.credprov,
 		})
 		if err != nil {
-			return nil, nil, fmt.Errorf("--image-credential-provider-config: %w", err)
+			return nil, nil, fmt.Errorf("credentialProviders.config: %w", err)
 		}
 		ro.NodeKeychain = kc
 	}
 	if o.registryCA != "" {
 		if ro.RegistryCA, err = registry.LoadCA(o.registryCA); err != nil {
-			return nil, nil, fmt.Errorf("--registry-ca: %w", err)
+			return nil, nil, fmt.Errorf("registry.caFile: %w", err)
 		}
 	}
 	if o.hostsDir != "" {
 		if ro.Hosts, err = registry.ReadHostsDir(o.hostsDir); err != nil {
-			return nil, nil, fmt.Errorf("--registry-hosts-dir: %w", err)
+			return nil, nil, fmt.Errorf("registry.hostsDir: %w", err)
 		}
 		log := ctrl.Log.WithName("webhook")
 		for _, w := range ro.Hosts.Warnings {
@@ -344,13 +344,13 @@ func (o options) registryOptions(keychains registry.KeychainFactory, m *registry
 	}
 }
 
-// keys are the pod keys requests are read from (--bare-keys).
+// keys are the pod keys requests are read from (admission.bareKeys).
 func (o options) keys() engine.KeyOptions {
 	return engine.KeyOptions{IgnoreBareKeys: !o.bareKeys}
 }
 
 // newKeychainFactory returns where pull credentials come from: with
-// --pull-secrets the pod's and its ServiceAccount's pull secrets, read with a
+// registry.pullSecrets the pod's and its ServiceAccount's pull secrets, read with a
 // client of their own; otherwise nil: anonymous access, whose results every
 // namespace shares.
 func newKeychainFactory(cfg *rest.Config, o options) (registry.KeychainFactory, error) {

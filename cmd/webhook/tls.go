@@ -29,11 +29,11 @@ func serverTLSOptions(enableHTTP2 bool) []func(*tls.Config) {
 func requireClientCert(caFile string) (func(*tls.Config), error) {
 	pem, err := os.ReadFile(caFile)
 	if err != nil {
-		return nil, fmt.Errorf("--client-ca-file: %w", err)
+		return nil, fmt.Errorf("server.clientCAFile: %w", err)
 	}
 	pool := x509.NewCertPool()
 	if !pool.AppendCertsFromPEM(pem) {
-		return nil, fmt.Errorf("--client-ca-file %s: no PEM certificate in it: give the CA that signs the API server's webhook client certificate", caFile)
+		return nil, fmt.Errorf("server.clientCAFile %s: no PEM certificate in it: give the CA that signs the API server's webhook client certificate", caFile)
 	}
 	return func(c *tls.Config) {
 		c.ClientCAs = pool

@@ -117,7 +117,7 @@ func TestWebhookServerClientCert(t *testing.T) {
 		clientCerts  []tls.Certificate
 		wantRefused  bool
 	}{
-		{name: "no --client-ca-file: no certificate needed", clientCAFile: ""},
+		{name: "no server.clientCAFile: no certificate needed", clientCAFile: ""},
 		{name: "API server certificate accepted", clientCAFile: clientCAFile, clientCerts: pair(apiServerCA)},
 		{name: "no client certificate refused", clientCAFile: clientCAFile, wantRefused: true},
 		{name: "certificate of another CA refused", clientCAFile: clientCAFile, clientCerts: pair(otherCA), wantRefused: true},
@@ -183,8 +183,8 @@ func TestRequireClientCertBadFile(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := requireClientCert(tc.file)
-			if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), "--client-ca-file") {
-				t.Errorf("requireClientCert(%s) error = %v, want one naming --client-ca-file and %q", tc.file, err, tc.wantErr)
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), "server.clientCAFile") {
+				t.Errorf("requireClientCert(%s) error = %v, want one naming server.clientCAFile and %q", tc.file, err, tc.wantErr)
 			}
 		})
 	}

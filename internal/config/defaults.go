@@ -16,9 +16,8 @@ import (
 	"github.com/isamatch/isamatch/pkg/registry/credprov"
 )
 
-// DefaultWebhook is the webhook's configuration when neither
-// a file nor a flag sets anything: the one source of the defaults, which
-// the webhook's flags are registered with too.
+// DefaultWebhook is the webhook's configuration when no file sets
+// anything: the one source of its defaults.
 func DefaultWebhook() v1alpha1.WebhookConfiguration {
 	return v1alpha1.WebhookConfiguration{
 		TypeMeta: metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: v1alpha1.WebhookConfigurationKind},
@@ -68,9 +67,8 @@ func DefaultWebhook() v1alpha1.WebhookConfiguration {
 	}
 }
 
-// DefaultLabeler is the labeler's configuration when neither
-// a file nor a flag sets anything: the one source of the defaults, which
-// the labeler's flags are registered with too.
+// DefaultLabeler is the labeler's configuration when no file sets
+// anything: the one source of its defaults.
 func DefaultLabeler() v1alpha1.LabelerConfiguration {
 	return v1alpha1.LabelerConfiguration{
 		TypeMeta: metav1.TypeMeta{APIVersion: v1alpha1.GroupVersion.String(), Kind: v1alpha1.LabelerConfigurationKind},

@@ -1,8 +1,7 @@
-// Package configflag binds a binary's deprecated flags to the fields of
-// its configuration file (pkg/config/v1alpha1), with the defaults the
-// configuration struct holds when they are registered, so that flags and
-// file share one source of defaults. Flags is the entry point: Bind
-// registers the flags, Overlay applies the flags given on the command line
-// over a loaded file, and Errors words a validation error as the flag or
-// the field path the bad value came from.
+// Package configflag refuses the flags the webhook and the labeler no
+// longer take: each of their settings is a field of the configuration
+// file (pkg/config/v1alpha1). Check is the entry point: given a binary's
+// table of removed flags and the fields that replace them, it fails on
+// the first one the command line gives, naming the field to set instead.
+// The same table is the migration table of the binary's flag reference.
 package configflag

@@ -156,3 +156,13 @@ func TestFlagTable(t *testing.T) {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 }
+
+func TestRemovedFlagsSection(t *testing.T) {
+	got := string(RemovedFlagsSection("Set the field instead.", "XConfiguration",
+		[]RemovedFlag{{Name: "gate-timeout", Field: "gate.timeout"}, {Name: "a", Field: "b.c"}}))
+	want := "\n## Removed flags\n\nSet the field instead.\n\n| removed flag | XConfiguration field |\n|---|---|\n" +
+		"| `--gate-timeout` | `gate.timeout` |\n| `--a` | `b.c` |\n"
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}

@@ -94,3 +94,26 @@ func CommandsPage(title, source, intro string, cmds []Command) []byte {
 	}
 	return []byte(strings.TrimSuffix(b.String(), "\n"))
 }
+
+// A RemovedFlag is a flag a binary no longer takes and the configuration
+// field that replaces it.
+type RemovedFlag struct {
+	Name  string
+	Field string
+}
+
+// RemovedFlagsSection renders the migration table of a flag reference: a
+// "Removed flags" heading, intro, then one row per flag, in the given
+// order, with the field of file (WebhookConfiguration, say) to set instead.
+func RemovedFlagsSection(intro, file string, flags []RemovedFlag) []byte {
+	var b strings.Builder
+	b.WriteString("\n## Removed flags\n\n")
+	if intro != "" {
+		b.WriteString(intro + "\n\n")
+	}
+	fmt.Fprintf(&b, "| removed flag | %s field |\n|---|---|\n", file)
+	for _, f := range flags {
+		fmt.Fprintf(&b, "| `--%s` | `%s` |\n", f.Name, f.Field)
+	}
+	return []byte(b.String())
+}

@@ -1,0 +1,62 @@
+package main
+
+import "github.com/isamatch/isamatch/internal/configflag"
+
+// removedFlags are the flags the webhook took before its configuration
+// file held every setting, each with the field that replaces it: given on
+// the command line, one fails with an error naming that field
+// (configflag.Check), and docs/reference/webhook-flags.md lists them as
+// the migration table.
+var removedFlags = []configflag.Removed{
+	{Name: "cert-dir", Field: "server.certDir"},
+	{Name: "port", Field: "server.port"},
+	{Name: "cert-rotation", Field: "server.certRotation"},
+	{Name: "shutdown-delay", Field: "server.shutdownDelay"},
+	{Name: "enable-http2", Field: "server.enableHTTP2"},
+	{Name: "client-ca-file", Field: "server.clientCAFile"},
+	{Name: "namespace", Field: "namespace"},
+	{Name: "metrics-bind-address", Field: "metrics.bindAddress"},
+	{Name: "metrics-token-audience", Field: "metrics.tokenAudience"},
+	{Name: "metrics-secure", Field: "metrics.secure"},
+	{Name: "health-probe-bind-address", Field: "health.bindAddress"},
+	{Name: "pprof-bind-address", Field: "profiling.bindAddress"},
+	{Name: "registry-ca", Field: "registry.caFile"},
+	{Name: "insecure-registry", Field: "registry.insecureRegistries"},
+	{Name: "allow-registry", Field: "registry.allowRegistries"},
+	{Name: "cluster-network", Field: "registry.clusterNetworks"},
+	{Name: "registry-max-per-host", Field: "registry.maxPerHost"},
+	{Name: "registry-max-per-namespace", Field: "registry.maxPerNamespace"},
+	{Name: "registry-max-index-entries", Field: "registry.maxIndexEntries"},
+	{Name: "registry-max-bytes", Field: "registry.maxBytes"},
+	{Name: "registry-cache-bytes", Field: "registry.cacheBytes"},
+	{Name: "registry-digest-cache-bytes", Field: "registry.digestCacheBytes"},
+	{Name: "cache-ttl", Field: "registry.cacheTTL"},
+	{Name: "pull-secrets", Field: "registry.pullSecrets"},
+	{Name: "registry-mirror", Field: "registry.mirrors"},
+	{Name: "registry-hosts-dir", Field: "registry.hostsDir"},
+	{Name: "image-credential-provider-config", Field: "credentialProviders.config"},
+	{Name: "image-credential-provider-bin-dir", Field: "credentialProviders.binDir"},
+	{Name: "image-credential-provider-timeout", Field: "credentialProviders.timeout"},
+	{Name: "image-credential-provider-max-runs", Field: "credentialProviders.maxRuns"},
+	{Name: "image-credential-provider-max-runs-per-namespace", Field: "credentialProviders.maxRunsPerNamespace"},
+	{Name: "budget", Field: "admission.budget"},
+	{Name: "enforcement", Field: "admission.enforcement"},
+	{Name: "namespace-enforcement", Field: "admission.namespaceEnforcement"},
+	{Name: "resolve", Field: "admission.resolve"},
+	{Name: "bare-keys", Field: "admission.bareKeys"},
+	{Name: "fallback-architecture", Field: "admission.fallbackArchitecture"},
+	{Name: "qemu-cpu", Field: "admission.qemuCPU"},
+	{Name: "gate-timeout", Field: "gate.timeout"},
+	{Name: "gate-workers", Field: "gate.workers"},
+	{Name: "gate-workers-per-namespace", Field: "gate.workersPerNamespace"},
+	{Name: "gate-attempt", Field: "gate.attempt"},
+	{Name: "gate-controller", Field: "gate.controller"},
+	{Name: "leader-elect", Field: "leaderElection.enabled"},
+	{Name: "pod-events", Field: "events.pods"},
+	{Name: "misplacement-events", Field: "misplacement.events"},
+	{Name: "evict-misplaced", Field: "misplacement.evict"},
+	{Name: "audit-interval", Field: "audit.interval"},
+	{Name: "infer-elf", Field: "inference.elf"},
+	{Name: "infer-elf-max-bytes", Field: "inference.maxBytes"},
+	{Name: "infer-elf-timeout", Field: "inference.timeout"},
+}
