@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/isamatch/isamatch/internal/testbed"
+	"github.com/isamatch/isamatch/internal/testbed/configfile"
 	"github.com/isamatch/isamatch/pkg/config/v1alpha1"
 	"github.com/isamatch/isamatch/pkg/isa"
 	"github.com/isamatch/isamatch/pkg/labeler"
@@ -125,7 +126,7 @@ func labelerDaemonRSS(ctx context.Context, e *Env, node, root string, env []stri
 			return MemStatus{}, err
 		}
 	}
-	config, err := testbed.WriteLabelerConfig(e.Dir, func(c *v1alpha1.LabelerConfiguration) {
+	config, err := configfile.Labeler(e.Dir, func(c *v1alpha1.LabelerConfiguration) {
 		c.HostRoot, c.Commands.Exec, c.HWProbe = root, v1alpha1.ExecDirect, false
 		c.Interval = metav1.Duration{Duration: time.Hour}
 		c.Metrics.BindAddress = "127.0.0.1:" + strconv.Itoa(ports[0])

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/isamatch/isamatch/internal/testbed"
+	"github.com/isamatch/isamatch/internal/testbed/configfile"
 	"github.com/isamatch/isamatch/pkg/config/v1alpha1"
 	"github.com/isamatch/isamatch/pkg/contract"
 	"github.com/isamatch/isamatch/pkg/isa"
@@ -130,7 +131,7 @@ func StartWebhook(ctx context.Context, o WebhookOptions) (Webhook, error) {
 	err := testbed.StartOnFreePorts(2, func(ports []int) error {
 		w.HealthAddr = "127.0.0.1:" + strconv.Itoa(ports[0])
 		w.MetricsAddr = "127.0.0.1:" + strconv.Itoa(ports[1])
-		config, err := testbed.WriteWebhookConfig(filepath.Dir(o.Log), func(c *v1alpha1.WebhookConfiguration) {
+		config, err := configfile.Webhook(filepath.Dir(o.Log), func(c *v1alpha1.WebhookConfiguration) {
 			c.Namespace = WebhookNamespace
 			no := false
 			c.Server.CertDir, c.Server.Port, c.Server.CertRotation = wio.LocalServingCertDir, wio.LocalServingPort, &no

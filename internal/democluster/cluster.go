@@ -20,6 +20,7 @@ import (
 	"github.com/isamatch/isamatch/internal/experiment"
 	"github.com/isamatch/isamatch/internal/gobuild"
 	"github.com/isamatch/isamatch/internal/testbed"
+	"github.com/isamatch/isamatch/internal/testbed/configfile"
 	"github.com/isamatch/isamatch/pkg/config/v1alpha1"
 	"github.com/isamatch/isamatch/pkg/isa"
 )
@@ -241,7 +242,7 @@ func (c *Cluster) label(ctx context.Context, parallel int) error {
 	g.SetLimit(parallel)
 	for _, n := range c.Nodes {
 		g.Go(func() error {
-			config, err := testbed.WriteLabelerConfig(c.Dir, func(lc *v1alpha1.LabelerConfiguration) {
+			config, err := configfile.Labeler(c.Dir, func(lc *v1alpha1.LabelerConfiguration) {
 				lc.HostRoot, lc.Commands.Exec = staged[c.HostRoot(n)], v1alpha1.ExecDirect
 			})
 			if err != nil {

@@ -8,10 +8,9 @@
 // (StartSlowProxy) or drip one byte a second (StartDripRegistry), child processes on free ports
 // (StartProcess, StartOnFreePorts) and the one loader of the shipped
 // MutatingWebhookConfiguration
-// (ShippedWebhookConfiguration, EnvtestWebhookConfiguration), and the
-// configuration files the webhook and the labeler binaries are started
-// with (WriteWebhookConfig, WriteLabelerConfig). The binaries are built by
-// internal/gobuild.
+// (ShippedWebhookConfiguration, EnvtestWebhookConfiguration). The binaries
+// are built by internal/gobuild, and started with the configuration files
+// of the subpackage configfile.
 //
 // The control-plane binaries come from KUBEBUILDER_ASSETS, which `make test`
 // exports after building them with hack/controlplane.sh.

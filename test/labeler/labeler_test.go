@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/isamatch/isamatch/internal/testbed"
+	"github.com/isamatch/isamatch/internal/testbed/configfile"
 	"github.com/isamatch/isamatch/pkg/config/v1alpha1"
 	"github.com/isamatch/isamatch/pkg/isa"
 )
@@ -268,7 +269,7 @@ var _ = Describe("labeler daemon", func() {
 			metricsPort int
 		)
 		err := testbed.StartOnFreePorts(2, func(ports []int) error {
-			config, err := testbed.WriteLabelerConfig(workDir, func(c *v1alpha1.LabelerConfiguration) {
+			config, err := configfile.Labeler(workDir, func(c *v1alpha1.LabelerConfiguration) {
 				c.HostRoot, c.Commands.Exec, c.HWProbe = fixture("spacemit-k1"), v1alpha1.ExecDirect, false
 				c.Interval = metav1.Duration{Duration: time.Hour}
 				c.Metrics.BindAddress = fmt.Sprintf("127.0.0.1:%d", ports[0])

@@ -23,6 +23,7 @@ import (
 
 	"github.com/isamatch/isamatch/internal/gobuild"
 	"github.com/isamatch/isamatch/internal/testbed"
+	"github.com/isamatch/isamatch/internal/testbed/configfile"
 	"github.com/isamatch/isamatch/pkg/config/v1alpha1"
 	"github.com/isamatch/isamatch/pkg/isa"
 )
@@ -165,7 +166,7 @@ var stagedFixtures string
 // commands run directly, no hwprobe) and returns its exit code and output.
 func runOnce(ctx SpecContext, node, hostRoot string) (int, string) {
 	GinkgoHelper()
-	config, err := testbed.WriteLabelerConfig(GinkgoT().TempDir(), func(c *v1alpha1.LabelerConfiguration) {
+	config, err := configfile.Labeler(GinkgoT().TempDir(), func(c *v1alpha1.LabelerConfiguration) {
 		c.HostRoot, c.Commands.Exec, c.HWProbe = hostRoot, v1alpha1.ExecDirect, false
 	})
 	Expect(err).NotTo(HaveOccurred())

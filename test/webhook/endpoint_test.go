@@ -43,6 +43,7 @@ import (
 
 	"github.com/isamatch/isamatch/internal/metricsauth"
 	"github.com/isamatch/isamatch/internal/testbed"
+	"github.com/isamatch/isamatch/internal/testbed/configfile"
 	"github.com/isamatch/isamatch/pkg/config/v1alpha1"
 	"github.com/isamatch/isamatch/pkg/isa"
 	"github.com/isamatch/isamatch/pkg/mutate"
@@ -129,7 +130,7 @@ var _ = Describe("The webhook endpoint", Ordered, func() {
 		err := testbed.StartOnFreePorts(2, func(ports []int) error {
 			metricsURL = "https://127.0.0.1:" + strconv.Itoa(ports[0]) + "/metrics"
 			work := GinkgoT().TempDir()
-			config, err := testbed.WriteWebhookConfig(work, func(c *v1alpha1.WebhookConfiguration) {
+			config, err := configfile.Webhook(work, func(c *v1alpha1.WebhookConfiguration) {
 				no := false
 				c.Server.CertDir, c.Server.Port, c.Server.CertRotation = wio.LocalServingCertDir, clientCertPort, &no
 				c.Server.ClientCAFile = clientCAFile

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/isamatch/isamatch/internal/testbed"
+	"github.com/isamatch/isamatch/internal/testbed/configfile"
 	"github.com/isamatch/isamatch/pkg/config/v1alpha1"
 	"github.com/isamatch/isamatch/pkg/isa"
 	"github.com/isamatch/isamatch/pkg/mutate"
@@ -42,7 +43,7 @@ func startOwnWebhook(ctx SpecContext, ns string, configure func(*v1alpha1.Webhoo
 	var port int
 	err := testbed.StartOnFreePorts(3, func(ports []int) error {
 		port = ports[0]
-		config, err := testbed.WriteWebhookConfig(work, func(c *v1alpha1.WebhookConfiguration) {
+		config, err := configfile.Webhook(work, func(c *v1alpha1.WebhookConfiguration) {
 			no := false
 			c.Server.CertDir, c.Server.Port, c.Server.CertRotation = wio.LocalServingCertDir, port, &no
 			c.Admission.Resolve = mutate.ResolveSync

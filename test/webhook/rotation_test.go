@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/isamatch/isamatch/internal/testbed"
+	"github.com/isamatch/isamatch/internal/testbed/configfile"
 	"github.com/isamatch/isamatch/pkg/config/v1alpha1"
 )
 
@@ -63,7 +64,7 @@ var _ = Describe("Certificate rotation", Serial, func() {
 		Expect(err).NotTo(HaveOccurred())
 		readyz := "http://127.0.0.1:" + strconv.Itoa(healthPort) + "/readyz"
 		work := GinkgoT().TempDir()
-		config, err := testbed.WriteWebhookConfig(work, func(c *v1alpha1.WebhookConfiguration) {
+		config, err := configfile.Webhook(work, func(c *v1alpha1.WebhookConfiguration) {
 			yes := true
 			c.Server.CertDir, c.Server.Port, c.Server.CertRotation = certDir, port, &yes
 			c.Namespace = ns

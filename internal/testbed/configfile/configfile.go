@@ -1,4 +1,4 @@
-package testbed
+package configfile
 
 import (
 	"bytes"
@@ -11,12 +11,12 @@ import (
 	"github.com/isamatch/isamatch/pkg/config/v1alpha1"
 )
 
-// WriteWebhookConfig writes, as a new file in dir, the webhook's defaults
+// Webhook writes, as a new file in dir, the webhook's defaults
 // (componentconfig.DefaultWebhook) changed by each configure in order, and
 // returns the file's path for the webhook's --config. The suites, the demo
 // and the bench configure the binary through this file, as the shipped
 // Deployment does: the webhook takes no setting as a flag.
-func WriteWebhookConfig(dir string, configure ...func(*v1alpha1.WebhookConfiguration)) (string, error) {
+func Webhook(dir string, configure ...func(*v1alpha1.WebhookConfiguration)) (string, error) {
 	c := componentconfig.DefaultWebhook()
 	for _, f := range configure {
 		if f != nil {
@@ -30,9 +30,9 @@ func WriteWebhookConfig(dir string, configure ...func(*v1alpha1.WebhookConfigura
 	})
 }
 
-// WriteLabelerConfig is WriteWebhookConfig for the labeler: a
+// Labeler is Webhook for the labeler: a
 // LabelerConfiguration file over componentconfig.DefaultLabeler.
-func WriteLabelerConfig(dir string, configure ...func(*v1alpha1.LabelerConfiguration)) (string, error) {
+func Labeler(dir string, configure ...func(*v1alpha1.LabelerConfiguration)) (string, error) {
 	c := componentconfig.DefaultLabeler()
 	for _, f := range configure {
 		if f != nil {

@@ -1,4 +1,4 @@
-package testbed
+package configfile
 
 import (
 	"os"
@@ -12,9 +12,9 @@ import (
 	"github.com/isamatch/isamatch/pkg/config/v1alpha1"
 )
 
-// TestWriteWebhookConfig: the file holds the defaults with the caller's
+// TestWebhook: the file holds the defaults with the caller's
 // changes, zero values and empty lists included, as the webhook loads it.
-func TestWriteWebhookConfig(t *testing.T) {
+func TestWebhook(t *testing.T) {
 	no := false
 	configure := func(c *v1alpha1.WebhookConfiguration) {
 		c.Server.CertRotation = &no
@@ -23,7 +23,7 @@ func TestWriteWebhookConfig(t *testing.T) {
 		c.Registry.AllowRegistries = []string{"127.0.0.1:5000"}
 		c.Gate.Timeout = metav1.Duration{Duration: 3 * time.Second}
 	}
-	path, err := WriteWebhookConfig(t.TempDir(), configure)
+	path, err := Webhook(t.TempDir(), configure)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,19 +38,19 @@ func TestWriteWebhookConfig(t *testing.T) {
 	want := componentconfig.DefaultWebhook()
 	configure(&want)
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("WriteWebhookConfig() read back (-want +got):\n%s", diff)
+		t.Errorf("Webhook() read back (-want +got):\n%s", diff)
 	}
 	if errs := componentconfig.ValidateWebhook(&got); len(errs) > 0 {
 		t.Errorf("ValidateWebhook() = %v", errs)
 	}
 }
 
-// TestWriteLabelerConfig is TestWriteWebhookConfig for the labeler.
-func TestWriteLabelerConfig(t *testing.T) {
+// TestLabeler is TestWebhook for the labeler.
+func TestLabeler(t *testing.T) {
 	configure := func(c *v1alpha1.LabelerConfiguration) {
 		c.HostRoot, c.Commands.Exec, c.HWProbe = "/roots/visionfive2", v1alpha1.ExecDirect, false
 	}
-	path, err := WriteLabelerConfig(t.TempDir(), configure)
+	path, err := Labeler(t.TempDir(), configure)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,6 +65,6 @@ func TestWriteLabelerConfig(t *testing.T) {
 	want := componentconfig.DefaultLabeler()
 	configure(&want)
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("WriteLabelerConfig() read back (-want +got):\n%s", diff)
+		t.Errorf("Labeler() read back (-want +got):\n%s", diff)
 	}
 }
