@@ -126,7 +126,7 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	})
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(func(ctx SpecContext) {
-		Expect(cl.Stop(ctx)).To(Succeed())
+		Expect(cl.Stop()).To(Succeed())
 	}, NodeTimeout(5*time.Minute))
 	GinkgoWriter.Printf("node %s (%s) Ready; cgroup v1: %t, overlayfs: %t; logs in %s\n",
 		host.NodeName, host.NodeIP, host.CgroupV1, host.Overlay, cl.LogDir())

@@ -43,8 +43,11 @@ type Options struct {
 	PauseImage string
 }
 
-// Cluster is a running one-node cluster.
+// Cluster is a running one-node cluster. Its stage holds every part
+// started and each change made to the host, undone by Stop in the reverse
+// order.
 type Cluster struct {
+	*testbed.Stage
 	opts Options
 	// Kubeconfig is an admin (system:masters) kubeconfig file.
 	Kubeconfig string
@@ -54,20 +57,25 @@ type Cluster struct {
 	NodeName string
 
 	procs    []*testbed.Process // in start order
-	sysctls  map[string]string  // original values, restored by Stop
 	kubeletP *testbed.Process
-	kcmP     *testbed.Process
 }
 
 // start is one attempt of Start, on the ports it is given.
 func start(ctx context.Context, opts Options, ports []int) (c *Cluster, err error) {
-	c = &Cluster{opts: opts, NodeName: opts.Host.NodeName, sysctls: map[string]string{}}
+	stage, err := testbed.NewStage("node", opts.Dir, nil)
+	if err != nil {
+		return nil, err
+	}
+	c = &Cluster{Stage: stage, opts: opts, NodeName: opts.Host.NodeName}
 	defer func() {
 		if err != nil {
-			err = errors.Join(err, c.Stop(context.Background()))
+			err = errors.Join(err, c.Stop())
 			c = nil
 		}
 	}()
+	// What Stop undoes last: Dir, then the sysctls, then the host's network
+	// and mounts, after every component has stopped.
+	c.OnStop(c.removeDir)
 	for _, d := range []string{"pki", "etcd", "containerd/certs.d", "containerd/net.d", "cni", "kubelet", "logs"} {
 		if err := os.MkdirAll(filepath.Join(opts.Dir, d), 0o700); err != nil {
 			return c, fmt.Errorf("create %s: %w", d, err)
@@ -76,6 +84,7 @@ func start(ctx context.Context, opts Options, ports []int) (c *Cluster, err erro
 	if err := c.setSysctls(); err != nil {
 		return c, err
 	}
+	c.OnStop(c.cleanHost)
 	etcdClient, etcdPeer, apiPort, kcmPort, schedPort, kubeletPort, kubeletHealthz, proxyHealthz, proxyMetrics :=
 		ports[0], ports[1], ports[2], ports[3], ports[4], ports[5], ports[6], ports[7], ports[8]
 
@@ -218,7 +227,6 @@ func start(ctx context.Context, opts Options, ports []int) (c *Cluster, err erro
 	if err != nil {
 		return c, err
 	}
-	c.kcmP = kcm
 	schedConfig, err := writeFile(pki, "kube-scheduler.yaml", schedulerConfig(kubeconfigs["kube-scheduler"]))
 	if err != nil {
 		return c, err
@@ -297,6 +305,8 @@ func start(ctx context.Context, opts Options, ports []int) (c *Cluster, err erro
 	if _, err := c.start("kube-proxy", filepath.Join(node, "kube-proxy"), []string{"--config=" + pcfg}, pathEnv); err != nil {
 		return c, err
 	}
+	// What Stop does first: the pods go while the node still runs them.
+	c.OnStop(func() error { return c.drain(kcm, kubelet) })
 
 	if err := c.waitNodeReady(ctx, 3*time.Minute); err != nil {
 		return c, err
@@ -306,13 +316,14 @@ func start(ctx context.Context, opts Options, ports []int) (c *Cluster, err erro
 
 func ok200(status int) bool { return status == http.StatusOK }
 
-// start runs one component, its log under Dir/logs.
+// start runs one component, its log under Dir/logs; Stop stops it.
 func (c *Cluster) start(name, bin string, args, env []string) (*testbed.Process, error) {
 	p, err := testbed.StartProcess(name, bin, args, env, filepath.Join(c.opts.Dir, "logs", name+".log"))
 	if err != nil {
 		return nil, err
 	}
 	c.procs = append(c.procs, p)
+	c.OnStop(func() error { return p.Stop(15 * time.Second) })
 	return p, nil
 }
 
@@ -399,22 +410,4 @@ func waitSocket(ctx context.Context, p *testbed.Process, path string, timeout ti
 		case <-time.After(200 * time.Millisecond):
 		}
 	}
-}
-
-// setSysctls turns on what pod networking needs: forwarding, and bridged
-// traffic through iptables (kube-proxy's Service rules for pod-to-pod
-// traffic on one bridge). Stop restores the old values.
-func (c *Cluster) setSysctls() error {
-	for _, name := range []string{"net/ipv4/ip_forward", "net/bridge/bridge-nf-call-iptables"} {
-		path := filepath.Join("/proc/sys", name)
-		old, err := os.ReadFile(path)
-		if err != nil {
-			return &Unsupported{What: "cannot read " + path + " (br_netfilter missing?): " + err.Error()}
-		}
-		c.sysctls[path] = strings.TrimSpace(string(old))
-		if err := os.WriteFile(path, []byte("1"), 0o644); err != nil {
-			return &Unsupported{What: "cannot set " + path + ": " + err.Error()}
-		}
-	}
-	return nil
 }

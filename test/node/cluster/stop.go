@@ -16,35 +16,40 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/isamatch/isamatch/internal/testbed"
 )
 
-// Stop tears the node down and leaves the host as it found it: pods are
-// deleted through the API (so the kubelet stops their containers and CNI
-// releases their addresses) with the controllers stopped first so nothing
-// recreates them, then the components stop, leftover shims of this run are
-// killed, mounts under Dir are unmounted, kube-proxy's rules and the bridge
-// are removed, the sysctls restored and Dir deleted (kept when
-// ISAMATCH_KEEP_TMP=true).
-func (c *Cluster) Stop(ctx context.Context) error {
+// Stop tears the node down and leaves the host as it found it, in the
+// reverse order of Start: pods are deleted through the API (so the kubelet
+// stops their containers and CNI releases their addresses) with the
+// controllers stopped first so nothing recreates them, then the components
+// stop, leftover shims of this run are killed, mounts under Dir are
+// unmounted, kube-proxy's rules and the bridge are removed, the sysctls
+// restored and Dir deleted (kept when ISAMATCH_KEEP_TMP=true). It is safe
+// on a nil cluster and when called again.
+func (c *Cluster) Stop() error {
 	if c == nil {
 		return nil
 	}
-	var errs []error
-	if c.kcmP != nil {
-		errs = append(errs, c.kcmP.Stop(10*time.Second))
+	return c.Stage.Stop()
+}
+
+// drain stops kube-controller-manager, so nothing recreates a pod, and
+// deletes every pod while the kubelet still runs to confirm each gone.
+func (c *Cluster) drain(kcm, kubelet *testbed.Process) error {
+	errs := []error{kcm.Stop(10 * time.Second)}
+	if exited, _ := kubelet.Exited(); !exited && c.Client != nil {
+		errs = append(errs, c.drainPods(context.Background(), 2*time.Minute))
 	}
-	if c.Client != nil && c.kubeletP != nil {
-		if exited, _ := c.kubeletP.Exited(); !exited {
-			errs = append(errs, c.drainPods(ctx, 2*time.Minute))
-		}
-	}
-	for _, p := range slices.Backward(c.procs) {
-		if p != c.kcmP {
-			errs = append(errs, p.Stop(15*time.Second))
-		}
-	}
-	errs = append(errs, c.killShims())
-	errs = append(errs, unmountUnder(c.opts.Dir))
+	return errors.Join(errs...)
+}
+
+// cleanHost undoes what the components did to the host once they have
+// stopped: the shims of this run, the mounts under Dir, kube-proxy's and
+// the kubelet's rules, and the bridge.
+func (c *Cluster) cleanHost() error {
+	errs := []error{c.killShims(), unmountUnder(c.opts.Dir)}
 	if proxy := filepath.Join(c.opts.NodeDir, "kube-proxy"); executable(proxy) {
 		// Removes every KUBE-* chain kube-proxy made (iptables, nftables, ipvs).
 		if out, err := exec.Command(proxy, "--cleanup").CombinedOutput(); err != nil {
@@ -59,13 +64,34 @@ func (c *Cluster) Stop(ctx context.Context) error {
 			}
 		}
 	}
-	for path, old := range c.sysctls {
-		errs = append(errs, os.WriteFile(path, []byte(old), 0o644))
-	}
-	if c.opts.Dir != "" && os.Getenv("ISAMATCH_KEEP_TMP") != "true" {
-		errs = append(errs, os.RemoveAll(c.opts.Dir))
-	}
 	return errors.Join(errs...)
+}
+
+// removeDir deletes Dir, unless ISAMATCH_KEEP_TMP=true keeps it for its
+// logs.
+func (c *Cluster) removeDir() error {
+	if c.opts.Dir == "" || os.Getenv(testbed.KeepTmpEnv) == "true" {
+		return nil
+	}
+	return os.RemoveAll(c.opts.Dir)
+}
+
+// setSysctls turns on what pod networking needs: forwarding, and bridged
+// traffic through iptables (kube-proxy's Service rules for pod-to-pod
+// traffic on one bridge). Stop restores each value it changed.
+func (c *Cluster) setSysctls() error {
+	for _, name := range []string{"net/ipv4/ip_forward", "net/bridge/bridge-nf-call-iptables"} {
+		path := filepath.Join("/proc/sys", name)
+		old, err := os.ReadFile(path)
+		if err != nil {
+			return &Unsupported{What: "cannot read " + path + " (br_netfilter missing?): " + err.Error()}
+		}
+		if err := os.WriteFile(path, []byte("1"), 0o644); err != nil {
+			return &Unsupported{What: "cannot set " + path + ": " + err.Error()}
+		}
+		c.OnStop(func() error { return os.WriteFile(path, old, 0o644) })
+	}
+	return nil
 }
 
 // removeKubeletChains removes the iptables chains the kubelet itself makes
