@@ -142,7 +142,18 @@ var _ = Describe("QEMU emulation on a real node", Ordered, func() {
 	It("starts the riscv64 labeler image under emulation, which prints its --print output", func(ctx SpecContext) {
 		pod := testbed.MakePod("labeler-riscv64", podNamespace).Image(labelerRISCV).Annotation(isa.QEMUAnnotation, "riscv64").Obj()
 		pod.Spec.RestartPolicy = corev1.RestartPolicyNever
-		pod.Spec.Containers[0].Args = []string{"--print", "--host-root=/"}
+		// The container's own / is the host here (the default hostRoot is
+		// the DaemonSet's mount, /host): a configuration file says so.
+		cm := &corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{Namespace: podNamespace, Name: "labeler-riscv64"},
+			Data:       map[string]string{"config.yaml": "apiVersion: config.isamatch.io/v1alpha1\nkind: LabelerConfiguration\nhostRoot: /\n"},
+		}
+		Expect(cl.Client.Create(ctx, cm)).To(Succeed())
+		DeferCleanup(func(ctx SpecContext) { Expect(client.IgnoreNotFound(cl.Client.Delete(ctx, cm))).To(Succeed()) })
+		pod.Spec.Volumes = []corev1.Volume{{Name: "config", VolumeSource: corev1.VolumeSource{
+			ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: cm.Name}}}}}
+		pod.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: "config", MountPath: "/etc/labeler", ReadOnly: true}}
+		pod.Spec.Containers[0].Args = []string{"--print", "--config=/etc/labeler/config.yaml"}
 		createWhenWebhookAnswers(ctx, pod)
 		Expect(exitCode(ctx, pod)).To(Equal(int32(0)))
 		out := kubectlRun(ctx, "-n", podNamespace, "logs", pod.Name)
@@ -151,11 +162,7 @@ var _ = Describe("QEMU emulation on a real node", Ordered, func() {
 	})
 
 	It("lets the same vector pod fail with SIGILL (exit 132) once the webhook's injection is off", func(ctx SpecContext) {
-		var d appsv1.Deployment
-		Expect(cl.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: webhookName}, &d)).To(Succeed())
-		patch := client.MergeFrom(d.DeepCopy())
-		d.Spec.Template.Spec.Containers[0].Args = append(d.Spec.Template.Spec.Containers[0].Args, "--qemu-cpu=off")
-		Expect(cl.Client.Patch(ctx, &d, patch)).To(Succeed())
+		GinkgoWriter.Print(kubectlRun(ctx, "apply", "-k", writeWebhookOverlay("qemu-cpu-off", "92-qemu-cpu.yaml", "admission:\n  qemuCPU: \"off\"\n")))
 		waitWebhookReady(ctx)
 
 		pod := vectorPod("vector-off", "rv64gcv", vectorImage)

@@ -279,32 +279,36 @@ func pushBinary(ctx context.Context, bin, path, arch, repo string) string {
 }
 
 // writeMisplaceOverlay writes an overlay of the suite's install overlay
-// with the evict-misplaced component and --audit-interval=10s (a user may
+// with the evict-misplaced component and audit.interval 10s (a user may
 // set either).
 func writeMisplaceOverlay() string {
 	GinkgoHelper()
-	ov := filepath.Join(filepath.Dir(overlay), "misplace")
+	return writeWebhookOverlay("misplace", "91-audit.yaml", "audit:\n  interval: 10s\n",
+		filepath.Join(dist, "config", "components", "evict-misplaced"))
+}
+
+// writeWebhookOverlay writes the overlay name beside the suite's install
+// overlay: that overlay with components, and a drop-in (file, the
+// WebhookConfiguration fields it sets) over the webhook's configuration.
+func writeWebhookOverlay(name, file, fields string, components ...string) string {
+	GinkgoHelper()
+	ov := filepath.Join(filepath.Dir(overlay), name)
 	Expect(os.MkdirAll(ov, 0o755)).To(Succeed())
 	base, err := filepath.Rel(ov, overlay)
 	Expect(err).NotTo(HaveOccurred())
-	component, err := filepath.Rel(ov, filepath.Join(dist, "config", "components", "evict-misplaced"))
-	Expect(err).NotTo(HaveOccurred())
-	k := fmt.Sprintf(`apiVersion: kustomize.config.k8s.io/v1beta1
-kind: Kustomization
-resources:
-  - %s
-components:
-  - %s
-patches:
-  - target:
-      kind: Deployment
-      name: isamatch-webhook
-    patch: |-
-      - op: add
-        path: /spec/template/spec/containers/0/args/-
-        value: --audit-interval=10s
-`, base, component)
-	Expect(os.WriteFile(filepath.Join(ov, "kustomization.yaml"), []byte(k), 0o644)).To(Succeed())
+	var k strings.Builder
+	fmt.Fprintf(&k, "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - %s\n", base)
+	if len(components) > 0 {
+		k.WriteString("components:\n")
+	}
+	for _, c := range components {
+		rel, err := filepath.Rel(ov, c)
+		Expect(err).NotTo(HaveOccurred())
+		fmt.Fprintf(&k, "  - %s\n", rel)
+	}
+	k.WriteString(webhookDropIn(ov, file, fields))
+	Expect(os.WriteFile(filepath.Join(ov, "kustomization.yaml"), []byte(k.String()), 0o644)).To(Succeed())
+	GinkgoWriter.Printf("overlay %s:\n%s", ov, k.String())
 	return ov
 }
 

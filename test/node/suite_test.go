@@ -17,6 +17,8 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/isamatch/isamatch/internal/testbed"
+	"github.com/isamatch/isamatch/internal/testbed/configfile"
+	"github.com/isamatch/isamatch/pkg/config/v1alpha1"
 	"github.com/isamatch/isamatch/test/framework"
 	"github.com/isamatch/isamatch/test/node/cluster"
 )
@@ -198,7 +200,9 @@ func hostLabels(ctx context.Context, dir, node string) map[string]string {
 	GinkgoHelper()
 	bin := filepath.Join(dir, "labeler")
 	run(ctx, repoRoot, "go", "build", "-o", bin, "./cmd/labeler")
-	cmd := exec.CommandContext(ctx, bin, "--print", "--host-root=/", "--node-name="+node)
+	config, err := configfile.Labeler(dir, func(c *v1alpha1.LabelerConfiguration) { c.HostRoot = "/" })
+	Expect(err).NotTo(HaveOccurred())
+	cmd := exec.CommandContext(ctx, bin, "--print", "--config="+config, "--node-name="+node)
 	out, err := cmd.Output()
 	Expect(err).NotTo(HaveOccurred(), "labeler --print")
 	labels := map[string]string{}
@@ -216,5 +220,5 @@ func hostLabels(ctx context.Context, dir, node string) map[string]string {
 // the suite's registry speaks plain HTTP.
 func writeOverlay(dir string) string {
 	GinkgoHelper()
-	return writeKustomization(filepath.Join(dir, "overlay"), filepath.Join(dist, "config"), "", "", reg.Host)
+	return writeKustomization(filepath.Join(dir, "overlay"), filepath.Join(dist, "config"), "", "", false, reg.Host)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -250,7 +251,9 @@ func headDigest(ctx context.Context, ref string) string {
 // (config/README.md, step 2): configDir with the labeler and webhook images
 // pinned (repo@digest; "" keeps configDir's, a release's dist/config pins
 // them already), and the webhook told which registries speak plain HTTP.
-func writeKustomization(dir, configDir, labeler, webhook string, registries ...string) string {
+// This release's webhook reads that from a drop-in of its configuration
+// ConfigMap; the previous release's (flags true) from its flags.
+func writeKustomization(dir, configDir, labeler, webhook string, flags bool, registries ...string) string {
 	GinkgoHelper()
 	Expect(os.MkdirAll(dir, 0o755)).To(Succeed())
 	rel, err := filepath.Rel(dir, configDir)
@@ -268,11 +271,31 @@ func writeKustomization(dir, configDir, labeler, webhook string, registries ...s
 		Expect(ok).To(BeTrue(), "image %q has no digest", ref)
 		fmt.Fprintf(&k, "  - name: ghcr.io/isamatch/%s\n    newName: %s\n    digest: %s\n", app, repo, digest)
 	}
-	k.WriteString("patches:\n  - target:\n      kind: Deployment\n      name: isamatch-webhook\n    patch: |-\n")
-	for _, r := range registries {
-		fmt.Fprintf(&k, "      - op: add\n        path: /spec/template/spec/containers/0/args/-\n        value: --insecure-registry=%s\n", r)
+	if flags {
+		k.WriteString("patches:\n  - target:\n      kind: Deployment\n      name: isamatch-webhook\n    patch: |-\n")
+		for _, r := range registries {
+			fmt.Fprintf(&k, "      - op: add\n        path: /spec/template/spec/containers/0/args/-\n        value: --insecure-registry=%s\n", r)
+		}
+	} else {
+		quoted := make([]string, len(registries))
+		for i, r := range registries {
+			quoted[i] = strconv.Quote(r)
+		}
+		k.WriteString(webhookDropIn(dir, "90-site.yaml", "registry:\n  insecureRegistries: ["+strings.Join(quoted, ", ")+"]\n"))
 	}
 	Expect(os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(k.String()), 0o644)).To(Succeed())
 	GinkgoWriter.Printf("overlay %s:\n%s", dir, k.String())
 	return dir
+}
+
+// webhookDropIn writes name in dir, a drop-in WebhookConfiguration with
+// fields (YAML), and returns the kustomization lines that add it to the
+// webhook's drop-in ConfigMap, as docs/configuration.md tells a user to:
+// the ConfigMap's name changes with it, and the Deployment rolls.
+func webhookDropIn(dir, name, fields string) string {
+	GinkgoHelper()
+	body := "apiVersion: config.isamatch.io/v1alpha1\nkind: WebhookConfiguration\n" + fields
+	Expect(os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644)).To(Succeed())
+	GinkgoWriter.Printf("%s:\n%s", filepath.Join(dir, name), body)
+	return "configMapGenerator:\n  - name: isamatch-webhook-config-d\n    namespace: isamatch-system\n    behavior: merge\n    files: [" + name + "]\n"
 }
