@@ -34,11 +34,17 @@ const (
 	podNamespace = "default"
 )
 
+// The specs install and remove isamatch with the quickstart's commands
+// (docs/quickstart.md) and run its steps between.
 var _ = Describe("kubectl apply -k config on a real node", Ordered, func() {
-	It("installs without errors", func(ctx SpecContext) {
-		out := kubectlRun(ctx, "apply", "-k", overlay)
-		GinkgoWriter.Print(out)
+	var qs *quickstart
+	BeforeAll(func(ctx SpecContext) {
+		qs = newQuickstart(ctx, GinkgoT().TempDir())
 	})
+
+	It("installs with the quickstart's commands, rollouts complete", func(ctx SpecContext) {
+		qs.mustRun(ctx, qs.blocks[qsInstall])
+	}, NodeTimeout(10*time.Minute))
 
 	It("installs the release's images, pinned by the digests its images.txt lists", func(ctx SpecContext) {
 		listed, err := os.ReadFile(filepath.Join(dist, "images.txt"))
@@ -153,12 +159,52 @@ var _ = Describe("kubectl apply -k config on a real node", Ordered, func() {
 		}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(time.Second).Should(Succeed())
 	})
 
+	It("shows what the node runs, as the quickstart's step 2", func(ctx SpecContext) {
+		out := qs.mustRun(ctx, qs.blocks[qsNodes])
+		Expect(out).To(ContainSubstring(cl.NodeName))
+		Expect(out).To(ContainSubstring(isa.ArchLabel + "=amd64"))
+	})
+
+	It("runs the quickstart's pod and explains its decision", func(ctx SpecContext) {
+		qs.mustRun(ctx, qs.blocks[qsPod])
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "isa-demo", Name: "fits"}}
+		Eventually(func(g Gomega) {
+			g.Expect(cl.Client.Get(ctx, client.ObjectKeyFromObject(pod), pod)).To(Succeed())
+			g.Expect(pod.Status.Phase).To(Equal(corev1.PodRunning))
+		}).WithContext(ctx).WithTimeout(3 * time.Minute).WithPolling(time.Second).Should(Succeed())
+		Expect(pod.Annotations).To(HaveKey(isa.DecisionAnnotation), "the webhook decided")
+		// The Event comes from the webhook's leader a moment later.
+		Eventually(func(g Gomega) {
+			out, err := qs.run(ctx, qs.blocks[qsExplain])
+			g.Expect(err).NotTo(HaveOccurred(), out)
+			g.Expect(out).To(ContainSubstring(pod.Annotations[isa.DecisionAnnotation]), "the decision annotation")
+			g.Expect(out).To(MatchRegexp(`IsamatchDecided|IsamatchReleased`), "the decision's Event")
+		}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+	})
+
+	It("keeps the quickstart's pod whose request the node lacks Pending, with IsamatchNoNode", func(ctx SpecContext) {
+		qs.mustRun(ctx, qs.lines(qsNoNode, 0, 1))
+		Eventually(func(g Gomega) {
+			out, err := qs.run(ctx, qs.lines(qsNoNode, 2, 2))
+			g.Expect(err).NotTo(HaveOccurred(), out)
+			g.Expect(out).To(ContainSubstring("IsamatchNoNode"))
+		}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+	})
+
+	It("refuses the quickstart's malformed request, naming the bad token", func(ctx SpecContext) {
+		out, err := qs.run(ctx, qs.blocks[qsTypo])
+		Expect(err).To(HaveOccurred(), "kubectl run of a malformed request fails:\n%s", out)
+		Expect(out).To(ContainSubstring(`"x86" is malformed`))
+		Expect(out).To(ContainSubstring("did you mean x86-64 or amd64"))
+	})
+
 	It("removes everything with kubectl delete -k", func(ctx SpecContext) {
 		for _, name := range []string{"has-isa", "lacks-isa", "multi-arch"} {
 			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: podNamespace, Name: name}}
 			Expect(client.IgnoreNotFound(cl.Client.Delete(ctx, pod))).To(Succeed())
 		}
-		GinkgoWriter.Print(kubectlRun(ctx, "delete", "-k", overlay, "--wait=true", "--timeout=3m"))
+		// The quickstart's namespace, then config.
+		qs.mustRun(ctx, qs.lines(qsUninstall, 0, 1))
 		for _, obj := range []client.Object{
 			&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}},
 			&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: labelerNamespace}},
@@ -184,9 +230,8 @@ var _ = Describe("kubectl apply -k config on a real node", Ordered, func() {
 		Expect(cl.Client.Get(ctx, client.ObjectKey{Name: cl.NodeName}, &before)).To(Succeed())
 		Expect(isamatchKeys(before.Labels)).NotTo(BeEmpty(), "the labeler's labels are still on the node after kubectl delete -k")
 
-		uninstall := writeUninstallOverlay()
-		GinkgoWriter.Print(kubectlRun(ctx, "apply", "-k", uninstall))
-		GinkgoWriter.Print(kubectlRun(ctx, "-n", "isamatch-uninstall", "wait", "--for=condition=complete", "job/isamatch-prune", "--timeout=3m"))
+		// The quickstart's uninstall Job, until it completes.
+		qs.mustRun(ctx, qs.lines(qsUninstall, 2, 3))
 
 		var after corev1.Node
 		Expect(cl.Client.Get(ctx, client.ObjectKey{Name: cl.NodeName}, &after)).To(Succeed())
@@ -195,7 +240,7 @@ var _ = Describe("kubectl apply -k config on a real node", Ordered, func() {
 		Expect(after.Labels).To(Equal(withoutIsamatch(before.Labels)), "the node's other labels are kept")
 		Expect(after.Annotations).To(Equal(withoutIsamatch(before.Annotations)), "the node's other annotations are kept")
 
-		GinkgoWriter.Print(kubectlRun(ctx, "delete", "-k", uninstall, "--wait=true", "--timeout=2m"))
+		qs.mustRun(ctx, qs.lines(qsUninstall, 4, 4))
 		Eventually(func() bool {
 			return apierrors.IsNotFound(cl.Client.Get(ctx, client.ObjectKey{Name: "isamatch-uninstall"}, &corev1.Namespace{}))
 		}).WithContext(ctx).WithTimeout(2*time.Minute).WithPolling(time.Second).Should(BeTrue(), "namespace isamatch-uninstall is gone")

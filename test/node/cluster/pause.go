@@ -41,7 +41,9 @@ func PushPause(ctx context.Context, src, workDir, ref string) (v1.Hash, error) {
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return v1.Hash{}, fmt.Errorf("go build pause for %s: %w\n%s", arch, err, out)
 		}
-		img, err := BinaryImage(bin, "/pause", arch)
+		// Also /bin/sleep, on the image's PATH: the documentation's pods
+		// run `sleep`, and the suite runs them with this image.
+		img, err := BinaryImage(bin, "/pause", arch, "/bin/sleep")
 		if err != nil {
 			return v1.Hash{}, err
 		}
@@ -57,19 +59,27 @@ func PushPause(ctx context.Context, src, workDir, ref string) (v1.Hash, error) {
 }
 
 // BinaryImage is an OCI image for linux/arch of one static binary bin at
-// path, its entrypoint.
-func BinaryImage(bin, path, arch string) (v1.Image, error) {
+// path, its entrypoint, and at each of aliases too (absolute paths; with
+// any, the image's PATH is /bin).
+func BinaryImage(bin, path, arch string, aliases ...string) (v1.Image, error) {
 	data, err := os.ReadFile(bin)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", bin, err)
 	}
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
-	if err := tw.WriteHeader(&tar.Header{Name: path[1:], Mode: 0o755, Size: int64(len(data)), Typeflag: tar.TypeReg}); err != nil {
-		return nil, fmt.Errorf("tar %s: %w", path, err)
-	}
-	if _, err := tw.Write(data); err != nil {
-		return nil, fmt.Errorf("tar %s: %w", path, err)
+	for _, p := range append([]string{path}, aliases...) {
+		if dir := filepath.Dir(p); dir != "/" {
+			if err := tw.WriteHeader(&tar.Header{Name: dir[1:] + "/", Mode: 0o755, Typeflag: tar.TypeDir}); err != nil {
+				return nil, fmt.Errorf("tar %s: %w", dir, err)
+			}
+		}
+		if err := tw.WriteHeader(&tar.Header{Name: p[1:], Mode: 0o755, Size: int64(len(data)), Typeflag: tar.TypeReg}); err != nil {
+			return nil, fmt.Errorf("tar %s: %w", p, err)
+		}
+		if _, err := tw.Write(data); err != nil {
+			return nil, fmt.Errorf("tar %s: %w", p, err)
+		}
 	}
 	if err := tw.Close(); err != nil {
 		return nil, fmt.Errorf("tar %s: %w", path, err)
@@ -92,6 +102,9 @@ func BinaryImage(bin, path, arch string) (v1.Image, error) {
 	cf = cf.DeepCopy()
 	cf.OS, cf.Architecture = "linux", arch
 	cf.Config.Entrypoint = []string{path}
+	if len(aliases) > 0 {
+		cf.Config.Env = []string{"PATH=/bin"}
+	}
 	cf.Config.User = "65535"
 	return mutate.ConfigFile(img, cf)
 }
