@@ -43,10 +43,11 @@ test:
 	kueue_assets="$$(tail -n1 .cache/kueue.dir)"
 	echo "KUBEBUILDER_ASSETS=$$assets ISAMATCH_NODE_ASSETS=$$node_assets ISAMATCH_KUEUE_ASSETS=$$kueue_assets ISAMATCH_METRICS_SERVER_ASSETS=$$metrics_server_assets"
 	# test/node makes a release (`make release` for this machine's platform:
-	# hack/images, then hack/release): building both first keeps those
-	# compiles out of the test timeout.
+	# hack/images, hack/plugin, then hack/release): building them first
+	# keeps those compiles out of the test timeout.
 	echo "==> the labeler and webhook images for linux/$$($(GO) env GOARCH) and hack/release, then go vet and the tests (the first run compiles every module: about 10 minutes on 2 idle cores)"
 	$(GO) run ./hack/images --repo isamatch.invalid/prebuild --tag v0.0.0-prebuild --oci-layout .cache/images --only labeler,webhook --platforms "linux/$$($(GO) env GOARCH)"
+	$(GO) run ./hack/plugin --version v0.0.0-prebuild --out .cache/plugin --platforms "linux/$$($(GO) env GOARCH)"
 	$(GO) -C hack/release build -o /dev/null .
 	$(GO) vet $(PKGS)
 	$(GO) -C rebalance vet ./...
@@ -71,8 +72,9 @@ test-node:
 	assets="$$(hack/controlplane.sh)"
 	node_assets="$$(hack/controlplane.sh node)"
 	metrics_server_assets="$$(hack/metrics-server.sh)"
-	# The suite makes a release with hack/release: compiled here, outside
-	# the test timeout.
+	# The suite makes a release with hack/plugin and hack/release: compiled
+	# here, outside the test timeout.
+	$(GO) run ./hack/plugin --version v0.0.0-prebuild --out .cache/plugin --platforms "linux/$$($(GO) env GOARCH)"
 	$(GO) -C hack/release build -o /dev/null .
 	echo "KUBEBUILDER_ASSETS=$$assets ISAMATCH_NODE_ASSETS=$$node_assets ISAMATCH_METRICS_SERVER_ASSETS=$$metrics_server_assets"
 	mkdir -p .cache
@@ -189,5 +191,8 @@ release:
 	# hack/images builds into an OCI layout (no registry yet); hack/release
 	# pushes it.
 	$(GO) run ./hack/images --repo "$(REPO)" --tag "$(VERSION)" --platforms "$(PLATFORMS)" --oci-layout _output/release/oci
-	$(GO) -C hack/release run . --repo "$(REPO)" --version "$(VERSION)" --oci-layout "$(CURDIR)/_output/release/oci" --dist "$(CURDIR)/dist" --root "$(CURDIR)" $(RELEASE_FLAGS)
+	# The kubectl plugin's archives for every platform of its krew manifest,
+	# and the manifest rendered with their digests.
+	$(GO) run ./hack/plugin --version "$(VERSION)" --out _output/release/plugin
+	$(GO) -C hack/release run . --repo "$(REPO)" --version "$(VERSION)" --oci-layout "$(CURDIR)/_output/release/oci" --plugin "$(CURDIR)/_output/release/plugin" --dist "$(CURDIR)/dist" --root "$(CURDIR)" $(RELEASE_FLAGS)
 	echo "dist/: verify with (cd dist && sha256sum -c SHA256SUMS); docs/install.md says how to check the images and their SBOMs"

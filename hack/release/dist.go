@@ -92,7 +92,42 @@ func writeDist(ctx context.Context, o options, reg *registry, images []published
 	if err := os.WriteFile(filepath.Join(o.Dist, installFile), []byte(header+manifest), 0o644); err != nil {
 		return nil, err
 	}
+	if err := copyPlugin(o); err != nil {
+		return nil, err
+	}
 	return writeChecksums(o.Dist)
+}
+
+// copyPlugin copies the regular files of o.Plugin into dist/.
+func copyPlugin(o options) error {
+	if o.Plugin == "" {
+		return nil
+	}
+	entries, err := os.ReadDir(o.Plugin)
+	if err != nil {
+		return fmt.Errorf("--plugin: %w", err)
+	}
+	n := 0
+	for _, e := range entries {
+		if !e.Type().IsRegular() {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(o.Plugin, e.Name()))
+		if err != nil {
+			return fmt.Errorf("--plugin: %w", err)
+		}
+		if _, err := os.Stat(filepath.Join(o.Dist, e.Name())); err == nil {
+			return fmt.Errorf("--plugin: %s would replace a release file of that name", e.Name())
+		}
+		if err := os.WriteFile(filepath.Join(o.Dist, e.Name()), data, 0o644); err != nil {
+			return err
+		}
+		n++
+	}
+	if n == 0 {
+		return fmt.Errorf("--plugin %s holds no file: run go run ./hack/plugin --out %s first", o.Plugin, o.Plugin)
+	}
+	return nil
 }
 
 // copyConfig copies config/ to dist/config and pins the images of the

@@ -31,6 +31,9 @@ type options struct {
 	Version   string
 	OCILayout string
 	Dist      string
+	// Plugin is the directory hack/plugin wrote the kubectl plugin's
+	// archives and krew manifest to; its files join dist/ ("": none).
+	Plugin string
 	// Root is the repository root: config/ and charts/isamatch.
 	Root     string
 	Insecure bool
@@ -53,6 +56,7 @@ func parseArgs(fs *flag.FlagSet, args []string, getenv func(string) string) (opt
 	fs.StringVar(&o.OCILayout, "oci-layout", "", "the OCI image layout hack/images wrote (required)")
 	fs.StringVar(&o.Dist, "dist", "", "directory to write the release files to; emptied first (required)")
 	fs.StringVar(&o.Root, "root", "../..", "the repository root (config/, charts/isamatch)")
+	fs.StringVar(&o.Plugin, "plugin", "", "directory of the kubectl plugin's archives and krew manifest (go run ./hack/plugin --out DIR): each file joins dist/ and SHA256SUMS")
 	fs.BoolVar(&o.Insecure, "insecure", false, "allow plain HTTP and unverified TLS to the registry")
 	fs.StringVar(&o.CA, "ca", "", "PEM file with the CA that signed the registry's certificate (added to the system roots)")
 	if err := fs.Parse(args); err != nil {

@@ -105,8 +105,17 @@ func TestReleaseToARegistry(t *testing.T) {
 		t.Fatalf("hack/images: %v\n%s", err, out)
 	}
 
+	// What hack/plugin writes (its own test builds them): files that join
+	// dist/ as they are.
+	plugin := t.TempDir()
+	pluginFiles := map[string]string{"kubectl-isa_linux_amd64.tar.gz": "an archive", "kubectl-isa.krew.yaml": "a manifest"}
+	for f, data := range pluginFiles {
+		if err := os.WriteFile(filepath.Join(plugin, f), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	dist := filepath.Join(t.TempDir(), "dist")
-	args := []string{"--repo", repo, "--version", testVersion, "--oci-layout", oci, "--dist", dist, "--root", repoRoot, "--ca", reg.CAFile}
+	args := []string{"--repo", repo, "--version", testVersion, "--oci-layout", oci, "--dist", dist, "--root", repoRoot, "--ca", reg.CAFile, "--plugin", plugin}
 	var stdout, stderr bytes.Buffer
 	if code := run(args, &stdout, &stderr); code != 0 {
 		t.Fatalf("release exited %d:\n%s%s", code, stdout.String(), stderr.String())
@@ -190,6 +199,18 @@ func TestReleaseToARegistry(t *testing.T) {
 	}
 
 	checkChecksums(t, dist)
+	sums, err := os.ReadFile(filepath.Join(dist, checksumsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for f, data := range pluginFiles {
+		if got, err := os.ReadFile(filepath.Join(dist, f)); err != nil || string(got) != data {
+			t.Errorf("dist/%s = %q, %v; want the plugin's %q", f, got, err, data)
+		}
+		if !strings.Contains(string(sums), "  "+f+"\n") {
+			t.Errorf("%s does not list %s:\n%s", checksumsFile, f, sums)
+		}
+	}
 
 	// install.yaml, dist/config and the chart name the pushed digests and
 	// no placeholder.

@@ -30,6 +30,8 @@ type Options struct {
 	// (-X): what --version and isamatch_build_info report. Neither may
 	// contain a space.
 	Version, Revision string
+	// Tags are build tags (-tags), comma-separated.
+	Tags string
 }
 
 // buildinfoPkg holds the variables Version and Revision set.
@@ -60,6 +62,9 @@ func Binaries(ctx context.Context, moduleDir, dir string, o Options, pkgs ...str
 		return nil, err
 	}
 	args := []string{"build", "-ldflags=" + ldflags, "-o", dir + string(filepath.Separator)}
+	if o.Tags != "" {
+		args = append(args, "-tags="+o.Tags)
+	}
 	env := os.Environ()
 	target := ""
 	if o.AsImage {
@@ -76,9 +81,13 @@ func Binaries(ctx context.Context, moduleDir, dir string, o Options, pkgs ...str
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("go build %s%s: %w\n%s", strings.Join(pkgs, " "), target, err, msg)
 	}
+	exe := ""
+	if o.GOOS == "windows" {
+		exe = ".exe"
+	}
 	bins := make([]string, len(pkgs))
 	for i, pkg := range pkgs {
-		bins[i] = filepath.Join(dir, path.Base(pkg))
+		bins[i] = filepath.Join(dir, path.Base(pkg)+exe)
 	}
 	return bins, nil
 }

@@ -2,14 +2,19 @@ package node
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
+	"runtime"
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+
+	"github.com/isamatch/isamatch/internal/krew"
 )
 
 // quickstartPage is the page whose shell blocks the install specs run.
@@ -30,8 +35,8 @@ const (
 // quickstart runs the quickstart's commands as a reader does: in a
 // directory whose config/ is the suite's install overlay (the release's
 // config with this registry's settings) and config/components/uninstall
-// the release's, with kubectl and kubectl-isa on PATH and the cluster in
-// KUBECONFIG. What the page pulls from the internet (busybox) is the
+// the release's, with kubectl and the release's kubectl-isa on PATH and
+// the cluster in KUBECONFIG. What the page pulls from the internet (busybox) is the
 // suite's multi-arch pause image, which has a sleep; its example request
 // is this node's x86-64 level.
 type quickstart struct {
@@ -48,7 +53,7 @@ func newQuickstart(ctx context.Context, work string) *quickstart {
 	bin := filepath.Join(q.dir, "bin")
 	Expect(os.MkdirAll(bin, 0o755)).To(Succeed())
 	Expect(os.Symlink(kubectl, filepath.Join(bin, "kubectl"))).To(Succeed())
-	run(ctx, repoRoot, "go", "build", "-o", filepath.Join(bin, "kubectl-isa"), "./cmd/kubectl-isa")
+	installPlugin(ctx, bin)
 	q.env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"), "KUBECONFIG="+cl.Kubeconfig)
 	writeResourceKustomization(filepath.Join(q.dir, "config"), overlay)
 	writeResourceKustomization(filepath.Join(q.dir, "config", "components", "uninstall"), filepath.Join(dist, "config", "components", "uninstall"))
@@ -121,4 +126,29 @@ func (q *quickstart) mustRun(ctx context.Context, script string) string {
 	out, err := q.run(ctx, script)
 	Expect(err).NotTo(HaveOccurred(), "%s:\n%s", script, out)
 	return out
+}
+
+// installPlugin installs the release's kubectl plugin into bin as krew
+// would from its manifest: the archive for this machine that the manifest
+// names, checked against the manifest's digest, its kubectl-isa
+// executable.
+func installPlugin(ctx context.Context, bin string) {
+	GinkgoHelper()
+	manifest, err := os.ReadFile(filepath.Join(dist, krew.ManifestName))
+	Expect(err).NotTo(HaveOccurred(), "the release's krew manifest")
+	p, err := krew.Check(manifest, imageTag)
+	Expect(err).NotTo(HaveOccurred(), "%s", manifest)
+	want := "linux/" + runtime.GOARCH
+	var pl *krew.Platform
+	for i := range p.Spec.Platforms {
+		if p.Spec.Platforms[i].OSArch() == want {
+			pl = &p.Spec.Platforms[i]
+		}
+	}
+	Expect(pl).NotTo(BeNil(), "the manifest has no %s archive:\n%s", want, manifest)
+	archive, err := os.ReadFile(filepath.Join(dist, path.Base(pl.URI)))
+	Expect(err).NotTo(HaveOccurred(), "the archive the manifest names is in dist/")
+	Expect(fmt.Sprintf("%x", sha256.Sum256(archive))).To(Equal(pl.SHA256), "the manifest's digest of %s", path.Base(pl.URI))
+	run(ctx, bin, "tar", "-xzf", filepath.Join(dist, path.Base(pl.URI)), pl.Bin)
+	Expect(run(ctx, bin, filepath.Join(bin, pl.Bin), "version")).To(ContainSubstring(imageTag), "the plugin says its release")
 }

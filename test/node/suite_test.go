@@ -100,16 +100,18 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	_, err = cluster.PushPause(ctx, filepath.Join(repoRoot, "test", "node", "testdata", "pause"), dir, pauseImage)
 	Expect(err).NotTo(HaveOccurred())
 
-	By("make release: the labeler and webhook images for linux/" + runtime.GOARCH + " pushed by digest to " + reg.Host + " with their SBOMs, and dist/")
+	By("make release: the labeler and webhook images for linux/" + runtime.GOARCH + " pushed by digest to " + reg.Host + " with their SBOMs, the kubectl plugin's archive and krew manifest, and dist/")
 	// Only this machine's platform: the kubelet here pulls nothing else,
 	// and each further platform is minutes of cross compiling (`make
 	// release` builds all three). The two steps are the Makefile's.
 	oci := filepath.Join(dir, "oci")
 	run(ctx, repoRoot, "go", "run", "./hack/images", "--repo", reg.Host+"/isamatch", "--tag", imageTag, "--oci-layout", oci, "--only", "labeler,webhook",
 		"--platforms", "linux/"+runtime.GOARCH)
+	plugin := filepath.Join(dir, "plugin")
+	run(ctx, repoRoot, "go", "run", "./hack/plugin", "--version", imageTag, "--out", plugin, "--platforms", "linux/"+runtime.GOARCH)
 	dist = filepath.Join(dir, "dist")
 	run(ctx, repoRoot, "go", "-C", "hack/release", "run", ".", "--repo", reg.Host+"/isamatch", "--version", imageTag, "--oci-layout", oci,
-		"--dist", dist, "--root", repoRoot, "--insecure")
+		"--plugin", plugin, "--dist", dist, "--root", repoRoot, "--insecure")
 	By("verifying dist/ as a user does: sha256sum -c SHA256SUMS")
 	run(ctx, dist, "sha256sum", "--check", "--strict", "SHA256SUMS")
 	overlay = writeOverlay(dir)
