@@ -11,12 +11,13 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
+
+	"github.com/isamatch/isamatch/internal/reproducible"
 )
 
 const usage = `usage: go run ./hack/images --repo REGISTRY/PREFIX --tag TAG [flags]
@@ -95,13 +96,8 @@ func parseArgs(fs *flag.FlagSet, args []string, getenv func(string) string, apps
 			return o, fmt.Errorf("%w: --repo %q --tag %q do not make a valid image reference (%w); pass --repo REGISTRY/PREFIX such as ghcr.io/you and a tag such as v0.1.0", errUsage, o.Repo, o.Tag, err)
 		}
 	}
-	o.Epoch = time.Unix(0, 0).UTC()
-	if s := getenv("SOURCE_DATE_EPOCH"); s != "" {
-		sec, err := strconv.ParseInt(s, 10, 64)
-		if err != nil || sec < 0 {
-			return o, fmt.Errorf("%w: SOURCE_DATE_EPOCH=%q is not a count of seconds since 1970: unset it or set it like SOURCE_DATE_EPOCH=$(git log -1 --format=%%ct)", errUsage, s)
-		}
-		o.Epoch = time.Unix(sec, 0).UTC()
+	if o.Epoch, err = reproducible.Epoch(getenv); err != nil {
+		return o, fmt.Errorf("%w: %w", errUsage, err)
 	}
 	return o, nil
 }

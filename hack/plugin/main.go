@@ -9,14 +9,13 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/isamatch/isamatch/internal/krew"
+	"github.com/isamatch/isamatch/internal/reproducible"
 )
 
 const usage = `usage: go run ./hack/plugin --version vX.Y.Z --out DIR [flags]
@@ -38,9 +37,6 @@ type options struct {
 
 var errUsage = errors.New("usage")
 
-// version is a release version: semantic, with the v.
-var version = regexp.MustCompile(`^v(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z.-]+)?$`)
-
 // parseArgs parses args. The platforms are checked against the manifest
 // template by platformsOf, once --root is known.
 func parseArgs(fs *flag.FlagSet, args []string, getenv func(string) string) (options, error) {
@@ -59,21 +55,17 @@ func parseArgs(fs *flag.FlagSet, args []string, getenv func(string) string) (opt
 	if o.Version == "" || o.Out == "" {
 		return o, fmt.Errorf("%w: --version and --out are required", errUsage)
 	}
-	if !version.MatchString(o.Version) {
-		return o, fmt.Errorf("%w: --version %q is not a release version: want vMAJOR.MINOR.PATCH such as v0.1.0", errUsage, o.Version)
+	if err := reproducible.CheckVersion(o.Version); err != nil {
+		return o, fmt.Errorf("%w: --version %w", errUsage, err)
 	}
 	for _, p := range strings.Split(platforms, ",") {
 		if p = strings.TrimSpace(p); p != "" && !slices.Contains(o.Platforms, p) {
 			o.Platforms = append(o.Platforms, p)
 		}
 	}
-	o.Epoch = time.Unix(0, 0).UTC()
-	if s := getenv("SOURCE_DATE_EPOCH"); s != "" {
-		sec, err := strconv.ParseInt(s, 10, 64)
-		if err != nil || sec < 0 {
-			return o, fmt.Errorf("%w: SOURCE_DATE_EPOCH %q: want seconds since 1970, a non-negative integer", errUsage, s)
-		}
-		o.Epoch = time.Unix(sec, 0).UTC()
+	var err error
+	if o.Epoch, err = reproducible.Epoch(getenv); err != nil {
+		return o, fmt.Errorf("%w: %w", errUsage, err)
 	}
 	return o, nil
 }

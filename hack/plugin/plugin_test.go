@@ -100,7 +100,7 @@ func TestParseArgs(t *testing.T) {
 		{args: []string{"--out", "d"}, want: "--version and --out are required"},
 		{args: []string{"--version", "1.0", "--out", "d"}, want: `--version "1.0" is not a release version`},
 		{args: []string{"--version", "v1.0.0", "--out", "d", "extra"}, want: `unexpected argument "extra"`},
-		{args: []string{"--version", "v1.0.0", "--out", "d"}, env: "yesterday", want: `SOURCE_DATE_EPOCH "yesterday"`},
+		{args: []string{"--version", "v1.0.0", "--out", "d"}, env: "yesterday", want: `SOURCE_DATE_EPOCH="yesterday"`},
 	} {
 		fs := flag.NewFlagSet("plugin", flag.ContinueOnError)
 		fs.SetOutput(io.Discard)

@@ -9,12 +9,12 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"regexp"
-	"strconv"
 	"syscall"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
+
+	"github.com/isamatch/isamatch/internal/reproducible"
 )
 
 const usage = `usage: go -C hack/release run . --repo REGISTRY/PREFIX --version vX.Y.Z --oci-layout DIR --dist DIR [flags]
@@ -44,9 +44,6 @@ type options struct {
 	Epoch time.Time
 }
 
-// version is a release version: semantic, with the v.
-var version = regexp.MustCompile(`^v(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z.-]+)?$`)
-
 var errUsage = errors.New("usage")
 
 func parseArgs(fs *flag.FlagSet, args []string, getenv func(string) string) (options, error) {
@@ -70,8 +67,8 @@ func parseArgs(fs *flag.FlagSet, args []string, getenv func(string) string) (opt
 			return o, fmt.Errorf("%w: --%s is required", errUsage, f.name)
 		}
 	}
-	if !version.MatchString(o.Version) {
-		return o, fmt.Errorf("%w: --version %q is not a release version: want vMAJOR.MINOR.PATCH such as v0.1.0 (semantic versioning, with the v)", errUsage, o.Version)
+	if err := reproducible.CheckVersion(o.Version); err != nil {
+		return o, fmt.Errorf("%w: --version %w", errUsage, err)
 	}
 	if _, err := name.NewRepository(o.Repo+"/labeler", name.StrictValidation); err != nil {
 		return o, fmt.Errorf("%w: --repo %q: %w; pass REGISTRY/PREFIX such as ghcr.io/you", errUsage, o.Repo, err)
@@ -79,13 +76,9 @@ func parseArgs(fs *flag.FlagSet, args []string, getenv func(string) string) (opt
 	if abs, err := filepath.Abs(o.Dist); err == nil && (abs == "/" || abs == filepath.Clean(os.Getenv("HOME"))) {
 		return o, fmt.Errorf("%w: --dist %s would be emptied: pass a directory of its own, such as dist", errUsage, o.Dist)
 	}
-	o.Epoch = time.Unix(0, 0).UTC()
-	if s := getenv("SOURCE_DATE_EPOCH"); s != "" {
-		sec, err := strconv.ParseInt(s, 10, 64)
-		if err != nil || sec < 0 {
-			return o, fmt.Errorf("%w: SOURCE_DATE_EPOCH=%q is not a count of seconds since 1970", errUsage, s)
-		}
-		o.Epoch = time.Unix(sec, 0).UTC()
+	var err error
+	if o.Epoch, err = reproducible.Epoch(getenv); err != nil {
+		return o, fmt.Errorf("%w: %w", errUsage, err)
 	}
 	return o, nil
 }
