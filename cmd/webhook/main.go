@@ -97,6 +97,8 @@ type options struct {
 	podEvents          bool
 	misplaceEvents     bool
 	evictMisplaced     bool
+	// evictGrace delays the first eviction after start (0: none).
+	evictGrace         time.Duration
 	auditInterval      time.Duration
 	pullSecrets        bool
 	bareKeys           bool

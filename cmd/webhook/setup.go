@@ -167,6 +167,15 @@ func (o options) needsLeader() bool {
 	return o.runsGateController() || o.podEvents || o.misplaceEvents || o.auditInterval > 0
 }
 
+// watcherGrace is misplacement.evictGrace as watch.Options takes it: the
+// file's 0 (none) is the watcher's negative; its 0 is the default.
+func watcherGrace(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
+}
+
 // addMisplacement adds the informer of scheduled pods with the
 // misplacement watcher (misplacement.events) and the audit
 // (audit.interval), when either is on.
@@ -174,7 +183,7 @@ func addMisplacement(mgr manager.Manager, inv *inventory.Inventory, o options, m
 	if !o.misplaceEvents && o.auditInterval == 0 {
 		return nil
 	}
-	pods, err := watch.Setup(mgr, watch.Options{Events: o.misplaceEvents, Evict: o.evictMisplaced, Metrics: m.misplace, Keys: o.keys()})
+	pods, err := watch.Setup(mgr, watch.Options{Events: o.misplaceEvents, Evict: o.evictMisplaced, EvictGrace: watcherGrace(o.evictGrace), Metrics: m.misplace, Keys: o.keys()})
 	if err != nil {
 		return err
 	}

@@ -63,3 +63,11 @@ func TestRegistryOptions(t *testing.T) {
 
 // cmpEmptyAsNil treats an empty list as none.
 var cmpEmptyAsNil = cmp.FilterValues(func(a, b []string) bool { return len(a) == 0 && len(b) == 0 }, cmp.Ignore())
+
+func TestWatcherGrace(t *testing.T) {
+	for in, want := range map[time.Duration]time.Duration{0: -1, 15 * time.Second: 15 * time.Second, time.Minute: time.Minute} {
+		if got := watcherGrace(in); got != want {
+			t.Errorf("watcherGrace(%s) = %s, want %s", in, got, want)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/isamatch/isamatch/pkg/config/v1alpha1"
 	"github.com/isamatch/isamatch/pkg/gate"
 	"github.com/isamatch/isamatch/pkg/imageisa"
+	"github.com/isamatch/isamatch/pkg/misplace/watch"
 	"github.com/isamatch/isamatch/pkg/mutate"
 	"github.com/isamatch/isamatch/pkg/probe"
 	"github.com/isamatch/isamatch/pkg/registry"
@@ -62,7 +63,7 @@ func DefaultWebhook() v1alpha1.WebhookConfiguration {
 		},
 		LeaderElection: v1alpha1.LeaderElection{Enabled: true},
 		Events:         v1alpha1.Events{Pods: true},
-		Misplacement:   v1alpha1.Misplacement{Events: true},
+		Misplacement:   v1alpha1.Misplacement{Events: true, EvictGrace: metav1.Duration{Duration: watch.DefaultEvictGrace}},
 		Audit:          v1alpha1.Audit{Interval: metav1.Duration{Duration: scanner.DefaultInterval}},
 	}
 }

@@ -22,8 +22,11 @@ const (
 	MaxGateTimeout = 10 * time.Minute
 	MaxGateWorkers = 256
 	// MinAuditInterval keeps the audit from listing every pod too often.
-	MinAuditInterval  = 10 * time.Second
-	MaxInferTimeout   = time.Minute
+	MinAuditInterval = 10 * time.Second
+	MaxInferTimeout  = time.Minute
+	// MaxEvictGrace bounds misplacement.evictGrace: longer, a misplaced
+	// pod crash-loops for nothing after every restart of the webhook.
+	MaxEvictGrace     = 10 * time.Minute
 	maxPort           = 65535
 	durationInRange   = "want a duration in (0, %s]"
 	wantPositiveCount = "want a number >= 1"
@@ -46,6 +49,10 @@ func ValidateWebhook(c *v1alpha1.WebhookConfiguration) field.ErrorList {
 	if c.Misplacement.Evict && !c.Misplacement.Events {
 		errs = append(errs, field.Invalid(field.NewPath("misplacement", "evict"), true,
 			"needs misplacement.events: the watcher finds the pods it evicts"))
+	}
+	if d := c.Misplacement.EvictGrace.Duration; d < 0 || d > MaxEvictGrace {
+		errs = append(errs, field.Invalid(field.NewPath("misplacement", "evictGrace"), d.String(),
+			fmt.Sprintf("want a duration in [0, %s]", short(MaxEvictGrace))))
 	}
 	if d := c.Audit.Interval.Duration; d < 0 || (d > 0 && d < MinAuditInterval) {
 		errs = append(errs, field.Invalid(field.NewPath("audit", "interval"), d.String(),

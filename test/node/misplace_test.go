@@ -84,7 +84,7 @@ var _ = Describe("Misplaced pods on a real node", Ordered, func() {
 		run(ctx, repoRoot, "gcc", "-static", "-O1", "-o", sigillBin, filepath.Join("test", "node", "testdata", "sigill", "sigill.c"))
 		sigillImage = pushBinary(ctx, sigillBin, "/sigill", runtime.GOARCH, "sigill")
 
-		By("installing config with the evict-misplaced component and a 10s audit")
+		By("installing config with the evict-misplaced component, a 10s audit and a 30s eviction grace")
 		misplaceOverlay = writeMisplaceOverlay()
 		GinkgoWriter.Print(kubectlRun(ctx, "apply", "-k", misplaceOverlay))
 		DeferCleanup(func(ctx SpecContext) {
@@ -135,28 +135,34 @@ var _ = Describe("Misplaced pods on a real node", Ordered, func() {
 		dep := foreignDeployment(foreignImage)
 		Expect(cl.Client.Create(ctx, dep)).To(Succeed())
 
-		By("waiting for the " + foreignArch + " binary to fail on this node")
 		var first corev1.Pod
 		Eventually(func(g Gomega) {
 			pods := deploymentPods(ctx, g)
 			g.Expect(pods).To(HaveLen(1))
 			first = pods[0]
-			g.Expect(first.Annotations).NotTo(HaveKey(isa.DecisionAnnotation))
+		}).WithContext(ctx).WithTimeout(2*time.Minute).WithPolling(time.Second).Should(Succeed(), "the Deployment's pod, admitted")
+		Expect(first.Annotations).NotTo(HaveKey(isa.DecisionAnnotation), "admitted without the webhook")
+
+		// The webhook starts while the binary fails: its eviction grace
+		// (misplacement.evictGrace, 30s here) runs from its start.
+		By("scaling the webhook back while the " + foreignArch + " binary fails on this node")
+		scaleWebhook(ctx, 2)
+		Eventually(func(g Gomega) {
+			g.Expect(cl.Client.Get(ctx, client.ObjectKeyFromObject(&first), &first)).To(Succeed())
 			g.Expect(misplace.Detect(&first)).To(ContainElement(HaveField("Reason", misplace.ReasonExecFormat)))
 		}).WithContext(ctx).WithTimeout(3*time.Minute).WithPolling(time.Second).Should(Succeed(), func() string {
 			return fmt.Sprintf("pod status: %+v; events: %v", first.Status, eventReasons(ctx, &first))
 		})
-
-		By("scaling the webhook back: its leader notices, records, evicts")
-		scaleWebhook(ctx, 2)
 		waitWebhookReady(ctx)
+
+		By("the webhook's leader notices, records, evicts")
 		ev := waitEvent(ctx, &first, watch.ReasonMisplaced, 3*time.Minute)
 		Expect(ev.Note).To(ContainSubstring("exec format error"))
 		Expect(ev.Note).To(ContainSubstring("not decided by isamatch"))
 		GinkgoWriter.Printf("%s: %s\n", ev.Reason, ev.Note)
-		// Not before a minute after the webhook started
-		// (watch.DefaultEvictGrace): the API server must reach it again,
-		// or the replacement is admitted undecided as well.
+		// Not before misplacement.evictGrace after the webhook started:
+		// the API server must reach it again, or the replacement is
+		// admitted undecided as well.
 		waitEvent(ctx, &first, watch.ReasonEvicted, 3*time.Minute)
 		var second corev1.Pod
 		Eventually(func(g Gomega) {
@@ -283,7 +289,10 @@ func pushBinary(ctx context.Context, bin, path, arch, repo string) string {
 // set either).
 func writeMisplaceOverlay() string {
 	GinkgoHelper()
-	return writeWebhookOverlay("misplace", "91-audit.yaml", "audit:\n  interval: 10s\n",
+	// Departs from the shipped defaults (audit.interval 1m,
+	// misplacement.evictGrace 1m) as an operator may, so the specs wait
+	// less.
+	return writeWebhookOverlay("misplace", "91-audit.yaml", "audit:\n  interval: 10s\nmisplacement:\n  evictGrace: 30s\n",
 		filepath.Join(dist, "config", "components", "evict-misplaced"))
 }
 

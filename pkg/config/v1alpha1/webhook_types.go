@@ -250,6 +250,11 @@ type Misplacement struct {
 	// controller (not a DaemonSet) replaces; needs Events and create on
 	// pods/eviction.
 	Evict bool `json:"evict"`
+	// EvictGrace is how long after the webhook starts its first eviction
+	// waits, 0..10m (0: none): until the API server reaches the webhook
+	// again (its Service's endpoints, kube-proxy), a replacement would be
+	// admitted undecided like the pod it replaces.
+	EvictGrace metav1.Duration `json:"evictGrace"`
 }
 
 // Audit is the periodic audit of the running pods.

@@ -3,6 +3,7 @@ package watch
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
@@ -26,8 +27,11 @@ type Options struct {
 	// for the audit.
 	Events bool
 	// Evict turns the remedy on (needs create on pods/eviction).
-	Evict   bool
-	Metrics *Metrics
+	Evict bool
+	// EvictGrace is WatcherOptions.EvictGrace (0: DefaultEvictGrace,
+	// negative: none).
+	EvictGrace time.Duration
+	Metrics    *Metrics
 	// Keys are the pod keys the webhook reads requests from.
 	Keys engine.KeyOptions
 }
@@ -53,7 +57,7 @@ func Setup(mgr manager.Manager, o Options) (*Runner, error) {
 	}
 	r := NewRunner(cs, nil, mgr.GetLogger().WithName("misplacement"))
 	if o.Events {
-		wo := WatcherOptions{Recorder: mgr.GetEventRecorder(ReportingController), Nodes: mgr.GetCache(), Metrics: o.Metrics, Keys: o.Keys}
+		wo := WatcherOptions{Recorder: mgr.GetEventRecorder(ReportingController), Nodes: mgr.GetCache(), Metrics: o.Metrics, Keys: o.Keys, EvictGrace: o.EvictGrace}
 		if o.Evict {
 			wo.Evictor = ClientEvictor(mgr.GetClient())
 		}
