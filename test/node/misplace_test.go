@@ -129,9 +129,21 @@ var _ = Describe("Misplaced pods on a real node", Ordered, func() {
 	It("evicts a Deployment's pod admitted while the webhook was down that dies with exec format error; the replacement is decided and not evicted", func(ctx SpecContext) {
 		By("scaling the webhook to 0: admission fails open (failurePolicy Ignore)")
 		scaleWebhook(ctx, 0)
-		undecided := testbed.MakePod("undecided", misplaceNamespace).Image(pauseImage).Obj()
-		Expect(cl.Client.Create(ctx, undecided)).To(Succeed())
-		Expect(undecided.Annotations).NotTo(HaveKey(isa.DecisionAnnotation), "admitted without the webhook")
+		// The Service may route to a killed replica for a moment (the
+		// endpoint's removal, kube-proxy): create the pod until the API
+		// server admits it without the webhook, then the Deployment.
+		var undecided *corev1.Pod
+		Eventually(func(g Gomega) {
+			undecided = testbed.MakePod("undecided", misplaceNamespace).Image(pauseImage).Obj()
+			g.Expect(cl.Client.Create(ctx, undecided)).To(Succeed())
+			if _, ok := undecided.Annotations[isa.DecisionAnnotation]; ok {
+				_ = cl.Client.Delete(ctx, undecided, client.GracePeriodSeconds(0))
+				g.Eventually(func() bool {
+					return apierrors.IsNotFound(cl.Client.Get(ctx, client.ObjectKeyFromObject(undecided), undecided))
+				}).WithTimeout(time.Minute).Should(BeTrue())
+				g.Expect(undecided.Annotations).NotTo(HaveKey(isa.DecisionAnnotation), "admitted without the webhook")
+			}
+		}).WithContext(ctx).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Succeed())
 		dep := foreignDeployment(foreignImage)
 		Expect(cl.Client.Create(ctx, dep)).To(Succeed())
 
@@ -321,8 +333,9 @@ func writeWebhookOverlay(name, file, fields string, components ...string) string
 	return ov
 }
 
-// scaleWebhook scales the webhook Deployment and, to 0, waits until its
-// pods are gone.
+// scaleWebhook scales the webhook Deployment and, to 0, deletes its pods
+// at once, as a crash would stop them (not after the preStop sleep and
+// server.shutdownDelay), and waits until they are gone.
 func scaleWebhook(ctx context.Context, replicas int32) {
 	GinkgoHelper()
 	var d appsv1.Deployment
@@ -336,6 +349,9 @@ func scaleWebhook(ctx context.Context, replicas int32) {
 	Eventually(func(g Gomega) {
 		var pods corev1.PodList
 		g.Expect(cl.Client.List(ctx, &pods, client.InNamespace(namespace), client.MatchingLabels(d.Spec.Selector.MatchLabels))).To(Succeed())
+		for i := range pods.Items {
+			g.Expect(client.IgnoreNotFound(cl.Client.Delete(ctx, &pods.Items[i], client.GracePeriodSeconds(0)))).To(Succeed())
+		}
 		g.Expect(pods.Items).To(BeEmpty())
 	}).WithContext(ctx).WithTimeout(2 * time.Minute).WithPolling(time.Second).Should(Succeed())
 }
