@@ -222,5 +222,5 @@ func hostLabels(ctx context.Context, dir, node string) map[string]string {
 // the suite's registry speaks plain HTTP.
 func writeOverlay(dir string) string {
 	GinkgoHelper()
-	return writeKustomization(filepath.Join(dir, "overlay"), filepath.Join(dist, "config"), "", "", false, reg.Host)
+	return writeKustomization(filepath.Join(dir, "overlay"), filepath.Join(dist, "config"), "", "", reg.Host)
 }

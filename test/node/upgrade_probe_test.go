@@ -251,9 +251,9 @@ func headDigest(ctx context.Context, ref string) string {
 // (config/README.md, step 2): configDir with the labeler and webhook images
 // pinned (repo@digest; "" keeps configDir's, a release's dist/config pins
 // them already), and the webhook told which registries speak plain HTTP.
-// This release's webhook reads that from a drop-in of its configuration
-// ConfigMap; the previous release's (flags true) from its flags.
-func writeKustomization(dir, configDir, labeler, webhook string, flags bool, registries ...string) string {
+// Both releases' webhooks read that from a drop-in of their configuration
+// ConfigMap.
+func writeKustomization(dir, configDir, labeler, webhook string, registries ...string) string {
 	GinkgoHelper()
 	Expect(os.MkdirAll(dir, 0o755)).To(Succeed())
 	rel, err := filepath.Rel(dir, configDir)
@@ -271,18 +271,11 @@ func writeKustomization(dir, configDir, labeler, webhook string, flags bool, reg
 		Expect(ok).To(BeTrue(), "image %q has no digest", ref)
 		fmt.Fprintf(&k, "  - name: ghcr.io/isamatch/%s\n    newName: %s\n    digest: %s\n", app, repo, digest)
 	}
-	if flags {
-		k.WriteString("patches:\n  - target:\n      kind: Deployment\n      name: isamatch-webhook\n    patch: |-\n")
-		for _, r := range registries {
-			fmt.Fprintf(&k, "      - op: add\n        path: /spec/template/spec/containers/0/args/-\n        value: --insecure-registry=%s\n", r)
-		}
-	} else {
-		quoted := make([]string, len(registries))
-		for i, r := range registries {
-			quoted[i] = strconv.Quote(r)
-		}
-		k.WriteString(webhookDropIn(dir, "90-site.yaml", "registry:\n  insecureRegistries: ["+strings.Join(quoted, ", ")+"]\n"))
+	quoted := make([]string, len(registries))
+	for i, r := range registries {
+		quoted[i] = strconv.Quote(r)
 	}
+	k.WriteString(webhookDropIn(dir, "90-site.yaml", "registry:\n  insecureRegistries: ["+strings.Join(quoted, ", ")+"]\n"))
 	Expect(os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(k.String()), 0o644)).To(Succeed())
 	GinkgoWriter.Printf("overlay %s:\n%s", dir, k.String())
 	return dir

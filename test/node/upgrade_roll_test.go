@@ -160,8 +160,8 @@ func sameDecisions(before, after map[string]*corev1.Pod) {
 // spreadOf is p's topology spread constraints as the scheduler weighs them:
 // none for a pod without labels, which no Service or controller selects,
 // so neither the scheduler's default spreading nor a constraint counting
-// its siblings has anything to count. The previous release (62a8ba9) wrote
-// a constraint on such a pod; this one writes none.
+// its siblings has anything to count. Releases before b40d3bc wrote a
+// constraint on such a pod; this one writes none.
 func spreadOf(p *corev1.Pod) []corev1.TopologySpreadConstraint {
 	if len(p.Labels) == 0 {
 		return nil

@@ -14,16 +14,13 @@ import (
 )
 
 // previousRelease is the release the upgrade starts from: no tag exists
-// yet, so the commit that was main when releases began. Its images are
-// built from a git worktree of it with its own hack/images, and its
-// config/ is what `kubectl apply -k` installs first.
-const previousRelease = "62a8ba960d580a0e24b6b959058a068f8074d917"
-
-// previousChart is the commit whose chart the Helm path installs the
-// previous release's images with: previousRelease had no chart, and this
-// tree's chart passes --config, which those binaries do not know. It is
-// the last commit whose manifests pass flags only.
-const previousChart = "7735caf70ed84c5ed2cc8c0b98a18dfd6d7cc12c"
+// yet, so a commit of main that landed before this one: the last whose
+// binaries still accepted the setting flags (deprecated), and the first
+// whose webhook serves its rotated certificate without waiting for the
+// kubelet to update the mounted Secret. Its images are built from a git
+// worktree of it with its own hack/images; its config/ is what `kubectl
+// apply -k` installs first and its chart what Helm installs first.
+const previousRelease = "b40d3bc0d3fa1bc5dd07ddb8541c39738b9ad1d0"
 
 // gateBound is how long a gated pod may stay gated while the leader dies:
 // the gate's timeout (20s, --gate-timeout), plus the takeover of the
@@ -54,11 +51,7 @@ var _ = Describe("upgrade, rollback and uninstall between releases on a real nod
 		skipOrFail(err)
 		DeferCleanup(remove)
 		prevConfig = filepath.Join(prevDir, "config")
-		chartDir := filepath.Join(work, "previous-chart")
-		remove, err = cluster.Checkout(ctx, repoRoot, previousChart, chartDir)
-		skipOrFail(err)
-		DeferCleanup(remove)
-		prevChart = filepath.Join(chartDir, "charts", "isamatch")
+		prevChart = filepath.Join(prevDir, "charts", "isamatch")
 
 		By("building the previous release's labeler and webhook images with its own hack/images (commit " + previousRelease[:7] + ")")
 		run(ctx, prevDir, "go", "run", "./hack/images", "--repo", reg.Host+"/isamatch-previous", "--tag", "previous", "--push", "--insecure",
@@ -146,8 +139,7 @@ var _ = Describe("upgrade, rollback and uninstall between releases on a real nod
 			})
 		})
 
-		// Uninstalled from this release: the previous release's uninstall
-		// Job removes the labels but releases no gated pod.
+		// Uninstalled from this release.
 		It("rolls forward to this release again", func(ctx SpecContext) {
 			roll(ctx, "helm-e", before, cur["labeler"], cur["webhook"], func() {
 				GinkgoWriter.Print(helm(ctx, helmBin, "upgrade", "isamatch", chart(), "--namespace", "default",
@@ -171,13 +163,13 @@ var _ = Describe("upgrade, rollback and uninstall between releases on a real nod
 			}
 			removePods(ctx)
 		})
-		overlay := func(name, configDir, labeler, webhook string, flags bool) string {
+		overlay := func(name, configDir, labeler, webhook string) string {
 			GinkgoHelper()
-			return writeKustomization(filepath.Join(work, name), configDir, labeler, webhook, flags, reg.Host, blackhole)
+			return writeKustomization(filepath.Join(work, name), configDir, labeler, webhook, reg.Host, blackhole)
 		}
 
 		It("installs the previous release's config/", func(ctx SpecContext) {
-			prevOverlay = overlay("kustomize-previous", prevConfig, prev["labeler"], prev["webhook"], true)
+			prevOverlay = overlay("kustomize-previous", prevConfig, prev["labeler"], prev["webhook"])
 			GinkgoWriter.Print(kubectlRun(ctx, "apply", "-k", prevOverlay))
 			waitRollout(ctx, prev["labeler"], prev["webhook"])
 			before = admitPods(ctx, "kust-a")
@@ -185,7 +177,7 @@ var _ = Describe("upgrade, rollback and uninstall between releases on a real nod
 
 		It("applies this tree's config/ and images: no admission failing, the node keeps its labels", func(ctx SpecContext) {
 			roll(ctx, "kust-c", before, cur["labeler"], cur["webhook"], func() {
-				GinkgoWriter.Print(kubectlRun(ctx, "apply", "-k", overlay("kustomize-current", filepath.Join(dist, "config"), "", "", false)))
+				GinkgoWriter.Print(kubectlRun(ctx, "apply", "-k", overlay("kustomize-current", filepath.Join(dist, "config"), "", "")))
 			})
 		})
 
