@@ -141,6 +141,8 @@ func StartEnv(ctx context.Context, o Options, nodes map[string]map[string]string
 	e.Client = e.CP.Client
 	fast := rest.CopyConfig(e.CP.Config)
 	fast.QPS, fast.Burst = 5000, 10000
+	fast.ContentType = contentTypeOrDefault(o.ContentType)
+	fast.AcceptContentTypes = fast.ContentType
 	if e.Clientset, err = kubernetes.NewForConfig(fast); err != nil {
 		return e, fmt.Errorf("create clientset: %w", err)
 	}
