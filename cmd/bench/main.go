@@ -49,6 +49,7 @@ func parseArgs(fs *flag.FlagSet, args []string) (bench.Options, error) {
 	fs.DurationVar(&o.OpenDuration, "open-duration", 10*time.Second, "how long each open-loop load runs (rate x duration pods per variant and run)")
 	fs.StringVar(&o.ProfileDir, "profile-dir", "", "write the webhook's CPU and allocation profiles under the admission load here")
 	fs.StringVar(&o.WebhookConfigDir, "webhook-config-dir", "", "a directory of WebhookConfiguration drop-ins (*.yaml, docs/configuration.md) the isamatch webhook reads over the bench's configuration, e.g. one setting events.pods: false: measure a configuration other than the shipped one")
+	contentType := fs.String("api-content-type", "protobuf", "what the load's clients send and accept: protobuf (as kube-controller-manager, which creates most pods, and kube-scheduler) or json (as kubectl)")
 	quiet := fs.Bool("quiet", false, "no progress lines on stderr")
 	only := fs.String("only", "", "comma-separated sections to run (default all): "+strings.Join(bench.SectionNames, ","))
 	if err := fs.Parse(args); err != nil {
@@ -57,6 +58,11 @@ func parseArgs(fs *flag.FlagSet, args []string) (bench.Options, error) {
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected arguments %q: bench takes flags only", fs.Args())
 	}
+	ct, err := bench.ParseContentType(*contentType)
+	if err != nil {
+		return o, err
+	}
+	o.ContentType = ct
 	if *only != "" {
 		for _, s := range strings.Split(*only, ",") {
 			if !slices.Contains(bench.SectionNames, s) {

@@ -65,7 +65,7 @@ func warmUp(ctx context.Context, e *Env, o Options, what string, hooks []Hook, n
 // admissionRows measures admission without a webhook, with the no-op
 // webhook and with isamatch's (and profiles the API server when asked).
 func admissionRows(ctx context.Context, e *Env, o Options, t *Table) error {
-	if err := warmUp(ctx, e, o, "adm", slices.Concat(admissionHooks, []Hook{Replay}), 200); err != nil {
+	if err := warmUp(ctx, e, o, "adm", slices.Concat(admissionHooks, []Hook{Replay, Annotate}), 200); err != nil {
 		return err
 	}
 	// The pods as the webhook mutates them, one per request of the mix
@@ -117,6 +117,7 @@ func admissionRows(ctx context.Context, e *Env, o Options, t *Table) error {
 		vPreNoop
 		vPreNoopAffinity
 		vReplay
+		vAnnotate
 	)
 	variants := []variant{
 		vIsamatch:        {name: "isamatch", hook: Isamatch, pods: plain},
@@ -126,6 +127,7 @@ func admissionRows(ctx context.Context, e *Env, o Options, t *Table) error {
 		vPreNoop:         {name: "pre-mutated, no-op webhook", hook: Noop, pods: premutated(true)},
 		vPreNoopAffinity: {name: "affinity only, no-op webhook", hook: Noop, pods: premutated(false)},
 		vReplay:          {name: "replay webhook", hook: Replay, pods: plain},
+		vAnnotate:        {name: "one-annotation webhook", hook: Annotate, pods: plain},
 	}
 	figs := make([]hookFigures, len(variants))
 	var callMean, handlerMean, noopCallMean, cpuPer, noopCPUPer []float64
@@ -186,10 +188,12 @@ func admissionRows(ctx context.Context, e *Env, o Options, t *Table) error {
 	}
 	w, b, n := figs[vIsamatch], figs[vNone], figs[vNoop]
 	pre, preNoop, preAff := figs[vPreNone], figs[vPreNoop], figs[vPreNoopAffinity]
-	rp := figs[vReplay]
+	rp, an := figs[vReplay], figs[vAnnotate]
 	var preRatio, sameBytesRatio, sameBytesAdded, added, ratio, floorAdded, floorRatio, noopAdded, noopRatio, decisionRatio []float64
-	var replayRatio, replayAdded, ownRatio, ownAdded []float64
+	var replayRatio, replayAdded, ownRatio, ownAdded, annRatio, annAdded, beyondRatio, beyondAdded []float64
 	for r := range o.Runs {
+		annRatio, annAdded = append(annRatio, an.rate[r]/n.rate[r]), append(annAdded, an.p99[r]-n.p99[r])
+		beyondRatio, beyondAdded = append(beyondRatio, rp.rate[r]/an.rate[r]), append(beyondAdded, rp.p99[r]-an.p99[r])
 		replayRatio, replayAdded = append(replayRatio, rp.rate[r]/n.rate[r]), append(replayAdded, rp.p99[r]-n.p99[r])
 		ownRatio, ownAdded = append(ownRatio, w.rate[r]/rp.rate[r]), append(ownAdded, w.p99[r]-rp.p99[r])
 		preRatio = append(preRatio, pre.rate[r]/b.rate[r])
@@ -258,6 +262,15 @@ func admissionRows(ctx context.Context, e *Env, o Options, t *Table) error {
 		Runs: "pods/s " + runsText("%.0f", rp.rate)})
 	t.Add(ratioRow(sec, "replay against the no-op (writing isamatch's patch, deciding nothing): throughput ratio; added p99", replayRatio, replayAdded))
 	t.Add(ratioRow(sec, "isamatch against the replay (its decision alone): throughput ratio; added p99", ownRatio, ownAdded))
+
+	// The one-annotation path writes the least any mutation writes:
+	// against the no-op, what a patch at all costs, whatever its size;
+	// the replay against it, what isamatch's patch costs beyond that.
+	t.Add(Row{Section: sec, Name: "one-annotation webhook (the no-op's server adding one annotation: the least any mutation writes): p50 / p99; pods/s",
+		Figure: fmt.Sprintf("%.1f / %.1f ms; %.0f", Median(an.p50), Median(an.p99), Median(an.rate)), Verdict: Info,
+		Runs: "pods/s " + runsText("%.0f", an.rate)})
+	t.Add(ratioRow(sec, "one annotation against the no-op (the cost of any patch at all): throughput ratio; added p99", annRatio, annAdded))
+	t.Add(ratioRow(sec, "replay against one annotation (what isamatch's patch costs beyond any patch): throughput ratio; added p99", beyondRatio, beyondAdded))
 
 	if o.ProfileDir != "" {
 		if err := profileWebhook(ctx, e, o); err != nil {

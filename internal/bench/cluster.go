@@ -64,6 +64,9 @@ type Env struct {
 	// path (ReplayPath) behind HookConfiguration, for the namespaces of
 	// hook Replay.
 	ReplayWebhookName string
+	// AnnotateWebhookName is the webhook name of the no-op process's
+	// annotate path (AnnotatePath), for the namespaces of hook Annotate.
+	AnnotateWebhookName string
 	// Mutated are the pods of the request mix as isamatch's webhook
 	// admitted them (dry runs), which the replay path answers with.
 	Mutated []*corev1.Pod
@@ -138,6 +141,8 @@ func StartEnv(ctx context.Context, o Options, nodes map[string]map[string]string
 	e.Client = e.CP.Client
 	fast := rest.CopyConfig(e.CP.Config)
 	fast.QPS, fast.Burst = 5000, 10000
+	fast.ContentType = contentTypeOrDefault(o.ContentType)
+	fast.AcceptContentTypes = fast.ContentType
 	if e.Clientset, err = kubernetes.NewForConfig(fast); err != nil {
 		return e, fmt.Errorf("create clientset: %w", err)
 	}
@@ -176,7 +181,7 @@ func StartEnv(ctx context.Context, o Options, nodes map[string]map[string]string
 	}
 	done()
 
-	done = e.Step("start the no-op webhook (with its replay of isamatch's patches) and a webhook with --resolve=gate, each behind a copy of the shipped configuration")
+	done = e.Step("start the no-op webhook (with its replay of isamatch's patches and its one-annotation path) and a webhook with --resolve=gate, each behind a copy of the shipped configuration")
 	if err := e.startNoop(ctx); err != nil {
 		return e, err
 	}
@@ -282,7 +287,8 @@ func (e *Env) WaitInventory(ctx context.Context, want int) error {
 // startNoop starts the no-op webhook with the serving certificate envtest
 // made for isamatch's and installs it.
 // Its replay path answers with the patches of isamatch's answers to the
-// request mix, checked to write what isamatch wrote.
+// request mix, checked to write what isamatch wrote; its annotate path is
+// checked to add its one annotation.
 func (e *Env) startNoop(ctx context.Context) error {
 	var err error
 	if e.Mutated, err = dryRunMix(ctx, e, Isamatch); err != nil {
@@ -318,7 +324,10 @@ func (e *Env) startNoop(ctx context.Context) error {
 			return fmt.Errorf("the replay webhook does not write what isamatch wrote for request %q: %s", requestMix[i], d)
 		}
 	}
-	return nil
+	if e.AnnotateWebhookName, err = e.installHook(ctx, Annotate, n.URL(AnnotatePath), n.MetricsAddr, n.Process); err != nil {
+		return err
+	}
+	return checkAnnotate(ctx, e)
 }
 
 // startGate starts the webhook binary once more, with --resolve=gate and

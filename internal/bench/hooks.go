@@ -35,11 +35,16 @@ const (
 	// the patch isamatch's webhook answered its request with, behind a
 	// copy of the shipped configuration.
 	Replay Hook = "replay"
+	// Annotate: the no-op webhook's annotate path, which answers each pod
+	// with a patch adding one annotation, behind a copy of the shipped
+	// configuration.
+	Annotate Hook = "annotate"
 )
 
 // HookLabel on a namespace sends its pods to the bench's extra webhook
-// named by its value (Noop, GatePath, Replay) instead of isamatch's; such a namespace also
-// carries isa.IgnoreLabel, so isamatch's webhook never sees them.
+// named by its value (Noop, GatePath, Replay, Annotate) instead of
+// isamatch's; such a namespace also carries isa.IgnoreLabel, so isamatch's
+// webhook never sees them.
 const HookLabel = "bench.isamatch.io/webhook"
 
 // hookOf is Isamatch or NoHook.
@@ -111,8 +116,8 @@ func (n *NoopWebhook) URL(path string) string {
 
 // StartNoopWebhook starts the no-op webhook binary bin on free loopback
 // ports, serving the certificate in certDir (tls.crt, tls.key), and waits
-// until it is ready. When replayPatches names a file, it also serves
-// ReplayPath with that file's patches.
+// until it is ready. It serves AnnotatePath too; when replayPatches names
+// a file, it also serves ReplayPath with that file's patches.
 func StartNoopWebhook(ctx context.Context, bin, kubeconfig, certDir, logPath, replayPatches string) (*NoopWebhook, error) {
 	n := &NoopWebhook{}
 	err := testbed.StartOnFreePorts(3, func(ports []int) error {

@@ -11,9 +11,11 @@ import (
 	"testing"
 	"time"
 
+	jsonpatch "github.com/evanphx/json-patch/v5"
 	"github.com/google/go-cmp/cmp"
 	admissionv1 "k8s.io/api/admission/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -65,7 +67,8 @@ func ptr[T any](v T) *T { return &v }
 
 // TestNoopWebhookProcess builds the no-op webhook, starts it as the bench
 // does, sends it one AdmissionReview over TLS and checks that it allows
-// the pod with no patch and counts the request in its metrics.
+// the pod with no patch and counts the request in its metrics, and that
+// its annotate path adds the one annotation.
 func TestNoopWebhookProcess(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs a binary")
@@ -119,22 +122,50 @@ current-context: c
 	pool.AppendCertsFromPEM(wio.LocalServingCAData)
 	hc := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
 	defer hc.CloseIdleConnections()
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, n.URL("/mutate-v1-pod"), bytes.NewReader(body))
+	post := func(path string) *admissionv1.AdmissionResponse {
+		t.Helper()
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, n.URL(path), bytes.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var got admissionv1.AdmissionReview
+		if err := json.NewDecoder(resp.Body).Decode(&got); err != nil {
+			t.Fatalf("%s: decode the response (status %s): %v", path, resp.Status, err)
+		}
+		if got.Response == nil || got.Response.UID != "u-1" || !got.Response.Allowed {
+			t.Fatalf("%s: response %+v: want uid u-1, allowed", path, got.Response)
+		}
+		return got.Response
+	}
+	if got := post("/mutate-v1-pod"); got.Patch != nil || got.PatchType != nil {
+		t.Errorf("response %+v: want no patch", got)
+	}
+	// The annotate path, always served, adds the bench's annotation: this
+	// ties AnnotatePath and AnnotateKey to the binary's own.
+	got := post(AnnotatePath)
+	if got.PatchType == nil || *got.PatchType != admissionv1.PatchTypeJSONPatch {
+		t.Fatalf("%s: patch type %v, want JSONPatch", AnnotatePath, got.PatchType)
+	}
+	p, err := jsonpatch.DecodePatch(got.Patch)
 	if err != nil {
+		t.Fatalf("%s: decode the patch %s: %v", AnnotatePath, got.Patch, err)
+	}
+	out, err := p.Apply(review.Request.Object.Raw)
+	if err != nil {
+		t.Fatalf("%s: apply %s: %v", AnnotatePath, got.Patch, err)
+	}
+	var pod corev1.Pod
+	if err := json.Unmarshal(out, &pod); err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := hc.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var got admissionv1.AdmissionReview
-	if err := json.NewDecoder(resp.Body).Decode(&got); err != nil {
-		t.Fatalf("decode the response (status %s): %v", resp.Status, err)
-	}
-	if got.Response == nil || got.Response.UID != "u-1" || !got.Response.Allowed || got.Response.Patch != nil || got.Response.PatchType != nil {
-		t.Errorf("response %+v: want uid u-1, allowed, no patch", got.Response)
+	if diff := cmp.Diff(map[string]string{AnnotateKey: AnnotateValue}, pod.Annotations); diff != "" {
+		t.Errorf("%s: annotations of the patched pod (-want +got):\n%s", AnnotatePath, diff)
 	}
 	calls, err := webhookRequests(t.Context(), n.MetricsAddr, "/mutate-v1-pod")
 	if err != nil {

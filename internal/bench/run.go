@@ -46,6 +46,11 @@ type Options struct {
 	// (--config-dir), to measure a configuration other than the shipped
 	// one.
 	WebhookConfigDir string
+	// ContentType is what the bench's clients send and accept:
+	// ContentTypeProtobuf (the default, as kube-controller-manager, which
+	// creates most pods, and kube-scheduler talk to the API server) or
+	// ContentTypeJSON (as kubectl and most other clients).
+	ContentType string
 	// Only, when not empty, names the sections to run (SectionNames);
 	// the others are left out of the table.
 	Only []string
@@ -109,8 +114,8 @@ func Run(ctx context.Context, o Options) (*Table, error) {
 			fmt.Fprintf(o.Progress, "bench: stop cluster: %v\n", err)
 		}
 	}()
-	t.Header = append(t.Header, fmt.Sprintf("cluster: kube-apiserver + etcd + kube-scheduler %s (internal/testbed), %d Ready simulated nodes in %d ISA groups, webhook binary (stripped) behind config/webhook's MutatingWebhookConfiguration, a no-op webhook (same framework, TLS and configuration) and a second webhook process with --resolve=gate, each behind a copy of it, docker-registry (TLS, htpasswd) behind a counting proxy",
-		filepath.Base(e.CP.AssetsDir), o.Nodes, o.NodeGroups))
+	t.Header = append(t.Header, fmt.Sprintf("cluster: kube-apiserver + etcd + kube-scheduler %s (internal/testbed), %d Ready simulated nodes in %d ISA groups, webhook binary (stripped) behind config/webhook's MutatingWebhookConfiguration, a no-op webhook (same framework, TLS and configuration) and a second webhook process with --resolve=gate, each behind a copy of it, docker-registry (TLS, htpasswd) behind a counting proxy; the load's clients speak %s",
+		filepath.Base(e.CP.AssetsDir), o.Nodes, o.NodeGroups, contentTypeOrDefault(o.ContentType)))
 
 	sections := []struct {
 		name, what string

@@ -136,6 +136,11 @@ func serve(ctx context.Context, o options) error {
 	// registered before the start; GetWebhookServer() adds the server to
 	// the manager's runnables.
 	mgr.GetWebhookServer().Register(MutatePath, &webhook.Admission{Handler: admission.HandlerFunc(allow)})
+	a, err := newAnnotator()
+	if err != nil {
+		return err
+	}
+	mgr.GetWebhookServer().Register(AnnotatePath, &webhook.Admission{Handler: a})
 	if o.replayPatches != "" {
 		r, err := loadReplayer(o.replayPatches)
 		if err != nil {
