@@ -131,7 +131,7 @@ func admissionRows(ctx context.Context, e *Env, o Options, t *Table) error {
 	}
 	figs := make([]hookFigures, len(variants))
 	var callMean, handlerMean, noopCallMean, cpuPer, noopCPUPer []float64
-	// Two processes run the webhook binary (the second with --resolve=gate):
+	// Two processes run the webhook binary (the second with admission.resolve: gate):
 	// the one measured is the one started first.
 	pid := e.Webhook.Pid()
 	noopPid := e.Noop.Process.Pid()

@@ -70,7 +70,7 @@ type Env struct {
 	// Mutated are the pods of the request mix as isamatch's webhook
 	// admitted them (dry runs), which the replay path answers with.
 	Mutated []*corev1.Pod
-	// GateWebhook is a second webhook process with --resolve=gate behind
+	// GateWebhook is a second webhook process with admission.resolve: gate behind
 	// HookConfiguration, for the namespaces of hook GatePath.
 	GateWebhook *testbed.Process
 	// PprofAddr and MetricsAddr are the webhook's pprof and metrics
@@ -181,7 +181,7 @@ func StartEnv(ctx context.Context, o Options, nodes map[string]map[string]string
 	}
 	done()
 
-	done = e.Step("start the no-op webhook (with its replay of isamatch's patches and its one-annotation path) and a webhook with --resolve=gate, each behind a copy of the shipped configuration")
+	done = e.Step("start the no-op webhook (with its replay of isamatch's patches and its one-annotation path) and a webhook with admission.resolve: gate, each behind a copy of the shipped configuration")
 	if err := e.startNoop(ctx); err != nil {
 		return e, err
 	}
@@ -330,7 +330,7 @@ func (e *Env) startNoop(ctx context.Context) error {
 	return checkAnnotate(ctx, e)
 }
 
-// startGate starts the webhook binary once more, with --resolve=gate and
+// startGate starts the webhook binary once more, with admission.resolve: gate and
 // its own gate controller (no leader election: the other process runs
 // none with --resolve=sync), on another port, and installs it.
 func (e *Env) startGate(ctx context.Context) error {
@@ -358,7 +358,7 @@ func (e *Env) startGate(ctx context.Context) error {
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("start the webhook with --resolve=gate: %w", err)
+		return fmt.Errorf("start the webhook with admission.resolve: gate: %w", err)
 	}
 	e.GateWebhook = w.Process
 	e.OnStop(func() error { return w.Process.Stop(10 * time.Second) })

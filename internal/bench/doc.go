@@ -12,7 +12,7 @@
 // isamatch's webhook runs the floor, internal/bench/noopwebhook: a webhook
 // built the same way that allows every pod unchanged, behind a copy of the
 // shipped configuration ([HookConfiguration]) for the namespaces labelled
-// [HookLabel], and a second isamatch webhook with --resolve=gate, the same
+// [HookLabel], and a second isamatch webhook with admission.resolve: gate, the same
 // way; admission is measured closed-loop (clients that wait for
 // each answer, [CreatePods]) and open-loop (a fixed rate, [OpenLoop]).
 package bench

@@ -27,7 +27,7 @@ const (
 	// shipped configuration (HookConfiguration).
 	Noop Hook = "noop"
 	// GatePath: a second isamatch webhook process started with
-	// --resolve=gate (every pod with an image is gated at admission and
+	// admission.resolve: gate (every pod with an image is gated at admission and
 	// released by its gate controller), behind a copy of the shipped
 	// configuration.
 	GatePath Hook = "gate"

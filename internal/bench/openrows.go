@@ -68,7 +68,7 @@ func openLoopRows(ctx context.Context, e *Env, o Options, t *Table) error {
 		NoHook:   "without webhook: p50 / p99, " + load,
 		Noop:     "no-op webhook: p50 / p99",
 		Isamatch: "isamatch, --resolve=sync (warm image cache): p50 / p99",
-		GatePath: "isamatch, --resolve=gate (every pod gated at admission, released by the gate controller): p50 / p99",
+		GatePath: "isamatch, admission.resolve: gate (every pod gated at admission, released by the gate controller): p50 / p99",
 	}
 	for _, h := range openLoopHooks {
 		f := figs[h]

@@ -114,7 +114,7 @@ func Run(ctx context.Context, o Options) (*Table, error) {
 			fmt.Fprintf(o.Progress, "bench: stop cluster: %v\n", err)
 		}
 	}()
-	t.Header = append(t.Header, fmt.Sprintf("cluster: kube-apiserver + etcd + kube-scheduler %s (internal/testbed), %d Ready simulated nodes in %d ISA groups, webhook binary (stripped) behind config/webhook's MutatingWebhookConfiguration, a no-op webhook (same framework, TLS and configuration) and a second webhook process with --resolve=gate, each behind a copy of it, docker-registry (TLS, htpasswd) behind a counting proxy; the load's clients speak %s",
+	t.Header = append(t.Header, fmt.Sprintf("cluster: kube-apiserver + etcd + kube-scheduler %s (internal/testbed), %d Ready simulated nodes in %d ISA groups, webhook binary (stripped) behind config/webhook's MutatingWebhookConfiguration, a no-op webhook (same framework, TLS and configuration) and a second webhook process with admission.resolve: gate, each behind a copy of it, docker-registry (TLS, htpasswd) behind a counting proxy; the load's clients speak %s",
 		filepath.Base(e.CP.AssetsDir), o.Nodes, o.NodeGroups, contentTypeOrDefault(o.ContentType)))
 
 	sections := []struct {
