@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"gomodules.xyz/jsonpatch/v2"
-	admissionv1 "k8s.io/api/admission/v1"
 	"sigs.k8s.io/controller-runtime/pkg/webhook/admission"
 )
 
@@ -54,22 +53,14 @@ func newAnnotator() (*annotator, error) {
 
 // Handle answers req with the patch for its pod's shape.
 func (a *annotator) Handle(_ context.Context, req admission.Request) admission.Response {
-	var pod struct {
-		Metadata struct {
-			Annotations map[string]string `json:"annotations"`
-		} `json:"metadata"`
+	ann, err := podAnnotations(req)
+	if err != nil {
+		return admission.Errored(http.StatusBadRequest, err)
 	}
-	if err := json.Unmarshal(req.Object.Raw, &pod); err != nil {
-		return admission.Errored(http.StatusBadRequest, fmt.Errorf("decode the pod: %w", err))
+	if ann == nil {
+		return patched(a.newMap)
 	}
-	p := a.intoMap
-	if pod.Metadata.Annotations == nil {
-		p = a.newMap
-	}
-	resp := admission.Allowed("")
-	pt := admissionv1.PatchTypeJSONPatch
-	resp.Patch, resp.PatchType = p, &pt
-	return resp
+	return patched(a.intoMap)
 }
 
 // escapePointer escapes a JSON pointer token (RFC 6901).

@@ -61,20 +61,35 @@ func loadReplayer(path string) (*replayer, error) {
 
 // Handle answers req with its recorded patch.
 func (r *replayer) Handle(_ context.Context, req admission.Request) admission.Response {
+	ann, err := podAnnotations(req)
+	if err != nil {
+		return admission.Errored(http.StatusBadRequest, err)
+	}
+	p, ok := r.patches[ann[isa.BareRequestAnnotation]]
+	if !ok {
+		return admission.Allowed("")
+	}
+	return patched(p)
+}
+
+// podAnnotations decodes only the annotations of req's pod: the paths
+// that answer with a prepared patch read nothing else.
+func podAnnotations(req admission.Request) (map[string]string, error) {
 	var pod struct {
 		Metadata struct {
 			Annotations map[string]string `json:"annotations"`
 		} `json:"metadata"`
 	}
 	if err := json.Unmarshal(req.Object.Raw, &pod); err != nil {
-		return admission.Errored(http.StatusBadRequest, fmt.Errorf("decode the pod: %w", err))
+		return nil, fmt.Errorf("decode the pod: %w", err)
 	}
-	p, ok := r.patches[pod.Metadata.Annotations[isa.BareRequestAnnotation]]
-	if !ok {
-		return admission.Allowed("")
-	}
+	return pod.Metadata.Annotations, nil
+}
+
+// patched allows the pod with patch, an encoded JSON patch.
+func patched(patch []byte) admission.Response {
 	resp := admission.Allowed("")
 	pt := admissionv1.PatchTypeJSONPatch
-	resp.Patch, resp.PatchType = p, &pt
+	resp.Patch, resp.PatchType = patch, &pt
 	return resp
 }
