@@ -49,6 +49,14 @@ type Options struct {
 	Dir string
 }
 
+// AdminQPS and AdminBurst are the client-side rate limits of the suites'
+// admin clients, envtest's own: a test client that waits on client-go's
+// default (5 requests/s) slows the spec, not the component under test.
+const (
+	AdminQPS   = 1000
+	AdminBurst = 2000
+)
+
 // ControlPlane is a running kube-apiserver + etcd (+ kube-scheduler).
 type ControlPlane struct {
 	// Env is the envtest environment (its WebhookInstallOptions hold the
@@ -144,7 +152,7 @@ func Start(ctx context.Context, opts Options) (cp *ControlPlane, err error) {
 
 	// A kubeconfig file for processes the suites run (scheduler, labeler,
 	// webhook, kubectl): an admin in system:masters.
-	admin, err := cp.Env.AddUser(envtest.User{Name: "isamatch-admin", Groups: []string{"system:masters"}}, &rest.Config{QPS: 1000, Burst: 2000})
+	admin, err := cp.Env.AddUser(envtest.User{Name: "isamatch-admin", Groups: []string{"system:masters"}}, &rest.Config{QPS: AdminQPS, Burst: AdminBurst})
 	if err != nil {
 		return cp, fmt.Errorf("add admin user: %w", err)
 	}

@@ -376,12 +376,16 @@ func readyMessage(node *corev1.Node) string {
 	return "no Ready condition"
 }
 
-// newClient builds an admin client from a kubeconfig file.
+// newClient builds an admin client from a kubeconfig file. A kubeconfig
+// sets no client-side rate limit, so client-go would hold the suite to 5
+// requests/s (burst 10): a spec that reads and deletes 30 pods would wait
+// on its own client. The limits are the other suites' (testbed).
 func newClient(path string) (client.Client, error) {
 	cfg, err := clientcmd.BuildConfigFromFlags("", path)
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", path, err)
 	}
+	cfg.QPS, cfg.Burst = testbed.AdminQPS, testbed.AdminBurst
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		return nil, fmt.Errorf("build scheme: %w", err)
