@@ -6,9 +6,10 @@ import (
 	"time"
 )
 
-// schedulingRows measures scheduling with and without isamatch's affinity.
+// schedulingRows measures scheduling with and without isamatch's affinity:
+// admission included, then the scheduler alone.
 func schedulingRows(ctx context.Context, e *Env, o Options, t *Table) error {
-	var rw, rb, ratio, gw, gb, gratio []float64
+	var rw, rb, ratio []float64
 	for r := range o.Runs {
 		order := []bool{true, false}
 		if r%2 == 1 {
@@ -48,39 +49,8 @@ func schedulingRows(ctx context.Context, e *Env, o Options, t *Table) error {
 			if err := DeletePods(ctx, e.Clientset, ns); err != nil {
 				return err
 			}
-
-			// The scheduler alone: pods created gated, then released.
-			pods := Gate(loadPods(ns, fmt.Sprintf("g%d", r), e.Ref(WarmImage, "v1"), "", o.Pods))
-			if err := OwnByReplicaSets(ctx, e.Clientset, ns, pods); err != nil {
-				return err
-			}
-			if _, err := CreatePods(ctx, e.Clientset, pods, o.Clients); err != nil {
-				return err
-			}
-			if w, err = WatchBinds(ctx, e.Clientset, ns); err != nil {
-				return err
-			}
-			first, err := Ungate(ctx, e.Clientset, pods, o.Clients)
-			if err != nil {
-				w.Stop()
-				return err
-			}
-			if last, err = w.Wait(ctx, o.Pods, 5*time.Minute); err != nil {
-				return fmt.Errorf("gated, webhook=%v: %w\n%s", with, err, e.CP.SchedulerLogTail(10))
-			}
-			rate = float64(o.Pods) / last.Sub(first).Seconds()
-			fmt.Fprintf(e.progress, "bench:   run %d affinity=%v, gated: %.0f pods/s from first ungate to last bind\n", r+1, with, rate)
-			if with {
-				gw = append(gw, rate)
-			} else {
-				gb = append(gb, rate)
-			}
-			if err := DeletePods(ctx, e.Clientset, ns); err != nil {
-				return err
-			}
 		}
 		ratio = append(ratio, rw[r]/rb[r])
-		gratio = append(gratio, gw[r]/gb[r])
 	}
 	const sec = "2 scheduling"
 	t.Add(Row{Section: sec, Name: fmt.Sprintf("%d pods on %d nodes, first create to last bind: pods/s without / with isamatch", o.Pods, o.Nodes),
@@ -88,10 +58,5 @@ func schedulingRows(ctx context.Context, e *Env, o Options, t *Table) error {
 	m := Median(ratio)
 	t.Add(Row{Section: sec, Name: "throughput ratio with / without (admission included)",
 		Figure: fmt.Sprintf("%.2f", m), Goal: ">= 0.90", Verdict: verdict(m >= 0.9), Runs: runsText("%.2f", ratio)})
-	t.Add(Row{Section: sec, Name: "scheduler alone (pods created with a scheduling gate, then released): pods/s without / with",
-		Figure: fmt.Sprintf("%.0f / %.0f", Median(gb), Median(gw)), Verdict: Info, Runs: "with " + runsText("%.0f", gw)})
-	m = Median(gratio)
-	t.Add(Row{Section: sec, Name: "scheduler-alone throughput ratio with / without (first release to last bind)",
-		Figure: fmt.Sprintf("%.2f", m), Goal: ">= 0.95", Verdict: verdict(m >= 0.95), Runs: runsText("%.2f", gratio)})
-	return nil
+	return schedAloneRows(ctx, e, o, t)
 }
