@@ -221,8 +221,7 @@ var _ = Describe("Misplaced pods on a real node", Ordered, func() {
 	})
 
 	It("lists them with kubectl isa audit -A", func(ctx SpecContext) {
-		bin := filepath.Join(GinkgoT().TempDir(), "kubectl-isa")
-		run(ctx, repoRoot, "go", "build", "-o", bin, "./cmd/kubectl-isa")
+		bin := installPlugin(ctx, GinkgoT().TempDir())
 		var res struct {
 			Findings []audit.Finding `json:"findings"`
 		}

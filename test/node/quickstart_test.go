@@ -131,8 +131,8 @@ func (q *quickstart) mustRun(ctx context.Context, script string) string {
 // installPlugin installs the release's kubectl plugin into bin as krew
 // would from its manifest: the archive for this machine that the manifest
 // names, checked against the manifest's digest, its kubectl-isa
-// executable.
-func installPlugin(ctx context.Context, bin string) {
+// executable; it returns the executable's path.
+func installPlugin(ctx context.Context, bin string) string {
 	GinkgoHelper()
 	manifest, err := os.ReadFile(filepath.Join(dist, krew.ManifestName))
 	Expect(err).NotTo(HaveOccurred(), "the release's krew manifest")
@@ -150,5 +150,7 @@ func installPlugin(ctx context.Context, bin string) {
 	Expect(err).NotTo(HaveOccurred(), "the archive the manifest names is in dist/")
 	Expect(fmt.Sprintf("%x", sha256.Sum256(archive))).To(Equal(pl.SHA256), "the manifest's digest of %s", path.Base(pl.URI))
 	run(ctx, bin, "tar", "-xzf", filepath.Join(dist, path.Base(pl.URI)), pl.Bin)
-	Expect(run(ctx, bin, filepath.Join(bin, pl.Bin), "version")).To(ContainSubstring(imageTag), "the plugin says its release")
+	exe := filepath.Join(bin, pl.Bin)
+	Expect(run(ctx, bin, exe, "version")).To(ContainSubstring(imageTag), "the plugin says its release")
+	return exe
 }
