@@ -74,6 +74,16 @@ var _ = Describe("Measured load on the real node", Ordered, func() {
 				AddReportEntry("metrics-server log", string(out))
 			}
 		})
+		// The burner starts while metrics-server does: its first samples
+		// then already include it.
+		By("a pod that requests " + burnRequest + " and burns a core")
+		burn := testbed.MakePod("burn", burnNamespace).Image(burnRef).Label(isa.IgnoreLabel, "true").Obj()
+		burn.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(burnRequest)}
+		burn.Spec.NodeName = host.NodeName
+		Expect(cl.Client.Create(ctx, burn)).To(Succeed())
+		DeferCleanup(func(ctx SpecContext) {
+			Expect(client.IgnoreNotFound(cl.Client.Delete(ctx, burn, client.GracePeriodSeconds(0)))).To(Succeed())
+		})
 		Eventually(func(g Gomega) {
 			g.Expect(nodeMetricsCPU(g, ctx, host.NodeName)).To(BeNumerically(">", 0))
 		}).WithContext(ctx).WithTimeout(4*time.Minute).WithPolling(2*time.Second).Should(Succeed(), "metrics-server serves NodeMetrics for %s", host.NodeName)
@@ -107,14 +117,6 @@ var _ = Describe("Measured load on the real node", Ordered, func() {
 			_ = rebalancer.Stop(10 * time.Second)
 		})
 
-		By("a pod that requests " + burnRequest + " and burns a core")
-		burn := testbed.MakePod("burn", burnNamespace).Image(burnRef).Label(isa.IgnoreLabel, "true").Obj()
-		burn.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(burnRequest)}
-		burn.Spec.NodeName = host.NodeName
-		Expect(cl.Client.Create(ctx, burn)).To(Succeed())
-		DeferCleanup(func(ctx SpecContext) {
-			Expect(client.IgnoreNotFound(cl.Client.Delete(ctx, burn, client.GracePeriodSeconds(0)))).To(Succeed())
-		})
 		Eventually(func(g Gomega) {
 			g.Expect(cl.Client.Get(ctx, client.ObjectKeyFromObject(burn), burn)).To(Succeed())
 			g.Expect(burn.Status.Phase).To(Equal(corev1.PodRunning))
