@@ -66,5 +66,6 @@ func (o *options) setConfig(c *v1alpha1.WebhookConfiguration) {
 	o.leaderElect, o.podEvents = c.LeaderElection.Enabled, c.Events.Pods
 	o.misplaceEvents, o.evictMisplaced, o.auditInterval = c.Misplacement.Events, c.Misplacement.Evict, c.Audit.Interval.Duration
 	o.evictGrace = c.Misplacement.EvictGrace.Duration
+	o.qps, o.burst = c.ClientConnection.QPS, c.ClientConnection.Burst
 	o.inferELF, o.inferMaxBytes, o.inferTimeout = c.Inference.ELF, c.Inference.MaxBytes, c.Inference.Timeout.Duration
 }

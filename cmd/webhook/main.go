@@ -98,8 +98,12 @@ type options struct {
 	misplaceEvents     bool
 	evictMisplaced     bool
 	// evictGrace delays the first eviction after start (0: none).
-	evictGrace         time.Duration
-	auditInterval      time.Duration
+	evictGrace    time.Duration
+	auditInterval time.Duration
+	// qps and burst limit the webhook's own requests to the API server
+	// (clientConnection).
+	qps                float32
+	burst              int32
 	pullSecrets        bool
 	bareKeys           bool
 	credProviderConfig string
@@ -199,6 +203,7 @@ func serve(ctx context.Context, o options) error {
 	if err != nil {
 		return fmt.Errorf("load kubeconfig: %w", err)
 	}
+	cfg.QPS, cfg.Burst = o.qps, int(o.burst)
 	mgr, err := setup(cfg, o)
 	if err != nil {
 		return err

@@ -65,6 +65,10 @@ func DefaultWebhook() v1alpha1.WebhookConfiguration {
 		Events:         v1alpha1.Events{Pods: true},
 		Misplacement:   v1alpha1.Misplacement{Events: true, EvictGrace: metav1.Duration{Duration: watch.DefaultEvictGrace}},
 		Audit:          v1alpha1.Audit{Interval: metav1.Duration{Duration: scanner.DefaultInterval}},
+		// Kueue's defaults; client-go's own (5, 10) and controller-runtime's
+		// (20, 30) hold a leader that releases and reports on hundreds of
+		// pods a second to a fraction of that.
+		ClientConnection: v1alpha1.ClientConnection{QPS: 50, Burst: 100},
 	}
 }
 

@@ -26,7 +26,11 @@ const (
 	MaxInferTimeout  = time.Minute
 	// MaxEvictGrace bounds misplacement.evictGrace: longer, a misplaced
 	// pod crash-loops for nothing after every restart of the webhook.
-	MaxEvictGrace     = 10 * time.Minute
+	MaxEvictGrace = 10 * time.Minute
+	// MaxClientQPS and MaxClientBurst bound clientConnection: past them
+	// a setting is more likely a typo than a plan.
+	MaxClientQPS      = 1000
+	MaxClientBurst    = 2000
 	maxPort           = 65535
 	durationInRange   = "want a duration in (0, %s]"
 	wantPositiveCount = "want a number >= 1"
@@ -53,6 +57,14 @@ func ValidateWebhook(c *v1alpha1.WebhookConfiguration) field.ErrorList {
 	if d := c.Misplacement.EvictGrace.Duration; d < 0 || d > MaxEvictGrace {
 		errs = append(errs, field.Invalid(field.NewPath("misplacement", "evictGrace"), d.String(),
 			fmt.Sprintf("want a duration in [0, %s]", short(MaxEvictGrace))))
+	}
+	if q := c.ClientConnection.QPS; !(q > 0 && q <= MaxClientQPS) {
+		errs = append(errs, field.Invalid(field.NewPath("clientConnection", "qps"), q,
+			fmt.Sprintf("want requests per second in (0, %d]", MaxClientQPS)))
+	}
+	if b := c.ClientConnection.Burst; b < 1 || b > MaxClientBurst {
+		errs = append(errs, field.Invalid(field.NewPath("clientConnection", "burst"), b,
+			fmt.Sprintf("want a number in [1, %d]", MaxClientBurst)))
 	}
 	if d := c.Audit.Interval.Duration; d < 0 || (d > 0 && d < MinAuditInterval) {
 		errs = append(errs, field.Invalid(field.NewPath("audit", "interval"), d.String(),

@@ -49,6 +49,20 @@ type WebhookConfiguration struct {
 	Misplacement Misplacement `json:"misplacement"`
 	// Audit is the periodic audit of the running pods.
 	Audit Audit `json:"audit"`
+	// ClientConnection is the webhook's connection to the API server.
+	ClientConnection ClientConnection `json:"clientConnection"`
+}
+
+// ClientConnection is the client-side rate limit of the webhook's own
+// requests to the API server: the gate's releases, the Events, the
+// misplacement remedy, its Lease and what it reads outside its caches.
+// The API server's priority and fairness still apply. As in
+// kube-scheduler's and Kueue's clientConnection.
+type ClientConnection struct {
+	// QPS is the sustained rate, requests per second, in (0, 1000].
+	QPS float32 `json:"qps"`
+	// Burst is how many requests may go at once above it, in 1..2000.
+	Burst int32 `json:"burst"`
 }
 
 // WebhookServer is the webhook's HTTPS server.
