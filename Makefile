@@ -139,7 +139,7 @@ bench-scale:
 	$(GO) build -o bin/bench ./cmd/bench
 	bin/bench scale $(BENCH_SCALE_FLAGS)
 
-## fuzz: each fuzz target of pkg/imageisa (tar index, ELF reader, RISC-V attributes, GNU properties) for FUZZTIME seconds, one at a time
+## fuzz: each fuzz target of pkg/imageisa (tar index, ELF reader, RISC-V attributes, GNU properties) for FUZZTIME seconds (or FUZZTIME=20000x inputs), one at a time
 FUZZTIME ?= 10
 fuzz:
 	hack/fuzz.sh $(FUZZTIME)
