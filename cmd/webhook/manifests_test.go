@@ -156,6 +156,10 @@ func TestConfigRenders(t *testing.T) {
 		{"cert rotation on", args.certRotation},
 		{"container port is --port", int(webhookPort) == args.port},
 		{"readiness /readyz", c.ReadinessProbe != nil && c.ReadinessProbe.HTTPGet != nil && c.ReadinessProbe.HTTPGet.Path == "/readyz"},
+		// Checked every second until ready, with a budget a slow start on a
+		// big cluster does not exhaust (a restart would only start over).
+		{"startup /readyz every second, for at least 5 minutes", c.StartupProbe != nil && c.StartupProbe.HTTPGet != nil &&
+			c.StartupProbe.HTTPGet.Path == "/readyz" && c.StartupProbe.PeriodSeconds == 1 && c.StartupProbe.FailureThreshold >= 300},
 		{"liveness /healthz", c.LivenessProbe != nil && c.LivenessProbe.HTTPGet != nil && c.LivenessProbe.HTTPGet.Path == "/healthz"},
 		{"resources", c.Resources.Requests.Cpu().MilliValue() > 0 && !c.Resources.Limits.Memory().IsZero()},
 		{"non-root", psc != nil && psc.RunAsNonRoot != nil && *psc.RunAsNonRoot},
