@@ -34,5 +34,5 @@ func tearDown(ctx context.Context, overlay string, namespaces ...string) {
 			err := cl.Client.Get(ctx, client.ObjectKey{Name: ns}, &corev1.Namespace{})
 			g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "namespace %s is gone", ns)
 		}
-	}).WithContext(ctx).WithTimeout(3*time.Minute).WithPolling(time.Second).Should(Succeed())
+	}).WithContext(ctx).WithTimeout(3 * time.Minute).WithPolling(time.Second).Should(Succeed())
 }
