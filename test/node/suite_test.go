@@ -100,20 +100,12 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 	_, err = cluster.PushPause(ctx, filepath.Join(repoRoot, "test", "node", "testdata", "pause"), dir, pauseImage)
 	Expect(err).NotTo(HaveOccurred())
 
-	By("make release: the labeler and webhook images for linux/" + runtime.GOARCH + " pushed by digest to " + reg.Host + " with their SBOMs, the kubectl plugin's archive and krew manifest, and dist/")
-	// Only this machine's platform: the kubelet here pulls nothing else,
-	// and each further platform is minutes of cross compiling (`make
-	// release` builds all three). The two steps are the Makefile's.
-	oci := filepath.Join(dir, "oci")
-	run(ctx, repoRoot, "go", "run", "./hack/images", "--repo", reg.Host+"/isamatch", "--tag", imageTag, "--oci-layout", oci, "--only", "labeler,webhook",
-		"--platforms", "linux/"+runtime.GOARCH)
-	plugin := filepath.Join(dir, "plugin")
-	run(ctx, repoRoot, "go", "run", "./hack/plugin", "--version", imageTag, "--out", plugin, "--platforms", "linux/"+runtime.GOARCH)
+	By("make release: the labeler and webhook images for linux/" + runtime.GOARCH + " pushed by digest to " + reg.Host + " with their SBOMs, the kubectl plugin's archive and krew manifest, and dist/ (checked with sha256sum -c), while the node starts")
 	dist = filepath.Join(dir, "dist")
-	run(ctx, repoRoot, "go", "-C", "hack/release", "run", ".", "--repo", reg.Host+"/isamatch", "--version", imageTag, "--oci-layout", oci,
-		"--plugin", plugin, "--dist", dist, "--root", repoRoot, "--insecure")
-	By("verifying dist/ as a user does: sha256sum -c SHA256SUMS")
-	run(ctx, dist, "sha256sum", "--check", "--strict", "SHA256SUMS")
+	// The release compiles while the node's components start, which
+	// mostly wait on each other.
+	released := make(chan error, 1)
+	go func() { released <- makeRelease(ctx, dir) }()
 	overlay = writeOverlay(dir)
 
 	// The labeler's DaemonSet mounts /opt/RISCV with DirectoryOrCreate: the
@@ -128,10 +120,13 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 		ControlPlaneDir: cpAssets, NodeDir: nodeAssets, Dir: filepath.Join(dir, "node"),
 		Host: host, Registry: reg.Host, PauseImage: pauseImage,
 	})
+	if err == nil {
+		DeferCleanup(func(ctx SpecContext) {
+			Expect(cl.Stop()).To(Succeed())
+		}, NodeTimeout(5*time.Minute))
+	}
 	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(func(ctx SpecContext) {
-		Expect(cl.Stop()).To(Succeed())
-	}, NodeTimeout(5*time.Minute))
+	Expect(<-released).To(Succeed(), "make release")
 	GinkgoWriter.Printf("node %s (%s) Ready; cgroup v1: %t, overlayfs: %t; logs in %s\n",
 		host.NodeName, host.NodeIP, host.CgroupV1, host.Overlay, cl.LogDir())
 }, NodeTimeout(40*time.Minute))
@@ -170,6 +165,36 @@ func run(ctx context.Context, dir, bin string, args ...string) string {
 	out, err := cmd.CombinedOutput()
 	Expect(err).NotTo(HaveOccurred(), "%s %s:\n%s", bin, strings.Join(args, " "), out)
 	return string(out)
+}
+
+// makeRelease is `make release` for this machine's platform into
+// dir/dist, its images pushed to the suite's registry, then checked as a
+// user does (sha256sum -c SHA256SUMS). Only this machine's platform: the
+// kubelet here pulls nothing else, and each further platform is minutes
+// of cross compiling (`make release` builds all three). The steps are the
+// Makefile's.
+func makeRelease(ctx context.Context, dir string) error {
+	oci := filepath.Join(dir, "oci")
+	plugin := filepath.Join(dir, "plugin")
+	steps := []struct {
+		dir  string
+		args []string
+	}{
+		{repoRoot, []string{"go", "run", "./hack/images", "--repo", reg.Host + "/isamatch", "--tag", imageTag, "--oci-layout", oci,
+			"--only", "labeler,webhook", "--platforms", "linux/" + runtime.GOARCH}},
+		{repoRoot, []string{"go", "run", "./hack/plugin", "--version", imageTag, "--out", plugin, "--platforms", "linux/" + runtime.GOARCH}},
+		{repoRoot, []string{"go", "-C", "hack/release", "run", ".", "--repo", reg.Host + "/isamatch", "--version", imageTag,
+			"--oci-layout", oci, "--plugin", plugin, "--dist", dist, "--root", repoRoot, "--insecure"}},
+		{dist, []string{"sha256sum", "--check", "--strict", "SHA256SUMS"}},
+	}
+	for _, st := range steps {
+		cmd := exec.CommandContext(ctx, st.args[0], st.args[1:]...)
+		cmd.Dir = st.dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("%s: %w\n%s", strings.Join(st.args, " "), err, out)
+		}
+	}
+	return nil
 }
 
 // kubectlRun runs the pinned kubectl as the cluster's admin.
