@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -136,8 +137,7 @@ func leaderDies(ctx SpecContext, blackhole string) {
 	var pods []*corev1.Pod
 	for i := range 6 {
 		pod := testbed.MakePod(fmt.Sprintf("leader-dies-%d", i), podNamespace).Image(fmt.Sprintf("%s/never/answers-%d:1", blackhole, i)).Obj()
-		createWhenWebhookAnswers(ctx, pod)
-		Expect(pod.Spec.SchedulingGates).To(ContainElement(HaveField("Name", isa.ResolveGate)), "admission gated %s", pod.Name)
+		createGated(ctx, pod)
 		pods = append(pods, pod)
 	}
 	var lease coordinationv1.Lease
@@ -171,6 +171,29 @@ func leaderDies(ctx SpecContext, blackhole string) {
 		Expect(client.IgnoreNotFound(cl.Client.Delete(ctx, pod, client.GracePeriodSeconds(0)))).To(Succeed())
 	}
 	waitDeploymentReady(ctx)
+}
+
+// createGated creates pod until admission gates it. A replica gates a pod
+// only while it sees a gate controller hold the Lease (gate.LeaseWatch
+// reads it every 2 s); after a roll the old leader gives the Lease up
+// before a new replica takes it, and a pod admitted in that moment is
+// resolved at admission instead, as documented. Such a pod is deleted and
+// created again.
+func createGated(ctx SpecContext, pod *corev1.Pod) {
+	GinkgoHelper()
+	template := pod.DeepCopy()
+	Eventually(func(g Gomega) {
+		p := template.DeepCopy()
+		createWhenWebhookAnswers(ctx, p)
+		if !slices.ContainsFunc(p.Spec.SchedulingGates, func(sg corev1.PodSchedulingGate) bool { return sg.Name == isa.ResolveGate }) {
+			g.Expect(client.IgnoreNotFound(cl.Client.Delete(ctx, p, client.GracePeriodSeconds(0)))).To(Succeed())
+			g.Eventually(func() bool {
+				return apierrors.IsNotFound(cl.Client.Get(ctx, client.ObjectKeyFromObject(p), &corev1.Pod{}))
+			}).WithContext(ctx).WithTimeout(time.Minute).Should(BeTrue())
+			g.Expect(p.Spec.SchedulingGates).To(ContainElement(HaveField("Name", isa.ResolveGate)), "admission gated %s (decision: %s)", p.Name, p.Annotations[isa.DecisionAnnotation])
+		}
+		*pod = *p
+	}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(time.Second).Should(Succeed())
 }
 
 // waitDeploymentReady waits until every webhook replica is ready again.
