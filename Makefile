@@ -9,6 +9,11 @@ GO ?= go
 # Every build, vet and test runs in its own module (go.work, for editors and
 # linters, would give the root module rebalance/'s replacements).
 export GOWORK := off
+# Without -trimpath the Go build cache keys every package of this tree by
+# its directory, so a fresh clone elsewhere compiles, vets and links all of
+# it again although nothing changed; with it, a clone reuses the cache (the
+# release builds and hack/*.sh use -trimpath already).
+export GOFLAGS := $(strip $(GOFLAGS) -trimpath)
 # Per test binary; the e2e suites are the slow ones.
 GOTEST_TIMEOUT ?= 40m
 GOTEST_FLAGS ?=
