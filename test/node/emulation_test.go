@@ -62,12 +62,7 @@ var _ = Describe("QEMU emulation on a real node", Ordered, func() {
 				pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: podNamespace, Name: name}}
 				Expect(client.IgnoreNotFound(cl.Client.Delete(ctx, pod, client.GracePeriodSeconds(0)))).To(Succeed())
 			}
-			GinkgoWriter.Print(kubectlRun(ctx, "delete", "-k", overlay, "--wait=true", "--timeout=3m"))
-			for _, ns := range []string{namespace, labelerNamespace} {
-				Eventually(func() bool {
-					return apierrors.IsNotFound(cl.Client.Get(ctx, client.ObjectKey{Name: ns}, &corev1.Namespace{}))
-				}).WithContext(ctx).WithTimeout(3*time.Minute).WithPolling(time.Second).Should(BeTrue(), "namespace %s is gone", ns)
-			}
+			tearDown(ctx, overlay, namespace, labelerNamespace)
 		}, NodeTimeout(5*time.Minute))
 		waitWebhookReady(ctx)
 	}, NodeTimeout(15*time.Minute))

@@ -97,7 +97,7 @@ var _ = Describe("Misplaced pods on a real node", Ordered, func() {
 			} {
 				Expect(client.IgnoreNotFound(cl.Client.Delete(ctx, o, client.PropagationPolicy(metav1.DeletePropagationForeground)))).To(Succeed())
 			}
-			GinkgoWriter.Print(kubectlRun(ctx, "delete", "-k", misplaceOverlay, "--wait=true", "--timeout=3m", "--ignore-not-found"))
+			tearDown(ctx, misplaceOverlay, namespace, labelerNamespace)
 			Eventually(func(g Gomega) {
 				var pods corev1.PodList
 				g.Expect(cl.Client.List(ctx, &pods)).To(Succeed())
