@@ -89,6 +89,8 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 		}
 	})
 
+	Expect(cluster.CheckDisk(dir)).To(Succeed())
+
 	wantLabels = hostLabels(ctx, dir, host.NodeName)
 
 	reg, err = cluster.StartRegistry(ctx, host.NodeIP, filepath.Join(dir, "registry"))
@@ -133,9 +135,23 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 
 var _ = ReportAfterEach(func(report SpecReport) {
 	if report.Failed() && cl != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if p := cl.Pressure(ctx); p != "" {
+			AddReportEntry("what keeps pods off the node", p)
+		}
 		AddReportEntry("component logs", cl.LogTails(30))
 	}
 })
+
+// failOnPressure ends a wait at once, naming the cause, when the node
+// reports pressure or carries a taint: the pods it waits for would stay
+// Pending until its timeout.
+func failOnPressure(ctx context.Context) {
+	if p := cl.Pressure(ctx); p != "" {
+		StopTrying("the node cannot take pods: " + p).Now()
+	}
+}
 
 // skipOrFail skips the suite for what the machine cannot do and for a
 // missing prerequisite outside CI; under CI=true a missing binary or

@@ -76,6 +76,7 @@ func writeValues(dir, labeler, webhook string, registries ...string) string {
 func waitRollout(ctx SpecContext, labeler, webhook string) {
 	GinkgoHelper()
 	Eventually(func(g Gomega) {
+		failOnPressure(ctx)
 		var ds appsv1.DaemonSet
 		g.Expect(cl.Client.Get(ctx, client.ObjectKey{Namespace: labelerNamespace, Name: labelerName}, &ds)).To(Succeed())
 		g.Expect(ds.Spec.Template.Spec.Containers[0].Image).To(Equal(labeler))
