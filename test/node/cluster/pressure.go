@@ -12,8 +12,9 @@ import (
 )
 
 // MinFreeDisk is the free space the node's directory needs at the start:
-// the suite's images, containers, etcd and logs take about 2 GiB, and the
-// kubelet here evicts below 1% free (kubeletConfig's evictionHard).
+// the suite's images, containers, etcd and logs grow it to about 700 MiB,
+// the builds it runs add to Go's build cache, and the kubelet here evicts
+// below 1% free (kubeletConfig's evictionHard).
 const MinFreeDisk = 4 << 30
 
 // CheckDisk fails when the file system holding dir has less than
