@@ -137,7 +137,9 @@ var _ = ReportAfterEach(func(report SpecReport) {
 	if report.Failed() && cl != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		if p := cl.Pressure(ctx); p != "" {
+		if p, err := cl.Pressure(ctx); err != nil {
+			AddReportEntry("what keeps pods off the node", err.Error())
+		} else if p != "" {
 			AddReportEntry("what keeps pods off the node", p)
 		}
 		AddReportEntry("component logs", cl.LogTails(30))
@@ -146,9 +148,9 @@ var _ = ReportAfterEach(func(report SpecReport) {
 
 // failOnPressure ends a wait at once, naming the cause, when the node
 // reports pressure or carries a taint: the pods it waits for would stay
-// Pending until its timeout.
+// Pending until its timeout. A failed read only lets the wait go on.
 func failOnPressure(ctx context.Context) {
-	if p := cl.Pressure(ctx); p != "" {
+	if p, err := cl.Pressure(ctx); err == nil && p != "" {
 		StopTrying("the node cannot take pods: " + p).Now()
 	}
 }

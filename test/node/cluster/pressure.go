@@ -41,13 +41,13 @@ func gib(b uint64) float64 { return float64(b) / (1 << 30) }
 // Pressure describes what keeps pods off the node: the conditions other
 // than Ready that are True (DiskPressure, MemoryPressure, PIDPressure,
 // NetworkUnavailable) and its taints, with the kubelet's messages. It is
-// empty when there are none, and says so when the node cannot be read.
-func (c *Cluster) Pressure(ctx context.Context) string {
+// empty when there are none.
+func (c *Cluster) Pressure(ctx context.Context) (string, error) {
 	var node corev1.Node
 	if err := c.Client.Get(ctx, client.ObjectKey{Name: c.NodeName}, &node); err != nil {
-		return "node " + c.NodeName + " unreadable: " + err.Error()
+		return "", fmt.Errorf("read node %s: %w", c.NodeName, err)
 	}
-	return pressure(&node)
+	return pressure(&node), nil
 }
 
 func pressure(node *corev1.Node) string {
