@@ -64,6 +64,7 @@ func (o *options) setConfig(c *v1alpha1.WebhookConfiguration) {
 	o.gateAttempt, o.gateController = g.Attempt.Duration, g.Controller
 
 	o.leaderElect, o.podEvents = c.LeaderElection.Enabled, c.Events.Pods
+	o.eventsQPS, o.eventsBurst = min(c.Events.QPS, c.ClientConnection.QPS), min(c.Events.Burst, c.ClientConnection.Burst)
 	o.misplaceEvents, o.evictMisplaced, o.auditInterval = c.Misplacement.Events, c.Misplacement.Evict, c.Audit.Interval.Duration
 	o.evictGrace = c.Misplacement.EvictGrace.Duration
 	o.qps, o.burst = c.ClientConnection.QPS, c.ClientConnection.Burst

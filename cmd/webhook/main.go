@@ -95,8 +95,13 @@ type options struct {
 	gateAttempt        time.Duration
 	leaderElect        bool
 	podEvents          bool
-	misplaceEvents     bool
-	evictMisplaced     bool
+	// eventsQPS and eventsBurst pace the Events on decided pods, within
+	// qps and burst: above them the client's limiter would hold the
+	// Events, and client-go drops those queued behind a thousand.
+	eventsQPS      float32
+	eventsBurst    int32
+	misplaceEvents bool
+	evictMisplaced bool
 	// evictGrace delays the first eviction after start (0: none).
 	evictGrace    time.Duration
 	auditInterval time.Duration

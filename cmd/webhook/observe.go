@@ -12,18 +12,20 @@ import (
 	"github.com/isamatch/isamatch/pkg/imageisa"
 	"github.com/isamatch/isamatch/pkg/misplace/watch"
 	"github.com/isamatch/isamatch/pkg/mutate"
+	"github.com/isamatch/isamatch/pkg/podevents"
 	"github.com/isamatch/isamatch/pkg/registry"
 	"github.com/isamatch/isamatch/pkg/registry/credprov"
 )
 
 // webhookMetrics are the collectors registerMetrics registered.
 type webhookMetrics struct {
-	registry *registry.Metrics
-	credprov *credprov.Metrics
-	mutate   *mutate.Metrics
-	gate     *gate.Metrics
-	misplace *watch.Metrics
-	audit    *scanner.Metrics
+	registry  *registry.Metrics
+	credprov  *credprov.Metrics
+	mutate    *mutate.Metrics
+	gate      *gate.Metrics
+	misplace  *watch.Metrics
+	audit     *scanner.Metrics
+	podevents *podevents.Metrics
 }
 
 // registerMetrics registers what the webhook exports beside
@@ -37,7 +39,7 @@ func registerMetrics(reg prometheus.Registerer) (*webhookMetrics, error) {
 		return nil, fmt.Errorf("register build info: %w", err)
 	}
 	m := &webhookMetrics{registry: registry.NewMetrics(), credprov: credprov.NewMetrics(), mutate: mutate.NewMetrics(), gate: gate.NewMetrics(),
-		misplace: watch.NewMetrics(), audit: scanner.NewMetrics()}
+		misplace: watch.NewMetrics(), audit: scanner.NewMetrics(), podevents: podevents.NewMetrics()}
 	for _, set := range []struct {
 		what string
 		cs   []prometheus.Collector
@@ -48,6 +50,7 @@ func registerMetrics(reg prometheus.Registerer) (*webhookMetrics, error) {
 		{"gate controller metrics", m.gate.Collectors()},
 		{"misplacement metrics", m.misplace.Collectors()},
 		{"audit metrics", m.audit.Collectors()},
+		{"pod event metrics", m.podevents.Collectors()},
 	} {
 		if err := metrics.Register(reg, set.what, set.cs...); err != nil {
 			return nil, err

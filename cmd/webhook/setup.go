@@ -121,7 +121,7 @@ func setup(cfg *rest.Config, o options) (manager.Manager, error) {
 		}
 	}
 	if o.podEvents {
-		if err := podevents.Setup(mgr, podevents.Options{Explain: handler.Explain}); err != nil {
+		if err := podevents.Setup(mgr, podevents.Options{Explain: handler.Explain, QPS: float64(o.eventsQPS), Burst: int(o.eventsBurst), Metrics: m.podevents}); err != nil {
 			return nil, err
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/isamatch/isamatch/pkg/imageisa"
 	"github.com/isamatch/isamatch/pkg/misplace/watch"
 	"github.com/isamatch/isamatch/pkg/mutate"
+	"github.com/isamatch/isamatch/pkg/podevents"
 	"github.com/isamatch/isamatch/pkg/probe"
 	"github.com/isamatch/isamatch/pkg/registry"
 	"github.com/isamatch/isamatch/pkg/registry/credprov"
@@ -62,7 +63,7 @@ func DefaultWebhook() v1alpha1.WebhookConfiguration {
 			Timeout:  metav1.Duration{Duration: imageisa.DefaultLimits.Timeout},
 		},
 		LeaderElection: v1alpha1.LeaderElection{Enabled: true},
-		Events:         v1alpha1.Events{Pods: true},
+		Events:         v1alpha1.Events{Pods: true, QPS: podevents.DefaultQPS, Burst: podevents.DefaultBurst},
 		Misplacement:   v1alpha1.Misplacement{Events: true, EvictGrace: metav1.Duration{Duration: watch.DefaultEvictGrace}},
 		Audit:          v1alpha1.Audit{Interval: metav1.Duration{Duration: scanner.DefaultInterval}},
 		// Kueue's defaults; client-go's own (5, 10) and controller-runtime's

@@ -66,6 +66,7 @@ func ValidateWebhook(c *v1alpha1.WebhookConfiguration) field.ErrorList {
 		errs = append(errs, field.Invalid(field.NewPath("clientConnection", "burst"), b,
 			fmt.Sprintf("want a number in [1, %d]", MaxClientBurst)))
 	}
+	errs = append(errs, validateEvents(&c.Events, field.NewPath("events"))...)
 	if d := c.Audit.Interval.Duration; d < 0 || (d > 0 && d < MinAuditInterval) {
 		errs = append(errs, field.Invalid(field.NewPath("audit", "interval"), d.String(),
 			fmt.Sprintf("want 0 (off) or at least %s", short(MinAuditInterval))))
@@ -216,4 +217,19 @@ func short(d time.Duration) string {
 		s = s[:len(s)-2]
 	}
 	return s
+}
+
+// validateEvents checks the Events' pace; the webhook holds it to
+// clientConnection's too.
+func validateEvents(e *v1alpha1.Events, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	if q := e.QPS; !(q > 0 && q <= MaxClientQPS) {
+		errs = append(errs, field.Invalid(p.Child("qps"), q,
+			fmt.Sprintf("want Events per second in (0, %d]", MaxClientQPS)))
+	}
+	if b := e.Burst; b < 1 || b > MaxClientBurst {
+		errs = append(errs, field.Invalid(p.Child("burst"), b,
+			fmt.Sprintf("want a number in [1, %d]", MaxClientBurst)))
+	}
+	return errs
 }

@@ -31,6 +31,12 @@
 // identical event recorded again within six minutes by the same process
 // into a series.
 //
+// Paced: the Events go through a [Pacer], at most Options.QPS a second
+// (events.qps, default DefaultQPS), newest first, at most QueueLen waiting
+// (past it the oldest is dropped and counted). They are the only write
+// the leader makes per admitted pod; written as fast as pods arrive, a
+// burst's Events would slow the admissions that follow it.
+//
 // The entry point is [Setup]: it adds to a controller-runtime manager a
 // runnable, elected leader only, that handles the pod informer's events
 // directly. There is no work queue on purpose: the manager's pod cache

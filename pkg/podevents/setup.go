@@ -24,6 +24,12 @@ type Options struct {
 	// mutate.PodMutator.Explain. It runs on ExplainWorkers goroutines,
 	// off the informer's, with ExplainBudget each.
 	Explain Explainer
+	// QPS and Burst pace the Events (a Pacer; DefaultQPS and DefaultBurst
+	// when 0).
+	QPS   float64
+	Burst int
+	// Metrics, when set, counts the Events waiting and dropped.
+	Metrics *Metrics
 }
 
 // Setup adds to mgr, on the elected leader only, the handler of the pod
@@ -31,8 +37,18 @@ type Options struct {
 // manager's cache should hold unscheduled pods only, as the gate
 // controller's does: decided pods are reported when they appear in it.
 func Setup(mgr manager.Manager, o Options) error {
-	r := NewReporter(mgr.GetEventRecorder(ReportingController), o.MaxPods)
-	if err := mgr.Add(&runner{informers: mgr.GetCache(), reporter: r, explain: o.Explain, log: mgr.GetLogger().WithName("podevents")}); err != nil {
+	if o.QPS == 0 {
+		o.QPS = DefaultQPS
+	}
+	if o.Burst == 0 {
+		o.Burst = DefaultBurst
+	}
+	p, err := NewPacer(mgr.GetEventRecorder(ReportingController), o.QPS, o.Burst, QueueLen, o.Metrics)
+	if err != nil {
+		return err
+	}
+	r := NewReporter(p, o.MaxPods)
+	if err := mgr.Add(&runner{informers: mgr.GetCache(), reporter: r, pacer: p, explain: o.Explain, log: mgr.GetLogger().WithName("podevents")}); err != nil {
 		return fmt.Errorf("set up pod events: %w", err)
 	}
 	return nil
@@ -42,6 +58,7 @@ func Setup(mgr manager.Manager, o Options) error {
 type runner struct {
 	informers cache.Informers
 	reporter  *Reporter
+	pacer     *Pacer
 	explain   Explainer
 	log       logr.Logger
 }
@@ -60,6 +77,7 @@ func (r *runner) Start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("pod informer: %w", err)
 	}
+	go r.pacer.Run(ctx)
 	if r.explain != nil {
 		r.reporter.Explain(ctx, r.explain)
 	}

@@ -253,6 +253,14 @@ type Events struct {
 	// Pods records IsamatchDecided, IsamatchImageUnresolved and
 	// IsamatchNoNode on each decided pod (on the elected leader).
 	Pods bool `json:"pods"`
+	// QPS is the most Events on decided pods recorded a second, in
+	// (0, 1000], and at most clientConnection.qps (the lower holds): a
+	// burst of pods has its Events after it, newest first, instead of
+	// during it.
+	QPS float32 `json:"qps"`
+	// Burst is how many may go at once above it, in 1..2000, and at most
+	// clientConnection.burst.
+	Burst int32 `json:"burst"`
 }
 
 // Misplacement watches scheduled pods for containers that died of SIGILL
