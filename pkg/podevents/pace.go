@@ -14,9 +14,10 @@ import (
 // The Events are the leader's only writes per admitted pod. Written as
 // fast as pods arrive they double the writes a burst of pods makes to the
 // API server and etcd, and slow the admissions that follow: on a 2-core
-// control plane at 100 pods a second, they added 4 ms to the median
-// admission at 50 a second and 0.6 ms at 20 (docs/benchmarks.md). Paced,
-// they cost the same in total, after the burst instead of during it.
+// control plane at 100 pods a second, isamatch added 4.9 ms to the median
+// admission over a no-op webhook with its Events at 50 a second, and under
+// 1 ms with them paced at these defaults (docs/benchmarks.md). Paced, they
+// cost the same in total, after the burst instead of during it.
 const (
 	DefaultQPS   = 10
 	DefaultBurst = 50
