@@ -48,6 +48,11 @@ func TestShippedConfig(t *testing.T) {
 	if len(c.Args) != 1 || !strings.HasPrefix(c.Args[0], manifests.ConfigFlag) {
 		t.Errorf("args %q: want only %s, everything else in the file", c.Args, manifests.ConfigFlag)
 	}
+	// Ready within a second of serving, so a rollout moves on to the
+	// next nodes without waiting out a readiness period.
+	if p := c.StartupProbe; p == nil || p.HTTPGet == nil || p.HTTPGet.Path != "/readyz" || p.PeriodSeconds != 1 {
+		t.Errorf("startup probe %+v: want /readyz every second", p)
+	}
 	args, err := manifests.LocalConfigArgs(objs, ds.Namespace, pod, c, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
