@@ -51,22 +51,20 @@ test:
 	# hack/images, hack/plugin, then hack/release): building them first
 	# keeps those compiles out of the test timeout. `go run` caches the
 	# executables it links, so the suite's own `go run` starts at once.
-	echo "==> the labeler and webhook images for linux/$$($(GO) env GOARCH) and hack/release, then go vet and the tests (the first run compiles every module: about 10 minutes on 2 idle cores)"
+	echo "==> the labeler and webhook images for linux/$$($(GO) env GOARCH) and hack/release, then the tests beside go vet (the first run compiles every module: about 10 minutes on 2 idle cores)"
 	$(GO) run ./hack/images --repo isamatch.invalid/prebuild --tag v0.0.0-prebuild --oci-layout .cache/images --only labeler,webhook --platforms "linux/$$($(GO) env GOARCH)"
 	$(GO) run ./hack/plugin --version v0.0.0-prebuild --out .cache/plugin --platforms "linux/$$($(GO) env GOARCH)"
 	$(GO) -C hack/release run . --help >/dev/null 2>&1 || $(GO) -C hack/release build -o /dev/null .
-	$(GO) vet $(PKGS)
-	$(GO) -C rebalance vet ./...
-	$(GO) -C charts vet ./...
-	$(GO) -C hack/release vet ./...
 	status=0
-	# The modules of their own run beside the suites, whose long pole (the
-	# real-node suite) waits on the cluster more than it computes; their
-	# output follows the suites' in .cache/test.log:
+	# go vet and the modules of their own run beside the suites, whose long
+	# pole (the real-node suite) waits on the cluster more than it
+	# computes; their output follows the suites' in .cache/test.log:
 	# rebalance/ (descheduler's libraries): its unit tests; charts/ (Helm's
 	# libraries): the chart rendered beside config/, helm lint, the schema;
 	# hack/release (Helm, SPDX): make release into a real registry.
 	( mstatus=0
+	  $(GO) vet $(PKGS) || mstatus=1
+	  for m in rebalance charts hack/release; do $(GO) -C $$m vet ./... || mstatus=1; done
 	  for m in rebalance charts hack/release; do $(GO) -C $$m test -vet=off $(GOTEST_FLAGS) ./... || mstatus=1; done
 	  exit $$mstatus ) >.cache/test-modules.log 2>&1 & modules_pid=$$!
 	KUBEBUILDER_ASSETS="$$assets" ISAMATCH_NODE_ASSETS="$$node_assets" ISAMATCH_KUEUE_ASSETS="$$kueue_assets" ISAMATCH_METRICS_SERVER_ASSETS="$$metrics_server_assets" $(GO) test -vet=off -timeout $(GOTEST_TIMEOUT) $(GOTEST_FLAGS) $(PKGS) 2>&1 | tee .cache/test.log || status=$$?
