@@ -129,14 +129,24 @@ func schedAloneRows(ctx context.Context, e *Env, o Options, t *Table) error {
 		return err
 	}
 	rates := map[schedKind][]float64{}
+	times := map[schedKind]schedTime{}
 	var ratio, cost, confinement []float64
 	for r := range o.Runs {
 		for _, k := range schedOrder(r) {
+			before, err := readSchedTime(ctx, e)
+			if err != nil {
+				return err
+			}
 			rate, err := gatedRate(ctx, e, o, r, k, terms)
 			if err != nil {
 				return err
 			}
+			after, err := readSchedTime(ctx, e)
+			if err != nil {
+				return err
+			}
 			rates[k] = append(rates[k], rate)
+			times[k] = times[k].plus(after.since(before))
 		}
 		p, c, i := rates[schedPlain][r], rates[schedConfined][r], rates[schedIsamatch][r]
 		ratio = append(ratio, i/p)
@@ -156,5 +166,8 @@ func schedAloneRows(ctx context.Context, e *Env, o Options, t *Table) error {
 		Figure: fmt.Sprintf("%.2f", Median(confinement)), Verdict: Info, Runs: runsText("%.2f", confinement)})
 	t.Add(Row{Section: sec, Name: "scheduler-alone ratio with / confined by hand (what isamatch's ranking and spreading add)",
 		Figure: fmt.Sprintf("%.2f", Median(cost)), Verdict: Info, Runs: runsText("%.2f", cost)})
+	for _, row := range schedTimeRows(sec, []schedKind{schedPlain, schedConfined, schedIsamatch}, times) {
+		t.Add(row)
+	}
 	return nil
 }

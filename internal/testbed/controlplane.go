@@ -77,7 +77,9 @@ type ControlPlane struct {
 	// Scheduler is the kube-scheduler process, nil unless Options.Scheduler.
 	Scheduler *Process
 
-	removeDir bool
+	// schedulerPort is the scheduler's secure port on 127.0.0.1.
+	schedulerPort int
+	removeDir     bool
 }
 
 // AssetsDir returns the KUBEBUILDER_ASSETS directory after checking that it
@@ -242,7 +244,7 @@ func (cp *ControlPlane) startScheduler(ctx context.Context, config string, extra
 			_ = p.Stop(10 * time.Second) // err carries its log tail
 			return err
 		}
-		cp.Scheduler = p
+		cp.Scheduler, cp.schedulerPort = p, ports[0]
 		return nil
 	})
 }
