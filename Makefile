@@ -48,13 +48,12 @@ test:
 	kueue_assets="$$(tail -n1 .cache/kueue.dir)"
 	echo "KUBEBUILDER_ASSETS=$$assets ISAMATCH_NODE_ASSETS=$$node_assets ISAMATCH_KUEUE_ASSETS=$$kueue_assets ISAMATCH_METRICS_SERVER_ASSETS=$$metrics_server_assets"
 	# test/node makes a release (`make release` for this machine's platform:
-	# hack/images, hack/plugin, then hack/release): linking those tools
-	# first keeps their compiles out of the test timeout. `go run` caches
-	# the executables it links, so the suite's own `go run` starts at once;
-	# the images and the plugin are built once, by the suite.
-	echo "==> hack/images, hack/plugin and hack/release, then the tests beside go vet (the first run compiles every module: about 10 minutes on 2 idle cores)"
-	$(GO) run ./hack/images --help >/dev/null 2>&1 || $(GO) build -o /dev/null ./hack/images
-	$(GO) run ./hack/plugin --help >/dev/null 2>&1 || $(GO) build -o /dev/null ./hack/plugin
+	# hack/images, hack/plugin, then hack/release): building them first
+	# keeps those compiles out of the test timeout. `go run` caches the
+	# executables it links, so the suite's own `go run` starts at once.
+	echo "==> the labeler and webhook images for linux/$$($(GO) env GOARCH) and hack/release, then the tests beside go vet (the first run compiles every module: about 10 minutes on 2 idle cores)"
+	$(GO) run ./hack/images --repo isamatch.invalid/prebuild --tag v0.0.0-prebuild --oci-layout .cache/images --only labeler,webhook --platforms "linux/$$($(GO) env GOARCH)"
+	$(GO) run ./hack/plugin --version v0.0.0-prebuild --out .cache/plugin --platforms "linux/$$($(GO) env GOARCH)"
 	$(GO) -C hack/release run . --help >/dev/null 2>&1 || $(GO) -C hack/release build -o /dev/null .
 	status=0
 	# go vet and the modules of their own run beside the suites, whose long
@@ -80,10 +79,9 @@ test-node:
 	assets="$$(hack/controlplane.sh)"
 	node_assets="$$(hack/controlplane.sh node)"
 	metrics_server_assets="$$(hack/metrics-server.sh)"
-	# The suite makes a release with hack/images, hack/plugin and
-	# hack/release: linked here, outside the test timeout.
-	$(GO) run ./hack/images --help >/dev/null 2>&1 || $(GO) build -o /dev/null ./hack/images
-	$(GO) run ./hack/plugin --help >/dev/null 2>&1 || $(GO) build -o /dev/null ./hack/plugin
+	# The suite makes a release with hack/plugin and hack/release: compiled
+	# here, outside the test timeout.
+	$(GO) run ./hack/plugin --version v0.0.0-prebuild --out .cache/plugin --platforms "linux/$$($(GO) env GOARCH)"
 	$(GO) -C hack/release run . --help >/dev/null 2>&1 || $(GO) -C hack/release build -o /dev/null .
 	echo "KUBEBUILDER_ASSETS=$$assets ISAMATCH_NODE_ASSETS=$$node_assets ISAMATCH_METRICS_SERVER_ASSETS=$$metrics_server_assets"
 	mkdir -p .cache
