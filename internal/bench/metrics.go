@@ -40,18 +40,10 @@ func (h HistSums) Add(d HistSums) HistSums {
 // _count of histogram name over the series whose labels include every
 // pair of match.
 func ParseHistSums(r io.Reader, name string, match map[string]string) (HistSums, error) {
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(r)
-	if err != nil {
-		return HistSums{}, fmt.Errorf("parse metrics: %w", err)
-	}
 	var h HistSums
-	f, ok := families[name]
-	if !ok {
-		return h, nil
-	}
-	if f.GetType() != dto.MetricType_HISTOGRAM {
-		return h, fmt.Errorf("metric %s is a %s, want a histogram", name, f.GetType())
+	f, err := histogramFamily(r, name)
+	if err != nil || f == nil {
+		return h, err
 	}
 	for _, m := range f.GetMetric() {
 		if !hasLabels(m, match) {
@@ -61,6 +53,24 @@ func ParseHistSums(r io.Reader, name string, match map[string]string) (HistSums,
 		h.Count += float64(m.GetHistogram().GetSampleCount())
 	}
 	return h, nil
+}
+
+// histogramFamily reads Prometheus text exposition and returns the
+// histogram name, nil when it is not there.
+func histogramFamily(r io.Reader, name string) (*dto.MetricFamily, error) {
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(r)
+	if err != nil {
+		return nil, fmt.Errorf("parse metrics: %w", err)
+	}
+	f, ok := families[name]
+	if !ok {
+		return nil, nil
+	}
+	if f.GetType() != dto.MetricType_HISTOGRAM {
+		return nil, fmt.Errorf("metric %s is a %s, want a histogram", name, f.GetType())
+	}
+	return f, nil
 }
 
 func hasLabels(m *dto.Metric, want map[string]string) bool {

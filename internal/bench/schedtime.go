@@ -5,10 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-
-	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 )
 
 // The scheduler's histograms of its own time: the scheduling algorithm
@@ -65,19 +61,11 @@ func (t schedTime) plus(d schedTime) schedTime {
 
 // histSumsBy sums histogram name's _sum and _count per value of label.
 func histSumsBy(text, name, label string) (map[string]HistSums, error) {
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(strings.NewReader(text))
+	f, err := histogramFamily(strings.NewReader(text), name)
 	if err != nil {
-		return nil, fmt.Errorf("parse metrics: %w", err)
+		return nil, err
 	}
 	out := map[string]HistSums{}
-	f, ok := families[name]
-	if !ok {
-		return out, nil
-	}
-	if f.GetType() != dto.MetricType_HISTOGRAM {
-		return nil, fmt.Errorf("metric %s is a %s, want a histogram", name, f.GetType())
-	}
 	for _, m := range f.GetMetric() {
 		for _, l := range m.GetLabel() {
 			if l.GetName() == label {
