@@ -18,6 +18,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 )
 
 // testRegistry is an in-process OCI registry (go-containerregistry's
@@ -189,4 +191,14 @@ func newResolver(t testing.TB, o Options) *Resolver {
 		t.Fatal(err)
 	}
 	return r
+}
+
+// value reads a counter.
+func value(t *testing.T, c prometheus.Counter) float64 {
+	t.Helper()
+	var m dto.Metric
+	if err := c.Write(&m); err != nil {
+		t.Fatalf("read metric: %v", err)
+	}
+	return m.GetCounter().GetValue()
 }
