@@ -56,6 +56,12 @@ test:
 	$(GO) run ./hack/images --repo isamatch.invalid/prebuild --tag v0.0.0-prebuild --oci-layout .cache/images --only labeler,webhook --platforms "linux/$$($(GO) env GOARCH)"
 	$(GO) run ./hack/plugin --version v0.0.0-prebuild --out .cache/plugin --platforms "linux/$$($(GO) env GOARCH)"
 	$(GO) -C hack/release run . --help >/dev/null 2>&1 || $(GO) -C hack/release build -o /dev/null .
+	# test/rebalance and test/node build the rebalancer (descheduler's
+	# libraries, minutes of compiling on a new machine) inside their
+	# timeouts: compiled here first (more than one package: compiled, not
+	# linked), their builds find it in Go's cache.
+	echo "==> the rebalancer module (rebalance/)"
+	$(GO) -C rebalance build ./...
 	status=0
 	export KUBEBUILDER_ASSETS="$$assets" ISAMATCH_NODE_ASSETS="$$node_assets" ISAMATCH_KUEUE_ASSETS="$$kueue_assets" ISAMATCH_METRICS_SERVER_ASSETS="$$metrics_server_assets"
 	# The real-node suite, the long pole, waits on its cluster more than it
@@ -106,6 +112,8 @@ test-node:
 	# here, outside the test timeout.
 	$(GO) run ./hack/plugin --version v0.0.0-prebuild --out .cache/plugin --platforms "linux/$$($(GO) env GOARCH)"
 	$(GO) -C hack/release run . --help >/dev/null 2>&1 || $(GO) -C hack/release build -o /dev/null .
+	# ... and builds the rebalancer (see test).
+	$(GO) -C rebalance build ./...
 	echo "KUBEBUILDER_ASSETS=$$assets ISAMATCH_NODE_ASSETS=$$node_assets ISAMATCH_METRICS_SERVER_ASSETS=$$metrics_server_assets"
 	mkdir -p .cache
 	KUBEBUILDER_ASSETS="$$assets" ISAMATCH_NODE_ASSETS="$$node_assets" ISAMATCH_METRICS_SERVER_ASSETS="$$metrics_server_assets" $(GO) test -v -timeout $(GOTEST_TIMEOUT) $(GOTEST_FLAGS) ./test/node -ginkgo.v 2>&1 | tee .cache/test-node.log
