@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	. "github.com/onsi/ginkgo/v2"
@@ -85,6 +86,16 @@ var _ = Describe("QEMU emulation on a real node", Ordered, func() {
 		Expect(isa.Satisfies(def, v)).To(BeFalse(), "Debian's QEMU runs no V with its default CPU, and the labeler says so: %s", def.Short())
 		qemuCPU = node.Annotations[isa.QEMUCPUAnnotation(isa.RISCV64)]
 		Expect(qemuCPU).To(ContainSubstring("v=true"))
+	})
+
+	It("labels the node like labeler --print on the host with the handler registered, emulation included", func(ctx SpecContext) {
+		want := hostLabels(ctx, GinkgoT().TempDir(), host.NodeName)
+		Expect(want).To(HaveKeyWithValue(isa.EmuPrefix+"riscv64", "true"), "labeler --print on the host probes the handler with the image's programs")
+		Eventually(func(g Gomega) {
+			g.Expect(isamatchLabels(ctx, g)).To(Equal(want))
+		}).WithContext(ctx).WithTimeout(2*time.Minute).WithPolling(time.Second).Should(Succeed(), func() string {
+			return cmp.Diff(want, isamatchLabels(ctx, Default)) + " (-labeler --print +node labels)"
+		})
 	})
 
 	It("runs an isa.qemu rv64gcv pod of a riscv64-only vector program on this x86 node, with the QEMU_CPU the webhook set", func(ctx SpecContext) {

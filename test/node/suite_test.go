@@ -16,6 +16,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/isamatch/isamatch/hack/probes"
 	"github.com/isamatch/isamatch/internal/testbed"
 	"github.com/isamatch/isamatch/internal/testbed/configfile"
 	"github.com/isamatch/isamatch/pkg/config/v1alpha1"
@@ -57,6 +58,9 @@ var (
 	pauseImage string
 	// wantLabels are `labeler --print` on this host.
 	wantLabels map[string]string
+	// hostPrograms is the probe programs' directory for `labeler --print`
+	// on this host, as /probes is in the labeler's image.
+	hostPrograms string
 )
 
 var _ = BeforeSuite(func(ctx SpecContext) {
@@ -91,6 +95,15 @@ var _ = BeforeSuite(func(ctx SpecContext) {
 
 	Expect(cluster.CheckDisk(dir)).To(Succeed())
 
+	// The image's probe programs, so that a QEMU handler the host has
+	// registered is probed on the host as the DaemonSet's pod probes it.
+	// The labeler runs them as its commands' user (65534) and refuses a
+	// program under a directory others may write: not under /tmp.
+	hostPrograms, err = os.MkdirTemp("/run", "isamatch-node-probes-")
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func() { _ = os.RemoveAll(hostPrograms) })
+	Expect(os.Chmod(hostPrograms, 0o755)).To(Succeed())
+	Expect(probes.Build(ctx, hostPrograms)).To(Succeed())
 	wantLabels = hostLabels(ctx, dir, host.NodeName)
 
 	reg, err = cluster.StartRegistry(ctx, host.NodeIP, filepath.Join(dir, "registry"))
@@ -245,7 +258,10 @@ func hostLabels(ctx context.Context, dir, node string) map[string]string {
 	GinkgoHelper()
 	bin := filepath.Join(dir, "labeler")
 	run(ctx, repoRoot, "go", "build", "-o", bin, "./cmd/labeler")
-	config, err := configfile.Labeler(dir, func(c *v1alpha1.LabelerConfiguration) { c.HostRoot = "/" })
+	config, err := configfile.Labeler(dir, func(c *v1alpha1.LabelerConfiguration) {
+		c.HostRoot = "/"
+		c.Emulation.ProbePrograms = hostPrograms
+	})
 	Expect(err).NotTo(HaveOccurred())
 	cmd := exec.CommandContext(ctx, bin, "--print", "--config="+config, "--node-name="+node)
 	out, err := cmd.Output()
