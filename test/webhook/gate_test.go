@@ -284,7 +284,9 @@ var _ = Describe("The scheduling gate", Ordered, func() {
 		for _, p := range pods {
 			created, took := admit(ctx, p.pod)
 			slowest = max(slowest, took)
-			Expect(took).To(BeNumerically("<", 2*time.Second), "pod %s admitted in %v; the registry takes %v", p.pod.Name, took, registryDelay)
+			// Less than the registry's delay: admission did not wait for
+			// it, however slow a busy machine makes the API server.
+			Expect(took).To(BeNumerically("<", registryDelay), "pod %s admitted in %v; the registry takes %v", p.pod.Name, took, registryDelay)
 			Expect(engine.HasGate(created.Spec.SchedulingGates)).To(BeTrue(), "pod %s admitted without the gate: %s", p.pod.Name, created.Annotations[isa.DecisionAnnotation])
 			Expect(gateState(created)).To(Equal(contract.GatePending))
 		}
@@ -317,7 +319,7 @@ var _ = Describe("The scheduling gate", Ordered, func() {
 		names := []string{"stopped-1", "stopped-2"}
 		for _, n := range names {
 			created, took := admit(ctx, testbed.MakePod(n, gateNS).Image(proxy.Ref(gateMulti, "v1")).Annotation(isa.RequestAnnotation, "rv64gc").Obj())
-			Expect(took).To(BeNumerically("<", 2*time.Second))
+			Expect(took).To(BeNumerically("<", registryDelay), "pod %s admitted in %v: it waited for the registry (%v)", n, took, registryDelay)
 			Expect(engine.HasGate(created.Spec.SchedulingGates)).To(BeTrue())
 		}
 		By("waiting past the bound with no controller")
