@@ -13,7 +13,12 @@ export GOWORK := off
 # its directory, so a fresh clone elsewhere compiles, vets and links all of
 # it again although nothing changed; with it, a clone reuses the cache (the
 # release builds and hack/*.sh use -trimpath already).
-export GOFLAGS := $(strip $(GOFLAGS) -trimpath)
+# -dwarf=false: the compiler writes no debug information, which the
+# shipped binaries strip anyway (-ldflags '-s -w') and the tests never read
+# (stack traces and file:line come from the symbol table, not DWARF). It
+# cuts a cold build's compile time by about a fifth (k8s.io/client-go,
+# 575 packages: 107-114 s against 131-140 s).
+export GOFLAGS := $(strip $(GOFLAGS) -trimpath -gcflags=all=-dwarf=false)
 # Per test binary; the e2e suites are the slow ones.
 GOTEST_TIMEOUT ?= 40m
 GOTEST_FLAGS ?=

@@ -89,7 +89,7 @@ else
 	trap 'rm -rf "$TMP"' EXIT
 	trap 'exit 130' INT TERM
 	start=$SECONDS
-	(cd "$MOD_DIR" && go build -mod=mod -trimpath -ldflags "$LDFLAGS" -o "$TMP/metrics-server" "$MODULE/cmd/metrics-server") ||
+	(cd "$MOD_DIR" && go build -mod=mod -trimpath -gcflags=all=-dwarf=false -ldflags "$LDFLAGS" -o "$TMP/metrics-server" "$MODULE/cmd/metrics-server") ||
 		die "go build $MODULE/cmd/metrics-server failed (GOPROXY=$(go env GOPROXY))"
 	log "built in $((SECONDS - start))s"
 	printf '%s\n' "$STAMP" >"$TMP/.stamp"

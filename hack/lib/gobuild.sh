@@ -34,7 +34,10 @@ stop_heartbeat() {
 
 # progress_build LABEL DIR TAGS LOG "PKG..." GO-BUILD-FLAGS... builds the
 # main packages PKG (one string, space-separated) in module DIR with
-# `go build -v -mod=mod -trimpath -tags TAGS GO-BUILD-FLAGS PKG...`: first
+# `go build -v -mod=mod -trimpath -gcflags=all=-dwarf=false -tags TAGS
+# GO-BUILD-FLAGS PKG...` (no debug information: the binaries are stripped
+# with -ldflags '-s -w' anyway, and compiling without it takes about a
+# fifth less time): first
 # `go list -deps` of them for the total (it downloads the modules on first
 # use), then the build with a heartbeat. The compiler's output goes to LOG;
 # on failure its last lines (not the package names) are shown and the
@@ -52,7 +55,7 @@ progress_build() {
 	: >"$blog"
 	heartbeat "$label" "$start" "$blog" "$total" >&2 &
 	GOBUILD_HEARTBEAT=$!
-	(cd "$dir" && go build -v -mod=mod -trimpath -tags "$tags" "$@" "${pkgs[@]}") 2>"$blog" || rc=$?
+	(cd "$dir" && go build -v -mod=mod -trimpath -gcflags=all=-dwarf=false -tags "$tags" "$@" "${pkgs[@]}") 2>"$blog" || rc=$?
 	stop_heartbeat
 	if ((rc != 0)); then
 		grep -v '^[-a-zA-Z0-9._~/]*$' "$blog" | tail -n 40 >&2 || true
