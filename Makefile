@@ -19,6 +19,12 @@ export GOWORK := off
 # cuts a cold build's compile time by about a fifth (k8s.io/client-go,
 # 575 packages: 107-114 s against 131-140 s).
 export GOFLAGS := $(strip $(GOFLAGS) -trimpath -gcflags=all=-dwarf=false)
+# Static, as the shipped images and the control plane (hack/controlplane.sh,
+# hack/metrics-server.sh) are built: with one cgo setting and the modules at
+# the same versions (hack/alignmods), a package compiled for the control
+# plane is the same package for the tests, the images and the rebalancer,
+# and compiles once. Nothing here needs cgo (no -race in make test).
+export CGO_ENABLED := 0
 # Per test binary; the e2e suites are the slow ones.
 GOTEST_TIMEOUT ?= 40m
 GOTEST_FLAGS ?=

@@ -33,7 +33,7 @@ var (
 
 // kubeVersion is the Kubernetes release the chart is rendered for: the one
 // the suites run (hack/controlplane/go.mod).
-var kubeVersion = common.KubeVersion{Version: "v1.37.1", Major: "1", Minor: "37"}
+var kubeVersion = common.KubeVersion{Version: "v1.37.2", Major: "1", Minor: "37"}
 
 // loadChart loads charts/isamatch as helm install does from a directory.
 func loadChart(t *testing.T) *chart.Chart {

@@ -11,7 +11,7 @@
 # hack/metrics-server/go.mod, a module of its own so that the project's
 # go.mod never depends on metrics-server. That module replaces the
 # Kubernetes libraries with the versions hack/controlplane.sh builds
-# (v0.37.1) and this script builds with the same flags (-trimpath,
+# (v0.37.2) and this script builds with the same flags (-trimpath,
 # CGO_ENABLED=0), so Go's build cache already holds most of what it
 # compiles once the control plane is built. (v0.9.0 is the release that
 # works with them: v0.8.0's generated OpenAPI names predate v0.36's

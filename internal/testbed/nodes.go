@@ -15,7 +15,7 @@ import (
 )
 
 // SimulatedKubeletVersion is what simulated nodes report as their kubelet.
-const SimulatedKubeletVersion = "v1.37.1"
+const SimulatedKubeletVersion = "v1.37.2"
 
 // NodeWrapper builds a Node for a simulated machine:
 //
