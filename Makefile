@@ -132,13 +132,15 @@ build:
 	mkdir -p bin
 	$(GO) build -o bin/ ./cmd/...
 
-## lint: gofmt must list nothing, go vet must pass, then golangci-lint (.golangci.yml) on both modules, run from the Go module proxy at GOLANGCI_LINT_VERSION (its build is cached after the first run)
+## lint: gofmt must list nothing, go vet must pass, every module at one version across the builds (hack/alignmods), then golangci-lint (.golangci.yml) on both modules, run from the Go module proxy at GOLANGCI_LINT_VERSION (its build is cached after the first run)
 GOLANGCI_LINT_VERSION ?= v2.15.0
 GOLANGCI_LINT = $(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
 lint:
 	unformatted="$$(find . -name '*.go' -not -path './.cache/*' -not -path './.git/*' -print0 | xargs -0 gofmt -l)"
 	if [[ -n "$$unformatted" ]]; then echo "gofmt -l lists files to format:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet $(PKGS)
+	# The builds' modules at one version each (hack/alignmods/doc.go).
+	$(GO) run ./hack/alignmods
 	$(GOLANGCI_LINT) run ./...
 	cd rebalance && $(GOLANGCI_LINT) run ./...
 
