@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/yaml"
 
 	"github.com/isamatch/isamatch/internal/gobuild"
@@ -30,6 +31,9 @@ import (
 
 func TestLabeler(t *testing.T) {
 	RegisterFailHandler(Fail)
+	// controller-runtime's clients log (API warnings) through its logger:
+	// to the spec's output, not a "SetLogger was never called" stack.
+	logf.SetLogger(GinkgoLogr)
 	RunSpecs(t, "Labeler suite")
 }
 

@@ -15,6 +15,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/isamatch/isamatch/hack/probes"
 	"github.com/isamatch/isamatch/internal/testbed"
@@ -26,6 +27,9 @@ import (
 
 func TestNode(t *testing.T) {
 	RegisterFailHandler(Fail)
+	// controller-runtime's clients log (API warnings) through its logger:
+	// to the spec's output, not a "SetLogger was never called" stack.
+	logf.SetLogger(GinkgoLogr)
 	RunSpecs(t, "Real node suite")
 }
 

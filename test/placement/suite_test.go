@@ -6,6 +6,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/isamatch/isamatch/internal/rebalancecluster"
 	"github.com/isamatch/isamatch/internal/testbed"
@@ -14,6 +15,9 @@ import (
 
 func TestPlacement(t *testing.T) {
 	RegisterFailHandler(Fail)
+	// controller-runtime's clients log (API warnings) through its logger:
+	// to the spec's output, not a "SetLogger was never called" stack.
+	logf.SetLogger(GinkgoLogr)
 	RunSpecs(t, "Placement suite")
 }
 

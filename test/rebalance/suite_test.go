@@ -9,6 +9,7 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/isamatch/isamatch/internal/rebalancecluster"
 	"github.com/isamatch/isamatch/internal/testbed"
@@ -17,6 +18,9 @@ import (
 
 func TestRebalance(t *testing.T) {
 	RegisterFailHandler(Fail)
+	// controller-runtime's clients log (API warnings) through its logger:
+	// to the spec's output, not a "SetLogger was never called" stack.
+	logf.SetLogger(GinkgoLogr)
 	RunSpecs(t, "Rebalance suite")
 }
 

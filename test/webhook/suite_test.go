@@ -18,6 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/yaml"
 
 	"github.com/isamatch/isamatch/internal/democluster"
@@ -30,6 +31,9 @@ import (
 
 func TestWebhook(t *testing.T) {
 	RegisterFailHandler(Fail)
+	// controller-runtime's clients log (API warnings) through its logger:
+	// to the spec's output, not a "SetLogger was never called" stack.
+	logf.SetLogger(GinkgoLogr)
 	RunSpecs(t, "Webhook suite")
 }
 
