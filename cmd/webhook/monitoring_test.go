@@ -92,7 +92,7 @@ func monitoringOverlay(t *testing.T) string {
 // metricNames returns the metric names a PromQL expression reads, as
 // Prometheus's own parser finds its selectors.
 func metricNames(expr string) ([]string, error) {
-	e, err := parser.ParseExpr(expr)
+	e, err := parser.NewParser(parser.Options{}).ParseExpr(expr)
 	if err != nil {
 		return nil, err
 	}
