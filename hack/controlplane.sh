@@ -280,9 +280,9 @@ else
 	if ((${#BUILD[@]} > 0)); then
 		log "building $WHAT (${BUILD[*]}) into $OUT"
 		if [[ "$SET" == node ]]; then
-			log "a cold build of the whole set takes about 3 minutes on 2 idle cores after the control plane's; later runs reuse it"
+			log "a cold build of the whole set takes about 5 minutes on 2 cores after the control plane's; later runs reuse it"
 		else
-			log "a cold build takes about 7 minutes on 2 idle cores; later runs reuse it"
+			log "a cold build takes about 13 minutes on 2 cores, about 20 beside Kueue's (make test, make demo); later runs reuse it"
 		fi
 		start_all=$SECONDS
 		# One `go build` per module and tag set, in the set's order.
