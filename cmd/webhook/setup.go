@@ -219,6 +219,9 @@ func newManager(cfg *rest.Config, o options, srv webhook.Server, tlsOpts []func(
 	// listed and watched.
 	byObject := map[client.Object]cache.ByObject{
 		&corev1.Pod{}: {Field: fields.OneTermEqualSelector("spec.nodeName", "")},
+		// The node inventory's informer (metadata only) keeps the labels
+		// and isamatch's annotations, with the label strings shared.
+		&corev1.Node{}: {Transform: informer.NodeTransform()},
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		// Every replica serves admission; only the gate controller (two
