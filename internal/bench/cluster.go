@@ -173,7 +173,7 @@ func StartEnv(ctx context.Context, o Options, nodes map[string]map[string]string
 	done()
 
 	done = e.Step("start the webhook and wait until its inventory counts every node")
-	if err := e.startWebhook(ctx); err != nil {
+	if err := e.startWebhook(ctx, "webhook.log"); err != nil {
 		return e, err
 	}
 	if err := e.WaitInventory(ctx, len(nodes)); err != nil {
@@ -222,14 +222,16 @@ func (e *Env) CreateNodes(ctx context.Context, nodes map[string]map[string]strin
 	return g.Wait()
 }
 
-func (e *Env) startWebhook(ctx context.Context) error {
+// startWebhook starts isamatch's webhook process (e.Webhook), logging to
+// log under e.Dir.
+func (e *Env) startWebhook(ctx context.Context, log string) error {
 	pprofPort, err := testbed.FreePort()
 	if err != nil {
 		return err
 	}
 	e.PprofAddr = "127.0.0.1:" + strconv.Itoa(pprofPort)
 	w, err := democluster.StartWebhook(ctx, democluster.WebhookOptions{
-		Bin: e.WebhookBin, CP: e.CP, RegistryCA: e.Registry.CAFile, Log: filepath.Join(e.Dir, "webhook.log"),
+		Bin: e.WebhookBin, CP: e.CP, RegistryCA: e.Registry.CAFile, Log: filepath.Join(e.Dir, log),
 		Configure: func(c *v1alpha1.WebhookConfiguration) {
 			c.Registry.InsecureRegistries = []string{e.Proxy.Host}
 			c.Profiling.BindAddress = e.PprofAddr
