@@ -77,7 +77,7 @@ test:
 	export KUBEBUILDER_ASSETS="$$assets" ISAMATCH_NODE_ASSETS="$$node_assets" ISAMATCH_KUEUE_ASSETS="$$kueue_assets" ISAMATCH_METRICS_SERVER_ASSETS="$$metrics_server_assets"
 	# The real-node suite, the long pole, waits on its cluster more than it
 	# computes. It runs (as root, which it needs) in a go test of its own
-	# at a higher CPU priority (nice -10), so its cluster has the CPU
+	# at a higher CPU priority (nice -20), so its cluster has the CPU
 	# whenever it asks and all else, at the usual priority beside it, fills
 	# what it leaves idle; nothing here runs below other work on the
 	# machine. Its output, and that of go vet and the modules of their own, follow the
@@ -90,7 +90,7 @@ test:
 	other_pkgs="$$(grep -Fvx '$(NODE_PKG)' <<<"$$pkgs" || true)"
 	: >.cache/test-node-suite.log; node_pid=""
 	if [[ -n $$node_pkgs ]]; then
-	  node_nice=(); if [[ $$(id -u) -eq 0 ]]; then node_nice=(nice -n -10); fi
+	  node_nice=(); if [[ $$(id -u) -eq 0 ]]; then node_nice=(nice -n -20); fi
 	  "$${node_nice[@]}" $(GO) test -vet=off -timeout $(GOTEST_TIMEOUT) $(GOTEST_FLAGS) $$node_pkgs >.cache/test-node-suite.log 2>&1 & node_pid=$$!
 	fi
 	( mstatus=0
