@@ -77,14 +77,14 @@ test:
 	export KUBEBUILDER_ASSETS="$$assets" ISAMATCH_NODE_ASSETS="$$node_assets" ISAMATCH_KUEUE_ASSETS="$$kueue_assets" ISAMATCH_METRICS_SERVER_ASSETS="$$metrics_server_assets"
 	# The real-node suite, the long pole, waits on its cluster more than it
 	# computes. It runs (as root, which it needs) in a go test of its own
-	# at a higher CPU priority (nice -20), so its cluster has the CPU
-	# whenever it asks and all else, at the usual priority beside it, fills
-	# what it leaves idle; nothing here runs below other work on the
-	# machine. Its output, and that of go vet and the modules of their own, follow the
-	# other suites' in .cache/test.log: rebalance/ (descheduler's
-	# libraries): its unit tests; charts/ (Helm's libraries): the chart
-	# rendered beside config/, helm lint, the schema; hack/release (Helm,
-	# SPDX): make release into a real registry.
+	# at the highest CPU priority (nice -20), so its cluster has a core
+	# whenever it asks, and all else, at the usual priority beside it,
+	# fills what it leaves idle; nothing here runs below other work on the
+	# machine. Its output, and that of go vet and the modules of their
+	# own, follow the other suites' in .cache/test.log: rebalance/
+	# (descheduler's libraries): its unit tests; charts/ (Helm's
+	# libraries): the chart rendered beside config/, helm lint, the schema;
+	# hack/release (Helm, SPDX): make release into a real registry.
 	pkgs="$$($(GO) list $(PKGS))"
 	node_pkgs="$$(grep -Fx '$(NODE_PKG)' <<<"$$pkgs" || true)"
 	other_pkgs="$$(grep -Fvx '$(NODE_PKG)' <<<"$$pkgs" || true)"
