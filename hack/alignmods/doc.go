@@ -2,9 +2,10 @@
 // version of every module they share.
 //
 // The control plane (hack/controlplane), the node binaries (hack/node),
-// metrics-server (hack/metrics-server), the project (.), the rebalancer
-// (rebalance), the Helm chart's tests (charts) and the release tool
-// (hack/release) are modules of their own, each resolved by its own go.mod.
+// metrics-server (hack/metrics-server), Kueue (hack/kueue), the project
+// (.), the rebalancer (rebalance), the Helm chart's tests (charts) and the
+// release tool (hack/release) are modules of their own, each resolved by
+// its own go.mod.
 // Go's build cache reuses a compiled package only when the package and
 // everything it imports are the same source built the same way, so a
 // module one build takes at v1.2.0 and another at v1.2.1 is compiled twice,
@@ -20,6 +21,10 @@
 // mentions does not. Versions only go up: a build that needs a newer
 // version raises it in every build. Where a go.mod replaces a module (the
 // control plane's Kubernetes staging modules), the replacement's version is
-// raised. Kueue (hack/kueue) is left out: it is built against its own
-// Kubernetes release, which the control plane's cannot replace.
+// raised. Kueue (hack/kueue) is built against its own Kubernetes release,
+// which the control plane's cannot replace: its k8s.io modules and
+// controller-runtime are left out of the comparison, and every other module
+// it compiles (golang.org/x, protobuf, gRPC, OpenTelemetry, Prometheus,
+// etcd's client, ...) is kept at the others' version, so those packages
+// compile once for both.
 package main

@@ -20,6 +20,7 @@ var builds = []build{
 	{dir: "hack/controlplane", tools: true},
 	{dir: "hack/node", tools: true},
 	{dir: "hack/metrics-server", tools: true},
+	{dir: "hack/kueue", tools: true},
 }
 
 // maxRounds bounds the raise-and-tidy rounds of -w: tidy can raise a

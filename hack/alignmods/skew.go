@@ -84,12 +84,25 @@ func (s skew) String() string {
 	return s.path + ": " + strings.Join(parts, " < ")
 }
 
-// pinned are modules a build keeps at a version of its own on purpose (a
-// replace in its go.mod, with the reason beside it): left out of the
-// comparison.
+// pinned are modules a build keeps at a version of its own on purpose,
+// left out of the comparison: a module path, or a path prefix ending in
+// "/" for every module under it.
 var pinned = map[string][]string{
-	// descheduler calls the Query signature client_golang v1.25 changed.
+	// descheduler calls the Query signature client_golang v1.25 changed (a
+	// replace in rebalance/go.mod).
 	"rebalance": {"github.com/prometheus/client_golang"},
+	// Kueue compiles against its own Kubernetes release (k8s.io/kubernetes
+	// internals through sigs.k8s.io/scheduler-library), which the control
+	// plane's cannot replace; the modules outside that release (x/sys,
+	// protobuf, grpc, OpenTelemetry, Prometheus, ...) it shares.
+	"hack/kueue": {"k8s.io/", "sigs.k8s.io/controller-runtime"},
+}
+
+// isPinned reports whether build dir keeps module path at its own version.
+func isPinned(dir, path string) bool {
+	return slices.ContainsFunc(pinned[dir], func(p string) bool {
+		return p == path || (strings.HasSuffix(p, "/") && strings.HasPrefix(path, p))
+	})
 }
 
 // findSkews returns the modules compiled at more than one version, by path.
@@ -97,7 +110,7 @@ func findSkews(uses map[string][]use) []skew {
 	var skews []skew
 	for _, path := range slices.Sorted(maps.Keys(uses)) {
 		us := slices.DeleteFunc(slices.Clone(uses[path]), func(u use) bool {
-			return slices.Contains(pinned[u.dir], u.path)
+			return isPinned(u.dir, u.path)
 		})
 		if len(us) == 0 {
 			continue

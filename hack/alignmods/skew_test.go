@@ -42,6 +42,19 @@ func TestSkewsAndEdits(t *testing.T) {
 			{dir: ".", path: "github.com/prometheus/client_golang", version: "v1.25.0"},
 			{dir: "rebalance", path: "github.com/prometheus/client_golang", version: "v1.23.2", replaced: "github.com/prometheus/client_golang"},
 		},
+		// Kueue keeps its own Kubernetes release, and shares the rest.
+		"k8s.io/client-go": {
+			{dir: ".", path: "k8s.io/client-go", version: "v0.37.2"},
+			{dir: "hack/kueue", path: "k8s.io/client-go", version: "v0.36.2"},
+		},
+		"sigs.k8s.io/controller-runtime": {
+			{dir: ".", path: "sigs.k8s.io/controller-runtime", version: "v0.25.2"},
+			{dir: "hack/kueue", path: "sigs.k8s.io/controller-runtime", version: "v0.24.1"},
+		},
+		"google.golang.org/grpc": {
+			{dir: "hack/controlplane", path: "google.golang.org/grpc", version: "v1.83.1"},
+			{dir: "hack/kueue", path: "google.golang.org/grpc", version: "v1.81.1"},
+		},
 		"go.uber.org/zap": {
 			{dir: ".", path: "go.uber.org/zap", version: "v1.28.0"},
 			{dir: "charts", path: "go.uber.org/zap", version: "v1.28.0"},
@@ -52,8 +65,9 @@ func TestSkewsAndEdits(t *testing.T) {
 	for _, s := range skews {
 		paths = append(paths, s.path)
 	}
-	// client_golang is pinned in rebalance on purpose; zap agrees.
-	if want := []string{"golang.org/x/sys", "k8s.io/api"}; !slices.Equal(paths, want) {
+	// client_golang is pinned in rebalance on purpose, Kubernetes' modules
+	// in hack/kueue; zap agrees.
+	if want := []string{"golang.org/x/sys", "google.golang.org/grpc", "k8s.io/api"}; !slices.Equal(paths, want) {
 		t.Fatalf("findSkews = %v, want %v", paths, want)
 	}
 	if got, want := skews[0].String(), "golang.org/x/sys: v0.48.0 (hack/controlplane) < v0.49.0 (.)"; got != want {
@@ -61,7 +75,10 @@ func TestSkewsAndEdits(t *testing.T) {
 	}
 	edits := planEdits(skews)
 	want := []string{"-require=golang.org/x/sys@v0.49.0", "-replace=k8s.io/api=k8s.io/api@v0.37.2"}
-	if len(edits) != 1 || !slices.Equal(edits["hack/controlplane"], want) {
+	if len(edits) != 2 || !slices.Equal(edits["hack/controlplane"], want) {
 		t.Errorf("planEdits = %v, want hack/controlplane: %v", edits, want)
+	}
+	if got, want := edits["hack/kueue"], []string{"-require=google.golang.org/grpc@v1.83.1"}; !slices.Equal(got, want) {
+		t.Errorf("planEdits for hack/kueue = %v, want %v", got, want)
 	}
 }
