@@ -44,16 +44,18 @@ controlplane:
 kueue:
 	hack/kueue.sh
 
-## test: control plane, node binaries, Kueue and metrics-server, then unit tests and the ginkgo suites beside go vet, the real-node suite included (KUBEBUILDER_ASSETS, ISAMATCH_NODE_ASSETS, ISAMATCH_KUEUE_ASSETS and ISAMATCH_METRICS_SERVER_ASSETS exported); output also in .cache/test.log, failures repeated at the end
-# go test skips its own vet subset: go vet runs them all beside it.
+## test: control plane, node binaries, Kueue and metrics-server, then unit tests and the ginkgo suites, the real-node suite included (KUBEBUILDER_ASSETS, ISAMATCH_NODE_ASSETS, ISAMATCH_KUEUE_ASSETS and ISAMATCH_METRICS_SERVER_ASSETS exported); output also in .cache/test.log, failures repeated at the end
+# go vet is make lint's (CI runs both): go test skips its own vet subset,
+# whose analysis of every imported package costs a new machine minutes.
 test:
 	hack/deps.sh node
 	mkdir -p .cache
-	# Kueue (its own Kubernetes release) builds beside the control plane and
-	# the node binaries: what one build leaves idle while it links, the
-	# other uses.
-	hack/kueue.sh >.cache/kueue.dir & kueue_pid=$$!
 	assets="$$(hack/controlplane.sh)"
+	# Kueue (its own Kubernetes release) builds beside the node binaries and
+	# metrics-server, after the control plane: the packages of the modules
+	# outside its release are the control plane's (hack/alignmods), compiled
+	# by then, not twice at once.
+	hack/kueue.sh >.cache/kueue.dir & kueue_pid=$$!
 	node_assets="$$(hack/controlplane.sh node)"
 	metrics_server_assets="$$(hack/metrics-server.sh)"
 	wait $$kueue_pid
@@ -63,7 +65,7 @@ test:
 	# hack/images, hack/plugin, then hack/release): building them first
 	# keeps those compiles out of the test timeout. `go run` caches the
 	# executables it links, so the suite's own `go run` starts at once.
-	echo "==> the labeler and webhook images for linux/$$($(GO) env GOARCH) and hack/release, then the tests beside go vet (the first run compiles every module: about 10 minutes on 2 idle cores)"
+	echo "==> the labeler and webhook images for linux/$$($(GO) env GOARCH) and hack/release, then the tests (the first run compiles every module: about 10 minutes on 2 idle cores)"
 	$(GO) run ./hack/images --repo isamatch.invalid/prebuild --tag v0.0.0-prebuild --oci-layout .cache/images --only labeler,webhook --platforms "linux/$$($(GO) env GOARCH)"
 	$(GO) run ./hack/plugin --version v0.0.0-prebuild --out .cache/plugin --platforms "linux/$$($(GO) env GOARCH)"
 	$(GO) -C hack/release run . --help >/dev/null 2>&1 || $(GO) -C hack/release build -o /dev/null .
@@ -80,8 +82,8 @@ test:
 	# at the highest CPU priority (nice -20), so its cluster has a core
 	# whenever it asks, and all else, at the usual priority beside it,
 	# fills what it leaves idle; nothing here runs below other work on the
-	# machine. Its output, and that of go vet and the modules of their
-	# own, follow the other suites' in .cache/test.log: rebalance/
+	# machine. Its output, and that of the modules of their own, follow
+	# the other suites' in .cache/test.log: rebalance/
 	# (descheduler's libraries): its unit tests; charts/ (Helm's
 	# libraries): the chart rendered beside config/, helm lint, the schema;
 	# hack/release (Helm, SPDX): make release into a real registry.
@@ -94,8 +96,6 @@ test:
 	  "$${node_nice[@]}" $(GO) test -vet=off -timeout $(GOTEST_TIMEOUT) $(GOTEST_FLAGS) $$node_pkgs >.cache/test-node-suite.log 2>&1 & node_pid=$$!
 	fi
 	( mstatus=0
-	  $(GO) vet $$pkgs || mstatus=1
-	  for m in rebalance charts hack/release; do $(GO) -C $$m vet ./... || mstatus=1; done
 	  for m in rebalance charts hack/release; do $(GO) -C $$m test -vet=off $(GOTEST_FLAGS) ./... || mstatus=1; done
 	  exit $$mstatus ) >.cache/test-modules.log 2>&1 & modules_pid=$$!
 	if [[ -n $$other_pkgs ]]; then
@@ -155,13 +155,14 @@ build:
 	mkdir -p bin
 	$(GO) build -o bin/ ./cmd/...
 
-## lint: gofmt must list nothing, go vet must pass, every module at one version across the builds (hack/alignmods), then golangci-lint (.golangci.yml) on both modules, run from the Go module proxy at GOLANGCI_LINT_VERSION (its build is cached after the first run)
+## lint: gofmt must list nothing, go vet must pass (the project, rebalance/, charts/, hack/release), every module at one version across the builds (hack/alignmods), then golangci-lint (.golangci.yml) on both modules, run from the Go module proxy at GOLANGCI_LINT_VERSION (its build is cached after the first run)
 GOLANGCI_LINT_VERSION ?= v2.15.0
 GOLANGCI_LINT = $(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
 lint:
 	unformatted="$$(find . -name '*.go' -not -path './.cache/*' -not -path './.git/*' -print0 | xargs -0 gofmt -l)"
 	if [[ -n "$$unformatted" ]]; then echo "gofmt -l lists files to format:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet $(PKGS)
+	for m in rebalance charts hack/release; do $(GO) -C $$m vet ./...; done
 	# The builds' modules at one version each (hack/alignmods/doc.go).
 	$(GO) run ./hack/alignmods
 	$(GOLANGCI_LINT) run ./...
@@ -202,12 +203,12 @@ DEMO_FLAGS ?=
 demo:
 	hack/deps.sh
 	mkdir -p .cache bin
-	# Kueue (its own Kubernetes release, for the leaf-group scene) builds
-	# beside the control plane: what one build leaves idle while it links,
-	# the other uses.
-	hack/kueue.sh >.cache/kueue.dir & kueue_pid=$$!
 	assets="$$(hack/controlplane.sh)"
 	export KUBEBUILDER_ASSETS="$$assets"
+	# Kueue (its own Kubernetes release, for the leaf-group scene) builds
+	# beside kube-controller-manager and the demo, after the control plane
+	# whose packages it shares (see test).
+	hack/kueue.sh >.cache/kueue.dir & kueue_pid=$$!
 	# The rebalancing scene needs kube-controller-manager (of the node set,
 	# alone: no kubelet, containerd, kube-proxy or kubectl), the leaf-group
 	# scene Kueue; without them the demo skips the scene and says why.
