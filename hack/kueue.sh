@@ -83,7 +83,7 @@ elif [[ "$HOME_OUT" != "$OUT" ]] && complete "$HOME_OUT"; then
 	install_copy "$HOME_OUT" "$OUT"
 else
 	log "building $MODULE/cmd/kueue $VERSION into $OUT"
-	log "a cold build takes about 7 minutes on 2 cores, about 17 beside the control plane's (make test, make demo; it pulls in k8s.io/kubernetes of its own release); later runs reuse it"
+	log "a cold build takes about 8 minutes on 2 cores after the control plane, beside kube-controller-manager (make demo; it pulls in k8s.io/kubernetes of its own release, and shares the rest with the control plane); later runs reuse it"
 	TMP="$(mktemp -d "$CACHE/kueue/.tmp.XXXXXX")"
 	chmod 0755 "$TMP"
 	cleanup() {
