@@ -30,6 +30,11 @@ func TestNode(t *testing.T) {
 	// controller-runtime's clients log (API warnings) through its logger:
 	// to the spec's output, not a "SetLogger was never called" stack.
 	logf.SetLogger(GinkgoLogr)
+	// The suite runs go in hack/release and charts/, modules of their own
+	// outside go.work, as the Makefile does: with the workspace on, a plain
+	// `go test ./test/node` would fail in BeforeSuite ("main module does
+	// not contain package").
+	t.Setenv("GOWORK", "off")
 	RunSpecs(t, "Real node suite")
 }
 
