@@ -17,12 +17,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
@@ -30,6 +27,7 @@ import (
 	componentconfig "github.com/isamatch/isamatch/internal/config"
 	"github.com/isamatch/isamatch/internal/configflag"
 	"github.com/isamatch/isamatch/internal/logging"
+	"github.com/isamatch/isamatch/internal/restconfig"
 	"github.com/isamatch/isamatch/pkg/isa"
 	"github.com/isamatch/isamatch/pkg/labeler"
 	"github.com/isamatch/isamatch/pkg/probe"
@@ -234,21 +232,6 @@ func printLabels(w io.Writer, labels map[string]string) {
 	_, _ = io.WriteString(w, b.String())
 }
 
-func restConfig(kubeconfig string) (*rest.Config, error) {
-	if kubeconfig != "" {
-		cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
-		if err != nil {
-			return nil, fmt.Errorf("load kubeconfig %s: %w", kubeconfig, err)
-		}
-		return cfg, nil
-	}
-	cfg, err := config.GetConfig()
-	if err != nil {
-		return nil, fmt.Errorf("find cluster config (pass --kubeconfig outside a pod): %w", err)
-	}
-	return cfg, nil
-}
-
 func newScheme() (*runtime.Scheme, error) {
 	s := runtime.NewScheme()
 	if err := corev1.AddToScheme(s); err != nil {
@@ -259,7 +242,7 @@ func newScheme() (*runtime.Scheme, error) {
 
 // newClient is a direct (uncached) client for the one-shot modes.
 func newClient(kubeconfig string) (client.Client, error) {
-	cfg, err := restConfig(kubeconfig)
+	cfg, err := restconfig.Load(kubeconfig)
 	if err != nil {
 		return nil, err
 	}
@@ -296,7 +279,7 @@ func runOnce(ctx context.Context, o options, probeFn labeler.ProbeFunc) error {
 }
 
 func runDaemon(ctx context.Context, o options, probeFn labeler.ProbeFunc, log logr.Logger) error {
-	cfg, err := restConfig(o.kubeconfig)
+	cfg, err := restconfig.Load(o.kubeconfig)
 	if err != nil {
 		return err
 	}

@@ -9,15 +9,13 @@ import (
 	"os"
 	"time"
 
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client/config"
 
 	"github.com/isamatch/isamatch/internal/buildinfo"
 	componentconfig "github.com/isamatch/isamatch/internal/config"
 	"github.com/isamatch/isamatch/internal/configflag"
 	"github.com/isamatch/isamatch/internal/logging"
+	"github.com/isamatch/isamatch/internal/restconfig"
 )
 
 // Exit codes.
@@ -195,18 +193,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-func restConfig(kubeconfig string) (*rest.Config, error) {
-	if kubeconfig != "" {
-		return clientcmd.BuildConfigFromFlags("", kubeconfig)
-	}
-	return config.GetConfig()
-}
-
 // serve runs the webhook until ctx ends.
 func serve(ctx context.Context, o options) error {
-	cfg, err := restConfig(o.kubeconfig)
+	cfg, err := restconfig.Load(o.kubeconfig)
 	if err != nil {
-		return fmt.Errorf("load kubeconfig: %w", err)
+		return err
 	}
 	cfg.QPS, cfg.Burst = o.qps, int(o.burst)
 	mgr, err := setup(cfg, o)

@@ -143,6 +143,10 @@ func StartEnv(ctx context.Context, o Options, nodes map[string]map[string]string
 	fast.QPS, fast.Burst = 5000, 10000
 	fast.ContentType = contentTypeOrDefault(o.ContentType)
 	fast.AcceptContentTypes = fast.ContentType
+	// Uncompressed, as kube-controller-manager's clients, whose load these
+	// stand for; and so that the bench's own pod watches cost the API
+	// server no gzip of every event.
+	fast.DisableCompression = true
 	if e.Clientset, err = kubernetes.NewForConfig(fast); err != nil {
 		return e, fmt.Errorf("create clientset: %w", err)
 	}
