@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -66,8 +67,12 @@ func Audit(ctx context.Context, cs kubernetes.Interface, o AuditOptions) (AuditR
 	}
 	scope, how := auditScope(ctx, cs, o)
 	in := audit.Input{Nodes: metas, Inventory: inventory.NewStatic(labels).Snapshot(), Scope: scope, Keys: o.Keys}
-	for k := range pods.Items {
-		in.Pods = append(in.Pods, &pods.Items[k])
+	in.Pods = func(yield func(*corev1.Pod) bool) {
+		for k := range pods.Items {
+			if !yield(&pods.Items[k]) {
+				return
+			}
+		}
 	}
 	fs := audit.Audit(in)
 	if fs == nil {

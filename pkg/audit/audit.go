@@ -2,6 +2,7 @@ package audit
 
 import (
 	"cmp"
+	"iter"
 	"slices"
 	"strings"
 
@@ -44,8 +45,9 @@ type Finding struct {
 // Input is what Audit reads.
 type Input struct {
 	// Pods may be whole or cut by misplace.Slim; only the running ones
-	// (bound, not finished, not being deleted) are audited.
-	Pods []*corev1.Pod
+	// (bound, not finished, not being deleted) are audited. A sequence, so
+	// that a cache of records builds one pod at a time.
+	Pods iter.Seq[*corev1.Pod]
 	// Nodes are the nodes' metadata by name; a pod whose node is not
 	// there is skipped (its node is gone, the pod with it).
 	Nodes map[string]*metav1.ObjectMeta
@@ -68,7 +70,7 @@ func Audit(in Input) []Finding {
 	}
 	req := requests{m: in.Matcher, snap: in.Inventory, keys: in.Keys, memo: map[string]requestRule{}}
 	var out []Finding
-	for _, pod := range in.Pods {
+	for pod := range in.Pods {
 		if pod.Spec.NodeName == "" || pod.DeletionTimestamp != nil || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
 			continue
 		}

@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -28,7 +29,7 @@ func input(t *testing.T, scope Scope, pods ...*corev1.Pod) Input {
 	for n, l := range ls {
 		metas[n] = &metav1.ObjectMeta{Name: n, Labels: l}
 	}
-	return Input{Pods: pods, Nodes: metas, Inventory: inventory.NewStatic(ls).Snapshot(), Scope: scope}
+	return Input{Pods: slices.Values(pods), Nodes: metas, Inventory: inventory.NewStatic(ls).Snapshot(), Scope: scope}
 }
 
 const decided = `{"requiredNodes":1}`

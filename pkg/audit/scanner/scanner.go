@@ -3,6 +3,7 @@ package scanner
 import (
 	"context"
 	"fmt"
+	"iter"
 	"strconv"
 	"time"
 
@@ -21,7 +22,7 @@ import (
 // PodSource holds the scheduled pods (watch.Runner, package
 // pkg/misplace/watch).
 type PodSource interface {
-	Pods() []*corev1.Pod
+	Pods() iter.Seq[*corev1.Pod]
 	HasSynced() bool
 }
 

@@ -1,6 +1,8 @@
 package scanner
 
 import (
+	"iter"
+	"slices"
 	"testing"
 	"time"
 
@@ -29,8 +31,8 @@ var (
 
 type podList []*corev1.Pod
 
-func (p podList) Pods() []*corev1.Pod { return p }
-func (podList) HasSynced() bool       { return true }
+func (p podList) Pods() iter.Seq[*corev1.Pod] { return slices.Values(p) }
+func (podList) HasSynced() bool               { return true }
 
 func TestScanSetsGauges(t *testing.T) {
 	scheme := runtime.NewScheme()

@@ -9,7 +9,8 @@
 // The entry point is [Setup]: it adds to a controller-runtime manager, on
 // the elected leader only, an informer of the scheduled pods (the
 // manager's own cache holds unscheduled pods only) whose objects are cut to
-// what the watcher and the audit read (misplace.Slim), so each cached pod
-// costs a few hundred bytes, whatever its spec. [Runner.Pods] lists them
-// for the audit's scanner (package pkg/audit/scanner).
+// what the watcher and the audit read (misplace.Slim) and stored as a
+// misplace.Record, so each cached pod costs a few hundred bytes, whatever
+// its spec and however many pods there are. [Runner.Pods] yields them for
+// the audit's scanner (package pkg/audit/scanner).
 package watch

@@ -3,6 +3,7 @@ package watch
 import (
 	"context"
 	"fmt"
+	"iter"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -49,7 +50,8 @@ var _ manager.LeaderElectionRunnable = (*Runner)(nil)
 
 // Setup adds the Runner to mgr and returns it. The informer lists and
 // watches pods bound to a node (spec.nodeName != ""), cut by
-// misplace.Slim, and starts only on the elected leader.
+// misplace.Slim and stored as a misplace.Record, and starts only on the
+// elected leader.
 func Setup(mgr manager.Manager, o Options) (*Runner, error) {
 	cs, err := kubernetes.NewForConfig(mgr.GetConfig())
 	if err != nil {
@@ -84,7 +86,7 @@ func NewRunner(cs kubernetes.Interface, w *Watcher, log logr.Logger) *Runner {
 		},
 	}
 	inf := toolscache.NewSharedIndexInformer(lw, &corev1.Pod{}, 0, toolscache.Indexers{})
-	_ = inf.SetTransform(misplace.Slim) // cannot fail before Run
+	_ = inf.SetTransform(misplace.Compact) // cannot fail before Run
 	return &Runner{informer: inf, watcher: w, log: log}
 }
 
@@ -97,8 +99,9 @@ func (r *Runner) Start(ctx context.Context) error {
 	if r.watcher != nil {
 		ctx := ctrl.LoggerInto(ctx, r.log)
 		observe := func(obj any) {
-			if pod, ok := obj.(*corev1.Pod); ok {
-				r.watcher.Observe(ctx, pod)
+			// A record without failures would give Observe nothing to do.
+			if rec, ok := obj.(*misplace.Record); ok && rec.Failed() {
+				r.watcher.Observe(ctx, rec.Pod())
 			}
 		}
 		_, err := r.informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
@@ -108,8 +111,8 @@ func (r *Runner) Start(ctx context.Context) error {
 				if t, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
 					obj = t.Obj
 				}
-				if pod, ok := obj.(*corev1.Pod); ok {
-					r.watcher.Forget(pod)
+				if rec, ok := obj.(*misplace.Record); ok {
+					r.watcher.Forget(rec.Pod())
 				}
 			},
 		})
@@ -124,15 +127,15 @@ func (r *Runner) Start(ctx context.Context) error {
 // HasSynced reports whether the informer has listed every scheduled pod.
 func (r *Runner) HasSynced() bool { return r.informer.HasSynced() }
 
-// Pods returns the scheduled pods the informer holds, cut by
-// misplace.Slim. Callers must not modify them.
-func (r *Runner) Pods() []*corev1.Pod {
-	objs := r.informer.GetStore().List()
-	out := make([]*corev1.Pod, 0, len(objs))
-	for _, o := range objs {
-		if pod, ok := o.(*corev1.Pod); ok {
-			out = append(out, pod)
+// Pods yields the scheduled pods the informer holds, as misplace.Slim
+// cuts them (Record.Pod), each built when it is yielded: the cache holds
+// records, not pods.
+func (r *Runner) Pods() iter.Seq[*corev1.Pod] {
+	return func(yield func(*corev1.Pod) bool) {
+		for _, o := range r.informer.GetStore().List() {
+			if rec, ok := o.(*misplace.Record); ok && !yield(rec.Pod()) {
+				return
+			}
 		}
 	}
-	return out
 }
