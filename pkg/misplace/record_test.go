@@ -3,6 +3,7 @@ package misplace
 import (
 	"fmt"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -81,7 +82,7 @@ func TestRecordHeap(t *testing.T) {
 			pod.Name = fmt.Sprintf("web-7d9c8b6f5-%05d", i)
 			pod.UID = types.UID(fmt.Sprintf("0d3c6c3e-7f0a-4d8e-9b1a-%012d", i))
 			pod.ResourceVersion = fmt.Sprint(100000 + i)
-			pod.Namespace, pod.Spec.NodeName = fmt.Sprint("shop"), fmt.Sprintf("node-%d", i%50)
+			pod.Namespace, pod.Spec.NodeName = strings.Clone("shop"), fmt.Sprintf("node-%d", i%50)
 			var err error
 			if keep[i], err = transform(pod); err != nil {
 				t.Fatal(err)
