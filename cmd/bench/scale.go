@@ -26,6 +26,7 @@ func parseScaleArgs(fs *flag.FlagSet, args []string) (bench.ScaleOptions, error)
 	fs.IntVar(&o.JoinNodes, "join-nodes", 500, "nodes of a new ISA group that join while their ranking is timed")
 	fs.Float64Var(&o.JoinRate, "join-rate", 100, "joining nodes per second")
 	fs.IntVar(&o.Sample, "sample", 500, "pods of each variant read back as protobuf for the bytes row")
+	fs.StringVar(&o.ProfileDir, "profile-dir", "", "write a heap profile of the webhook after the load into this directory")
 	quiet := fs.Bool("quiet", false, "no progress lines on stderr")
 	if err := fs.Parse(args); err != nil {
 		return o, err

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/isamatch/isamatch/internal/testbed"
 	"github.com/isamatch/isamatch/pkg/isa"
 )
 
@@ -27,8 +29,11 @@ type ScaleOptions struct {
 	JoinRate  float64
 	// Sample pods of each variant are read back as protobuf for the bytes
 	// row.
-	Sample   int
-	Progress io.Writer
+	Sample int
+	// ProfileDir, when set, receives a heap profile of the webhook after
+	// the load (webhook-heap-scale.pprof).
+	ProfileDir string
+	Progress   io.Writer
 }
 
 func (o ScaleOptions) withDefaults() ScaleOptions {
@@ -131,7 +136,7 @@ func RunScale(ctx context.Context, o ScaleOptions) (*Table, error) {
 	} else {
 		load.rows(t, o)
 	}
-	if err := scaleMemoryRow(e, o, t); err != nil {
+	if err := scaleMemoryRows(ctx, e, o, t); err != nil {
 		errs = append(errs, err)
 	}
 	if err := scaleJoinRows(ctx, e, o, t); err != nil {
@@ -152,14 +157,52 @@ func mixText() string {
 	return b.String()
 }
 
-// scaleMemoryRow is the webhook's resident memory after the load, and its
-// peak.
-func scaleMemoryRow(e *Env, o ScaleOptions, t *Table) error {
+// scaleMemoryRows are the webhook's resident memory after the load and its
+// peak, and how much of it the Go heap holds: live, and freed but not yet
+// returned to the kernel. With ProfileDir set, a heap profile follows.
+func scaleMemoryRows(ctx context.Context, e *Env, o ScaleOptions, t *Table) error {
 	m, err := ReadMemStatus(e.Webhook.Pid())
 	if err != nil {
 		return err
 	}
 	t.Add(Row{Section: "4 scale", Name: fmt.Sprintf("webhook VmRSS after %d pods, %d nodes (peak VmHWM)", o.Pods, o.Nodes),
 		Figure: fmt.Sprintf("%.1f MiB (peak %.1f)", MiB(m.VmRSS), MiB(m.VmHWM)), Goal: "<= 150 MiB", Verdict: verdict(MiB(m.VmHWM) <= 150)})
-	return nil
+	h, err := readHeap(ctx, e.MetricsAddr)
+	if err != nil {
+		return err
+	}
+	t.Add(Row{Section: "4 scale", Name: "webhook Go heap then: in use / idle, not yet returned to the kernel / returned (no GOMEMLIMIT)",
+		Figure: fmt.Sprintf("%.1f / %.1f / %.1f MiB", h.inuse/(1<<20), (h.idle-h.released)/(1<<20), h.released/(1<<20))})
+	if o.ProfileDir == "" {
+		return nil
+	}
+	if err := os.MkdirAll(o.ProfileDir, 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", o.ProfileDir, err)
+	}
+	return fetch(ctx, e, "heap?gc=1", filepath.Join(o.ProfileDir, "webhook-heap-scale.pprof"))
+}
+
+// heapStats are the Go heap's bytes as client_golang's Go collector
+// exports them.
+type heapStats struct{ inuse, idle, released float64 }
+
+func readHeap(ctx context.Context, addr string) (heapStats, error) {
+	var h heapStats
+	body, err := scrape(ctx, addr)
+	if err != nil {
+		return h, err
+	}
+	for name, v := range map[string]*float64{
+		"go_memstats_heap_inuse_bytes": &h.inuse, "go_memstats_heap_idle_bytes": &h.idle, "go_memstats_heap_released_bytes": &h.released,
+	} {
+		val, found, err := testbed.MetricValue(string(body), name, nil)
+		if err != nil {
+			return h, err
+		}
+		if !found {
+			return h, fmt.Errorf("the webhook's metrics at %s have no %s", addr, name)
+		}
+		*v = val
+	}
+	return h, nil
 }

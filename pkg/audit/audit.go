@@ -62,6 +62,15 @@ type Input struct {
 
 // Audit returns the misplaced pods of in, sorted by namespace and name.
 func Audit(in Input) []Finding {
+	return slices.SortedFunc(Findings(in), func(a, b Finding) int {
+		return cmp.Or(strings.Compare(a.Namespace, b.Namespace), strings.Compare(a.Pod, b.Pod))
+	})
+}
+
+// Findings yields the misplaced pods of in as in.Pods yields them, each
+// judged when it is reached: a caller that only counts them (the
+// webhook's audit of every scheduled pod, each minute) holds none.
+func Findings(in Input) iter.Seq[Finding] {
 	if in.Matcher == nil {
 		in.Matcher = engine.NewMatcher()
 	}
@@ -69,48 +78,54 @@ func Audit(in Input) []Finding {
 		in.Inventory = inventory.NewStatic(nil).Snapshot()
 	}
 	req := requests{m: in.Matcher, snap: in.Inventory, keys: in.Keys, memo: map[string]requestRule{}}
-	var out []Finding
-	for pod := range in.Pods {
-		if pod.Spec.NodeName == "" || pod.DeletionTimestamp != nil || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
-			continue
-		}
-		meta, ok := in.Nodes[pod.Spec.NodeName]
-		if !ok {
-			continue
-		}
-		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: meta.Name, Labels: meta.Labels}}
-		f := Finding{Namespace: pod.Namespace, Pod: pod.Name, Node: pod.Spec.NodeName}
-		add := func(reason, detail string) {
-			f.Reasons = append(f.Reasons, reason)
-			f.Details = append(f.Details, detail)
-		}
-		_, decided := misplace.Decision(pod)
-		if !decided && in.Scope.Handles(pod) {
-			add(ReasonUndecided, "no isamatch decision: admitted while the webhook failed open or before it was installed; create it again")
-		}
-		if detail := req.check(pod, node); detail != "" {
-			add(ReasonRequest, detail)
-		}
-		if decided {
-			if ok, err := nodeaffinity.GetRequiredNodeAffinity(pod).Match(node); err == nil && !ok {
-				add(ReasonAffinity, "the node no longer satisfies the pod's required node affinity: its labels changed after the pod was scheduled")
+	return func(yield func(Finding) bool) {
+		for pod := range in.Pods {
+			f, ok := judge(in, &req, pod)
+			if ok && !yield(f) {
+				return
 			}
 		}
-		for _, fl := range misplace.Detect(pod) {
-			add(ReasonRuntime, "container "+fl.Container+" died of "+runtimeText(fl.Reason))
-			break
-		}
-		if len(f.Reasons) == 0 {
-			continue
-		}
-		f.NodeISA = misplace.NodeISA(meta.Labels, meta.Annotations)
-		f.Needs = misplace.PodNeeds(pod, in.Keys)
-		out = append(out, f)
 	}
-	slices.SortFunc(out, func(a, b Finding) int {
-		return cmp.Or(strings.Compare(a.Namespace, b.Namespace), strings.Compare(a.Pod, b.Pod))
-	})
-	return out
+}
+
+// judge returns pod's Finding, and false when the pod is not running on a
+// known node or nothing is wrong with it.
+func judge(in Input, req *requests, pod *corev1.Pod) (Finding, bool) {
+	if pod.Spec.NodeName == "" || pod.DeletionTimestamp != nil || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed {
+		return Finding{}, false
+	}
+	meta, ok := in.Nodes[pod.Spec.NodeName]
+	if !ok {
+		return Finding{}, false
+	}
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: meta.Name, Labels: meta.Labels}}
+	f := Finding{Namespace: pod.Namespace, Pod: pod.Name, Node: pod.Spec.NodeName}
+	add := func(reason, detail string) {
+		f.Reasons = append(f.Reasons, reason)
+		f.Details = append(f.Details, detail)
+	}
+	_, decided := misplace.Decision(pod)
+	if !decided && in.Scope.Handles(pod) {
+		add(ReasonUndecided, "no isamatch decision: admitted while the webhook failed open or before it was installed; create it again")
+	}
+	if detail := req.check(pod, node); detail != "" {
+		add(ReasonRequest, detail)
+	}
+	if decided {
+		if ok, err := nodeaffinity.GetRequiredNodeAffinity(pod).Match(node); err == nil && !ok {
+			add(ReasonAffinity, "the node no longer satisfies the pod's required node affinity: its labels changed after the pod was scheduled")
+		}
+	}
+	for _, fl := range misplace.Detect(pod) {
+		add(ReasonRuntime, "container "+fl.Container+" died of "+runtimeText(fl.Reason))
+		break
+	}
+	if len(f.Reasons) == 0 {
+		return Finding{}, false
+	}
+	f.NodeISA = misplace.NodeISA(meta.Labels, meta.Annotations)
+	f.Needs = misplace.PodNeeds(pod, in.Keys)
+	return f, true
 }
 
 func runtimeText(reason string) string {
@@ -122,12 +137,12 @@ func runtimeText(reason string) string {
 
 // Count returns how many findings hold each reason (every reason present,
 // 0 when none).
-func Count(fs []Finding) map[string]int {
+func Count(fs iter.Seq[Finding]) map[string]int {
 	out := make(map[string]int, len(Reasons))
 	for _, r := range Reasons {
 		out[r] = 0
 	}
-	for _, f := range fs {
+	for f := range fs {
 		for _, r := range f.Reasons {
 			out[r]++
 		}

@@ -83,24 +83,27 @@ func (s *Scanner) Start(ctx context.Context) error {
 		return nil // ctx ended
 	}
 	wait.UntilWithContext(ctx, func(ctx context.Context) {
-		fs, err := s.Scan(ctx)
+		counts, err := s.Scan(ctx)
 		if err != nil {
 			s.Log.Error(err, "Audit failed")
 			return
 		}
-		s.Log.V(1).Info("audited", "misplaced", len(fs))
+		s.Log.V(1).Info("audited", "misplaced", counts)
 	}, interval)
 	return nil
 }
 
-// Scan audits once and sets the gauges.
-func (s *Scanner) Scan(ctx context.Context) ([]audit.Finding, error) {
+// Scan audits once, sets the gauges and returns how many pods each reason
+// holds. It counts the findings as they come instead of collecting them,
+// and reads the cached nodes without copying them: on a large cluster
+// both would be most of the webhook's heap while an audit runs.
+func (s *Scanner) Scan(ctx context.Context) (map[string]int, error) {
 	if s.matcher == nil {
 		s.matcher = engine.NewMatcher()
 	}
 	nodes := &metav1.PartialObjectMetadataList{}
 	nodes.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("NodeList"))
-	if err := s.Cache.List(ctx, nodes); err != nil {
+	if err := s.Cache.List(ctx, nodes, client.UnsafeDisableDeepCopy); err != nil {
 		return nil, fmt.Errorf("list nodes: %w", err)
 	}
 	byName := make(map[string]*metav1.ObjectMeta, len(nodes.Items))
@@ -108,19 +111,19 @@ func (s *Scanner) Scan(ctx context.Context) ([]audit.Finding, error) {
 		byName[nodes.Items[k].Name] = &nodes.Items[k].ObjectMeta
 	}
 	snap := s.Inventory.Snapshot()
-	fs := audit.Audit(audit.Input{Pods: s.Pods.Pods(), Nodes: byName, Inventory: snap, Scope: s.scope(ctx), Matcher: s.matcher, Keys: s.Keys})
+	counts := audit.Count(audit.Findings(audit.Input{Pods: s.Pods.Pods(), Nodes: byName, Inventory: snap, Scope: s.scope(ctx), Matcher: s.matcher, Keys: s.Keys}))
 	if m := s.Metrics; m != nil {
-		for r, n := range audit.Count(fs) {
+		for r, n := range counts {
 			m.Misplaced.WithLabelValues(r).Set(float64(n))
 		}
 		setNodes(m, snap)
 		overdue, err := s.overdue(ctx)
 		if err != nil {
-			return fs, err
+			return counts, err
 		}
 		m.GatedOverdue.Set(float64(overdue))
 	}
-	return fs, nil
+	return counts, nil
 }
 
 // scope reads the webhook's selectors and the namespaces' labels; what it
@@ -161,7 +164,7 @@ func (s *Scanner) overdue(ctx context.Context) (int, error) {
 		return 0, nil
 	}
 	pods := &corev1.PodList{}
-	if err := s.Cache.List(ctx, pods); err != nil {
+	if err := s.Cache.List(ctx, pods, client.UnsafeDisableDeepCopy); err != nil {
 		return 0, fmt.Errorf("list unscheduled pods: %w", err)
 	}
 	now := time.Now
