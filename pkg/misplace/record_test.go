@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
 )
@@ -28,11 +29,23 @@ func TestCompactKeepsWhatSlimKeeps(t *testing.T) {
 	healthy := typicalPod()
 	deleting := typicalPod()
 	deleting.DeletionTimestamp = &deleting.CreationTimestamp
+	// What few pods have: an API server may set any UID, a newer one a
+	// phase this code does not know; a pod object may carry no creation
+	// time (one built by hand).
+	oddUID, oddPhase, noTime := typicalPod(), typicalPod(), typicalPod()
+	oddUID.UID = "not-a-uuid"
+	upper := typicalPod()
+	upper.UID = types.UID(strings.ToUpper(string(upper.UID)))
+	oddPhase.Status.Phase = "Hibernating"
+	noTime.CreationTimestamp = metav1.Time{}
 	for _, tc := range []struct {
 		name       string
 		pod        *corev1.Pod
 		withStatus bool
-	}{{"failed container", failed, true}, {"running pod", healthy, false}, {"pod being deleted", deleting, false}} {
+	}{
+		{"failed container", failed, true}, {"running pod", healthy, false}, {"pod being deleted", deleting, false},
+		{"UID not a UUID", oddUID, false}, {"UID a UUID in capitals", upper, false}, {"unknown phase", oddPhase, false}, {"no creation time", noTime, false},
+	} {
 		t.Run(tc.name, func(t *testing.T) {
 			obj, _ := Slim(tc.pod)
 			want := obj.(*corev1.Pod)
@@ -66,8 +79,8 @@ func TestCompactKeepsWhatSlimKeeps(t *testing.T) {
 }
 
 // maxRecordBytes bounds the heap a record of a typical running pod costs
-// when its controller has many: 100,000 pods in 50 MB.
-const maxRecordBytes = 500
+// when its controller has many: 100,000 pods in 20 MB.
+const maxRecordBytes = 200
 
 // TestRecordHeap measures the live heap per cached pod, side by side for
 // Slim's pods and Compact's records, over the pods of one Deployment, each
