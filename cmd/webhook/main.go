@@ -15,6 +15,7 @@ import (
 	componentconfig "github.com/isamatch/isamatch/internal/config"
 	"github.com/isamatch/isamatch/internal/configflag"
 	"github.com/isamatch/isamatch/internal/logging"
+	"github.com/isamatch/isamatch/internal/memlimit"
 	"github.com/isamatch/isamatch/internal/restconfig"
 )
 
@@ -184,6 +185,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	ctrl.SetLogger(logger)
 	log := ctrl.Log.WithName("webhook")
+	switch limit, err := memlimit.Apply(os.Getenv); {
+	case err != nil:
+		log.Error(err, "Soft memory limit not set; the Go runtime's defaults apply")
+	case limit > 0:
+		log.Info("Soft memory limit set to the container's memory request", "bytes", limit)
+	}
 	ctx, draining := signalContext(o.shutdownDelay)
 	o.draining = draining
 	if err := serve(ctx, o); err != nil {

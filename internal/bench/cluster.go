@@ -82,6 +82,10 @@ type Env struct {
 	WebhookName, WebhookPath string
 	// NodeNames are the Ready nodes, by name.
 	NodeNames []string
+	// WebhookEnv is what the shipped Deployment adds to the webhook's
+	// environment (testbed.ShippedWebhookEnv), which its processes here
+	// run with: its memory request as the soft memory limit.
+	WebhookEnv []string
 
 	progress         io.Writer
 	webhookConfigDir string
@@ -133,6 +137,9 @@ func StartEnv(ctx context.Context, o Options, nodes map[string]map[string]string
 		return e, err
 	}
 	e.WebhookName, e.WebhookPath = hook.Webhooks[0].Name, *hook.Webhooks[0].ClientConfig.Service.Path
+	if e.WebhookEnv, err = testbed.ShippedWebhookEnv(e.RepoRoot); err != nil {
+		return e, err
+	}
 	done = e.Step("start kube-apiserver, etcd and kube-scheduler")
 	if e.CP, err = democluster.StartControlPlane(ctx, e.Dir, hook); err != nil {
 		return e, err
@@ -241,6 +248,7 @@ func (e *Env) startWebhook(ctx context.Context, log string) error {
 			c.Profiling.BindAddress = e.PprofAddr
 		},
 		ConfigDir: e.webhookConfigDir,
+		Env:       e.WebhookEnv,
 	})
 	e.Webhook, e.MetricsAddr = w.Process, w.MetricsAddr
 	if w.Process != nil {
@@ -353,6 +361,7 @@ func (e *Env) startGate(ctx context.Context) error {
 				// Events of every decided pod; this one would repeat them.
 				c.Events.Pods = false
 			},
+			Env: e.WebhookEnv,
 		})
 		if err != nil && w.Process != nil {
 			_ = w.Process.Stop(10 * time.Second)

@@ -99,6 +99,10 @@ type WebhookOptions struct {
 	// reads over the file StartWebhook writes (a bench run's own
 	// configuration).
 	ConfigDir string
+	// Env, when set, is added to the webhook's environment (NAME=VALUE):
+	// the shipped Deployment's (testbed.ShippedWebhookEnv) to run it as
+	// the cluster would.
+	Env []string
 }
 
 // Webhook is a webhook process started by StartWebhook.
@@ -155,7 +159,7 @@ func StartWebhook(ctx context.Context, o WebhookOptions) (Webhook, error) {
 		if o.Verbose {
 			args = append(args, "-v=1")
 		}
-		p, err := testbed.StartProcess("webhook", o.Bin, args, nil, o.Log)
+		p, err := testbed.StartProcess("webhook", o.Bin, args, o.Env, o.Log)
 		if err != nil {
 			return err
 		}

@@ -3,11 +3,15 @@ package testbed
 import (
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+
+	"github.com/isamatch/isamatch/internal/memlimit"
 )
 
 // TestShippedWebhookConfiguration reads the repository's own file, so a
@@ -66,5 +70,24 @@ func TestShippedWebhookConfigurationErrors(t *testing.T) {
 				t.Fatalf("ShippedWebhookConfiguration error = %v, want one containing %q", err, tc.wantErr)
 			}
 		})
+	}
+}
+
+func TestShippedWebhookEnv(t *testing.T) {
+	root := filepath.Join("..", "..")
+	env, err := ShippedWebhookEnv(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The memory request, in bytes, resolved as the kubelet would.
+	if !slices.ContainsFunc(env, func(kv string) bool {
+		v, ok := strings.CutPrefix(kv, memlimit.RequestEnv+"=")
+		n, err := strconv.ParseInt(v, 10, 64)
+		return ok && err == nil && n > 0
+	}) {
+		t.Errorf("ShippedWebhookEnv() = %q, want ISAMATCH_MEMORY_REQUEST with a number of bytes", env)
+	}
+	if _, err := ShippedWebhookEnv(t.TempDir()); err == nil || !strings.Contains(err.Error(), "run from a checkout") {
+		t.Errorf("ShippedWebhookEnv(empty dir) error = %v, want one saying to run from a checkout", err)
 	}
 }
