@@ -27,9 +27,11 @@
 // pod policy allows it no change but the affinity, the gate and the two
 // decision annotations). A new leader reports again the pods still
 // unscheduled when it starts, so such a pod may carry its events twice
-// after a leader change (once per leader); client-go's recorder merges an
-// identical event recorded again within six minutes by the same process
-// into a series.
+// after a leader change (once per leader).
+//
+// Written directly: a [Writer] creates each Event with one API call and
+// keeps nothing, where client-go's recorder keeps every Event six minutes
+// or more to merge repeats into a series, and these never repeat.
 //
 // Paced: the Events go through a [Pacer], at most Options.QPS a second
 // (events.qps, default DefaultQPS), newest first, at most QueueLen waiting

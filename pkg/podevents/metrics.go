@@ -10,6 +10,8 @@ type Metrics struct {
 	// Dropped counts Events dropped unrecorded because QueueLen were
 	// waiting.
 	Dropped prometheus.Counter
+	// Failed counts Events the API server did not take (Writer).
+	Failed prometheus.Counter
 }
 
 // NewMetrics returns unregistered metrics.
@@ -23,17 +25,27 @@ func NewMetrics() *Metrics {
 			Name: "isamatch_webhook_pod_events_dropped_total",
 			Help: "Events on decided pods dropped unrecorded because the queue of those waiting within events.qps was full (the oldest goes).",
 		}),
+		Failed: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "isamatch_webhook_pod_events_failed_total",
+			Help: "Events on decided pods the API server did not take: refused, or still failing after several attempts (the webhook's log says why).",
+		}),
 	}
 }
 
 // Collectors returns the collectors to register.
 func (m *Metrics) Collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.Queued, m.Dropped}
+	return []prometheus.Collector{m.Queued, m.Dropped, m.Failed}
 }
 
 func (m *Metrics) dropped() {
 	if m != nil {
 		m.Dropped.Inc()
+	}
+}
+
+func (m *Metrics) failed() {
+	if m != nil {
+		m.Failed.Inc()
 	}
 }
 

@@ -43,7 +43,8 @@ func Setup(mgr manager.Manager, o Options) error {
 	if o.Burst == 0 {
 		o.Burst = DefaultBurst
 	}
-	p, err := NewPacer(mgr.GetEventRecorder(ReportingController), o.QPS, o.Burst, QueueLen, o.Metrics)
+	w := NewWriter(mgr.GetClient(), mgr.GetScheme(), ReportingController, o.Metrics, mgr.GetLogger().WithName("podevents"))
+	p, err := NewPacer(w, o.QPS, o.Burst, QueueLen, o.Metrics)
 	if err != nil {
 		return err
 	}
