@@ -177,6 +177,12 @@ func scaleMemoryRows(ctx context.Context, e *Env, o ScaleOptions, t *Table) erro
 	}
 	t.Add(Row{Section: "4 scale", Name: "webhook Go heap then: in use / idle, not yet returned to the kernel / returned (" + softLimit(e.WebhookEnv) + ")",
 		Figure: fmt.Sprintf("%.1f / %.1f / %.1f MiB", h.inuse/(1<<20), (h.idle-h.released)/(1<<20), h.released/(1<<20))})
+	cpu, err := CPUTime(e.Webhook.Pid())
+	if err != nil {
+		return err
+	}
+	t.Add(Row{Section: "4 scale", Name: "webhook CPU time since it started / garbage collections (what a soft memory limit costs)",
+		Figure: fmt.Sprintf("%.0f s / %d", cpu.Seconds(), h.gcs)})
 	if o.ProfileDir == "" {
 		return nil
 	}
@@ -206,7 +212,10 @@ func softLimit(env []string) string {
 
 // heapStats are the Go heap's bytes as client_golang's Go collector
 // exports them.
-type heapStats struct{ inuse, idle, released float64 }
+type heapStats struct {
+	inuse, idle, released float64
+	gcs                   uint64
+}
 
 func readHeap(ctx context.Context, addr string) (heapStats, error) {
 	var h heapStats
@@ -226,5 +235,13 @@ func readHeap(ctx context.Context, addr string) (heapStats, error) {
 		}
 		*v = val
 	}
+	gcs, found, err := testbed.MetricCount(string(body), "go_gc_duration_seconds", nil)
+	if err != nil {
+		return h, err
+	}
+	if !found {
+		return h, fmt.Errorf("the webhook's metrics at %s have no go_gc_duration_seconds", addr)
+	}
+	h.gcs = gcs
 	return h, nil
 }

@@ -46,7 +46,7 @@ func Target(getenv func(string) string) (int64, error) {
 		return 0, fmt.Errorf("%s=%q: want the container's memory request in bytes (resourceFieldRef requests.memory, divisor 1)", RequestEnv, s)
 	}
 	if n < minTarget {
-		return 0, fmt.Errorf("%s=%d: a memory request under %d MiB leaves the Go collector no room; raise the webhook's requests.memory (128Mi covers 5,000 nodes and 100,000 pods)", RequestEnv, n, minTarget>>20)
+		return 0, fmt.Errorf("%s=%d: a memory request under %d MiB leaves the Go collector no room; raise the webhook's requests.memory (112Mi covers 5,000 nodes and 100,000 pods)", RequestEnv, n, minTarget>>20)
 	}
 	return n, nil
 }

@@ -49,3 +49,33 @@ func labelsInclude(m *dto.Metric, want map[string]string) bool {
 	}
 	return n == len(want)
 }
+
+// MetricCount is MetricValue for a summary or a histogram: how many
+// observations name has on the series whose labels include every pair of
+// match, summed.
+func MetricCount(text, name string, match map[string]string) (count uint64, found bool, err error) {
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(strings.NewReader(text))
+	if err != nil {
+		return 0, false, fmt.Errorf("parse metrics: %w", err)
+	}
+	f, ok := families[name]
+	if !ok {
+		return 0, false, nil
+	}
+	for _, m := range f.GetMetric() {
+		if !labelsInclude(m, match) {
+			continue
+		}
+		switch f.GetType() {
+		case dto.MetricType_SUMMARY:
+			count += m.GetSummary().GetSampleCount()
+		case dto.MetricType_HISTOGRAM:
+			count += m.GetHistogram().GetSampleCount()
+		default:
+			return 0, false, fmt.Errorf("metric %s is a %s, want a summary or a histogram", name, f.GetType())
+		}
+		found = true
+	}
+	return count, found, nil
+}
