@@ -3,6 +3,7 @@ package node
 import (
 	"crypto/x509"
 	"encoding/pem"
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
@@ -80,6 +81,17 @@ var _ = Describe("kubectl apply -k config on a real node", Ordered, func() {
 			g.Expect(cl.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: webhookName}, &d)).To(Succeed())
 			g.Expect(d.Status.ReadyReplicas).To(Equal(*d.Spec.Replicas), "webhook replicas ready")
 		}).WithContext(ctx).WithTimeout(5 * time.Minute).WithPolling(2 * time.Second).Should(Succeed())
+
+		// The kubelet gives the webhook its memory request (downward API),
+		// which it makes the Go runtime's soft memory limit; it logs that
+		// when it starts, before it is ready.
+		var d appsv1.Deployment
+		Expect(cl.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: webhookName}, &d)).To(Succeed())
+		request := d.Spec.Template.Spec.Containers[0].Resources.Requests.Memory()
+		Expect(request.IsZero()).To(BeFalse(), "the webhook container has a memory request")
+		logs := kubectlRun(ctx, "-n", namespace, "logs", "deploy/"+webhookName)
+		Expect(logs).To(ContainSubstring("Soft memory limit set to the container's memory request"))
+		Expect(logs).To(ContainSubstring(fmt.Sprintf("bytes=%d", request.Value())))
 
 		var secret corev1.Secret
 		Expect(cl.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: webhookName + "-cert"}, &secret)).To(Succeed())
