@@ -14,30 +14,67 @@ import (
 // match, summed over the series that do; found is false when no series
 // matches.
 func MetricValue(text, name string, match map[string]string) (value float64, found bool, err error) {
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(strings.NewReader(text))
-	if err != nil {
-		return 0, false, fmt.Errorf("parse metrics: %w", err)
-	}
-	f, ok := families[name]
-	if !ok {
-		return 0, false, nil
-	}
-	for _, m := range f.GetMetric() {
-		if !labelsInclude(m, match) {
-			continue
-		}
-		switch f.GetType() {
+	err = eachSeries(text, name, match, func(t dto.MetricType, m *dto.Metric) error {
+		switch t {
 		case dto.MetricType_COUNTER:
 			value += m.GetCounter().GetValue()
 		case dto.MetricType_GAUGE:
 			value += m.GetGauge().GetValue()
 		default:
-			return 0, false, fmt.Errorf("metric %s is a %s, want a counter or a gauge", name, f.GetType())
+			return fmt.Errorf("metric %s is a %s, want a counter or a gauge", name, t)
 		}
 		found = true
+		return nil
+	})
+	if err != nil {
+		return 0, false, err
 	}
 	return value, found, nil
+}
+
+// MetricCount is MetricValue for a summary or a histogram: how many
+// observations name has on the series whose labels include every pair of
+// match, summed.
+func MetricCount(text, name string, match map[string]string) (count uint64, found bool, err error) {
+	err = eachSeries(text, name, match, func(t dto.MetricType, m *dto.Metric) error {
+		switch t {
+		case dto.MetricType_SUMMARY:
+			count += m.GetSummary().GetSampleCount()
+		case dto.MetricType_HISTOGRAM:
+			count += m.GetHistogram().GetSampleCount()
+		default:
+			return fmt.Errorf("metric %s is a %s, want a summary or a histogram", name, t)
+		}
+		found = true
+		return nil
+	})
+	if err != nil {
+		return 0, false, err
+	}
+	return count, found, nil
+}
+
+// eachSeries calls f with each series of name in text whose labels
+// include every pair of match, until f returns an error.
+func eachSeries(text, name string, match map[string]string, f func(dto.MetricType, *dto.Metric) error) error {
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(strings.NewReader(text))
+	if err != nil {
+		return fmt.Errorf("parse metrics: %w", err)
+	}
+	fam, ok := families[name]
+	if !ok {
+		return nil
+	}
+	for _, m := range fam.GetMetric() {
+		if !labelsInclude(m, match) {
+			continue
+		}
+		if err := f(fam.GetType(), m); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func labelsInclude(m *dto.Metric, want map[string]string) bool {
@@ -48,34 +85,4 @@ func labelsInclude(m *dto.Metric, want map[string]string) bool {
 		}
 	}
 	return n == len(want)
-}
-
-// MetricCount is MetricValue for a summary or a histogram: how many
-// observations name has on the series whose labels include every pair of
-// match, summed.
-func MetricCount(text, name string, match map[string]string) (count uint64, found bool, err error) {
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(strings.NewReader(text))
-	if err != nil {
-		return 0, false, fmt.Errorf("parse metrics: %w", err)
-	}
-	f, ok := families[name]
-	if !ok {
-		return 0, false, nil
-	}
-	for _, m := range f.GetMetric() {
-		if !labelsInclude(m, match) {
-			continue
-		}
-		switch f.GetType() {
-		case dto.MetricType_SUMMARY:
-			count += m.GetSummary().GetSampleCount()
-		case dto.MetricType_HISTOGRAM:
-			count += m.GetHistogram().GetSampleCount()
-		default:
-			return 0, false, fmt.Errorf("metric %s is a %s, want a summary or a histogram", name, f.GetType())
-		}
-		found = true
-	}
-	return count, found, nil
 }

@@ -11,6 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
+
+	"github.com/isamatch/isamatch/internal/heaptest"
 )
 
 func compact(t *testing.T, pod *corev1.Pod) *Record {
@@ -88,7 +90,7 @@ const maxRecordBytes = 200
 func TestRecordHeap(t *testing.T) {
 	const n = 10000
 	perPod := func(transform toolscache.TransformFunc) uint64 {
-		before := liveHeap()
+		before := heaptest.Live()
 		keep := make([]any, n)
 		for i := range keep {
 			pod := typicalPod()
@@ -101,7 +103,7 @@ func TestRecordHeap(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		after := liveHeap()
+		after := heaptest.Live()
 		runtime.KeepAlive(keep)
 		return (after - before) / n
 	}
@@ -110,12 +112,4 @@ func TestRecordHeap(t *testing.T) {
 	if rec > maxRecordBytes {
 		t.Errorf("a record costs %d bytes of heap; the limit is %d", rec, maxRecordBytes)
 	}
-}
-
-func liveHeap() uint64 {
-	runtime.GC()
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return m.HeapAlloc
 }

@@ -3,7 +3,6 @@ package podevents
 import (
 	"context"
 	"errors"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -24,7 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
-	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/isamatch/isamatch/internal/heaptest"
 )
 
 func podObjRef(name string) *corev1.ObjectReference {
@@ -139,13 +139,6 @@ func (d *discard) Patch(_ context.Context, e *eventsv1.Event, _ []byte) (*events
 	return e, nil
 }
 
-func liveHeap() uint64 {
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return m.HeapAlloc
-}
-
 // TestWriterHoldsNothing writes 5,000 decided pods' Events and measures
 // what stays on the heap once they are written: nothing per Event with
 // the Writer. client-go's broadcaster, which recorded them before, keeps
@@ -169,9 +162,9 @@ func TestWriterHoldsNothing(t *testing.T) {
 	}).Build()
 	w := NewWriter(c, scheme.Scheme, ReportingController, nil, logr.Discard())
 	record(w) // warm
-	before := liveHeap()
+	before := heaptest.Live()
 	record(w)
-	writer := (float64(liveHeap()) - float64(before)) / n
+	writer := (float64(heaptest.Live()) - float64(before)) / n
 
 	sink := &discard{}
 	b := events.NewBroadcaster(sink)
@@ -180,7 +173,7 @@ func TestWriterHoldsNothing(t *testing.T) {
 	}
 	defer b.Shutdown()
 	rec := b.NewRecorder(scheme.Scheme, ReportingController)
-	before = liveHeap()
+	before = heaptest.Live()
 	// In steps its queue (1,000 Events, dropped past it) takes.
 	const step = 500
 	for k := 0; k < n; k += step {
@@ -193,7 +186,7 @@ func TestWriterHoldsNothing(t *testing.T) {
 			t.Fatalf("client-go's broadcaster wrote %d of %d Events: %v", sink.n.Load(), k+step, err)
 		}
 	}
-	broadcaster := (float64(liveHeap()) - float64(before)) / n
+	broadcaster := (float64(heaptest.Live()) - float64(before)) / n
 
 	t.Logf("heap held per written Event: Writer %.1f bytes, client-go's broadcaster %.1f", writer, broadcaster)
 	if creates.Load() != 2*n {

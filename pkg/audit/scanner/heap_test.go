@@ -2,7 +2,6 @@ package scanner
 
 import (
 	"iter"
-	"runtime"
 	"strconv"
 	"testing"
 
@@ -11,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
+	"github.com/isamatch/isamatch/internal/heaptest"
 	"github.com/isamatch/isamatch/pkg/inventory"
 	"github.com/isamatch/isamatch/pkg/isa"
 )
@@ -33,18 +33,11 @@ func (g *generated) Pods() iter.Seq[*corev1.Pod] {
 				return
 			}
 		}
-		g.liveAt = liveHeap()
+		g.liveAt = heaptest.Live()
 	}
 }
 
 func (*generated) HasSynced() bool { return true }
-
-func liveHeap() uint64 {
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return m.HeapAlloc
-}
 
 // TestScanHoldsNoFindings audits 20,000 misplaced pods and checks that the
 // heap holds almost nothing per pod once the last is judged: the gauges
@@ -66,7 +59,7 @@ func TestScanHoldsNoFindings(t *testing.T) {
 	if _, err := s.Scan(t.Context()); err != nil { // warm: the matcher's memo, the metrics' series
 		t.Fatal(err)
 	}
-	before := liveHeap()
+	before := heaptest.Live()
 	counts, err := s.Scan(t.Context())
 	if err != nil {
 		t.Fatal(err)
