@@ -144,9 +144,12 @@ func removeUsageScene(ctx context.Context) {
 		Expect(cp.Client.Delete(ctx, usageDeployment(app, "0", "0", 0))).To(Succeed())
 	}
 	pool := client.MatchingLabels{usagePool: "true"}
-	Expect(cp.Client.DeleteAllOf(ctx, &appsv1.ReplicaSet{}, client.InNamespace(ns), pool)).To(Succeed())
-	Expect(cp.Client.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(ns), pool)).To(Succeed())
 	Eventually(func(g Gomega) {
+		// Deleted again on every poll: a ReplicaSet controller that has not
+		// yet seen its ReplicaSet go replaces the pods deleted meanwhile,
+		// and no garbage collector removes what it made.
+		g.Expect(cp.Client.DeleteAllOf(ctx, &appsv1.ReplicaSet{}, client.InNamespace(ns), pool)).To(Succeed())
+		g.Expect(cp.Client.DeleteAllOf(ctx, &corev1.Pod{}, client.InNamespace(ns), pool)).To(Succeed())
 		var list corev1.PodList
 		g.Expect(cp.Client.List(ctx, &list, client.InNamespace(ns), client.HasLabels{usagePool})).To(Succeed())
 		g.Expect(list.Items).To(BeEmpty())
