@@ -12,6 +12,7 @@ import (
 	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
@@ -33,6 +34,8 @@ type Node struct {
 	ISA string
 	// CPU is its allocatable CPU ("4").
 	CPU string
+	// Zone, when set, is its topology.kubernetes.io/zone label.
+	Zone string
 }
 
 // Options configures Start.
@@ -158,7 +161,11 @@ func Start(ctx context.Context, o Options) (c *Cluster, err error) {
 		if slices.ContainsFunc(platforms, func(p testbed.Platform) bool { return p.Arch == string(i.Arch) }) {
 			runnable++
 		}
-		node := testbed.MakeNode(n.Name).Arch(string(i.Arch)).CPU(n.CPU).Labels(isa.NodeLabels(i, nil)).Obj()
+		labels := isa.NodeLabels(i, nil)
+		if n.Zone != "" {
+			labels[corev1.LabelTopologyZone] = n.Zone
+		}
+		node := testbed.MakeNode(n.Name).Arch(string(i.Arch)).CPU(n.CPU).Labels(labels).Obj()
 		if err := testbed.CreateReadyNode(ctx, c.CP.Client, node); err != nil {
 			return c, err
 		}

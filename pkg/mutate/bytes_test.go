@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/isamatch/isamatch/pkg/mutate/internal/testnodes"
 
 	"github.com/isamatch/isamatch/pkg/inventory"
@@ -15,6 +17,12 @@ import (
 // arm64, labelled as the labeler labels them (the group domain label
 // included).
 func mixedCluster(t testing.TB) map[string]map[string]string {
+	return mixedClusterIn(t, nil)
+}
+
+// mixedClusterIn is mixedCluster with each group's nodes in zones, one
+// per node in turn (none when zones is empty).
+func mixedClusterIn(t testing.TB, zones []string) map[string]map[string]string {
 	t.Helper()
 	isas := []struct{ arch, s string }{
 		{"riscv64", "rv64gc"}, {"riscv64", "rv64gcv"}, {"riscv64", "rv64gc_zba_zbb_zbs"}, {"riscv64", "rva23u64"}, {"riscv64", "rv64imfd"},
@@ -26,30 +34,38 @@ func mixedCluster(t testing.TB) map[string]map[string]string {
 		for n := range 3 {
 			name := fmt.Sprintf("node-%02d-%d", k, n)
 			nodes[name] = isa.WithGroupDomain(testnodes.Labels(t, i.arch, i.s), name)
+			if len(zones) > 0 {
+				nodes[name][corev1.LabelTopologyZone] = zones[n%len(zones)]
+			}
 		}
 	}
 	return nodes
 }
 
 // maxAddedBytes is what isamatch may add to a typical pod as etcd stores it
-// (protobuf): its decision annotation, node affinity and spread constraint.
+// (protobuf): its decision annotation, node affinity and spread
+// constraints (two when the best-fit nodes lie in several zones).
 const maxAddedBytes = 600
 
 // TestAddedBytes measures what admission adds to typical pods of a
 // Deployment (one container, labels app=web) on a mixed 10-group cluster,
-// as stored (protobuf, what etcd holds) and as JSON (what a patch, kubectl
-// and JSON clients carry), and holds the stored size to maxAddedBytes.
+// unzoned and in three zones, as stored (protobuf, what etcd holds) and
+// as JSON (what a patch, kubectl and JSON clients carry), and holds the
+// stored size to maxAddedBytes.
 func TestAddedBytes(t *testing.T) {
-	nodes := mixedCluster(t)
 	for _, tc := range []struct {
-		name string
-		pod  podSpec
+		name  string
+		pod   podSpec
+		zones []string
 	}{
-		{"one image, one request", podSpec{annotations: ann(isa.BareRequestAnnotation, "rv64gc"), images: []string{"riscv:1"}}},
-		{"one single-architecture image", podSpec{images: []string{"amd64:1"}}},
-		{"one multi-architecture image", podSpec{images: []string{"multi:1"}}},
+		{"one image, one request", podSpec{annotations: ann(isa.BareRequestAnnotation, "rv64gc"), images: []string{"riscv:1"}}, nil},
+		{"one single-architecture image", podSpec{images: []string{"amd64:1"}}, nil},
+		{"one multi-architecture image", podSpec{images: []string{"multi:1"}}, nil},
+		{"one image, one request, three zones", podSpec{annotations: ann(isa.BareRequestAnnotation, "rv64gc"), images: []string{"riscv:1"}}, []string{"zone-a", "zone-b", "zone-c"}},
+		{"one multi-architecture image, three zones", podSpec{images: []string{"multi:1"}}, []string{"zone-a", "zone-b", "zone-c"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			nodes := mixedClusterIn(t, tc.zones)
 			tc.pod.labels = map[string]string{"app": "web"}
 			m := NewPodMutator(&fakeResolver{images: testImages()}, inventory.NewStatic(nodes), Options{})
 			pod := tc.pod.pod()
@@ -66,7 +82,10 @@ func TestAddedBytes(t *testing.T) {
 			jb, _ := json.Marshal(pod)
 			ja, _ := json.Marshal(out)
 			added := len(after) - len(before)
-			t.Logf("added %d bytes stored (protobuf), %d as JSON; decision %s", added, len(ja)-len(jb), out.Annotations[isa.DecisionAnnotation])
+			t.Logf("added %d bytes stored (protobuf), %d as JSON; %d spread constraints; decision %s", added, len(ja)-len(jb), len(out.Spec.TopologySpreadConstraints), out.Annotations[isa.DecisionAnnotation])
+			if want := 1 + min(len(tc.zones), 1); len(out.Spec.TopologySpreadConstraints) != want {
+				t.Errorf("%d spread constraints, want %d", len(out.Spec.TopologySpreadConstraints), want)
+			}
 			if added > maxAddedBytes {
 				t.Errorf("admission adds %d bytes to the stored pod; the limit is %d", added, maxAddedBytes)
 			}

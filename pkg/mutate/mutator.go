@@ -233,7 +233,7 @@ func (p *PodMutator) respondGated(ctx context.Context, pod *podFields, mode stri
 	// A pod with tiers, or one whose tiers come at its release, spreads
 	// as engine/spread.go explains; a pod's own constraints are left alone.
 	if len(pod.Spec.TopologySpreadConstraints) == 0 && (len(d.Preferred) > 0 || pending != nil) {
-		pod.Spec.TopologySpreadConstraints = engine.SpreadConstraints(pod.Labels, d.SpreadGroup, pending != nil)
+		pod.Spec.TopologySpreadConstraints = engine.SpreadConstraints(pod.Labels, d.Spread, pending != nil)
 	}
 	if pod.Annotations == nil {
 		pod.Annotations = map[string]string{}

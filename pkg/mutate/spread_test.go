@@ -67,3 +67,60 @@ func TestSpreadConstraints(t *testing.T) {
 		})
 	}
 }
+
+// TestSpreadConstraintsOverZones: the replicas also spread over zones when
+// every node of the best-fit group has a zone and they name two or more;
+// a group with an unzoned node or in one zone gets the group constraint
+// alone, and a gated pod the neutral one.
+func TestSpreadConstraintsOverZones(t *testing.T) {
+	labels := map[string]string{"app": "web", "pod-template-hash": "5d8f"}
+	best := isa.GroupDomainPrefix + isa.GroupID(testnodes.MustISA(t, "rv64imfd"))
+	for _, tc := range []struct {
+		name  string
+		zones map[string]string // best-fit node -> zone ("" for none)
+		gated bool
+		want  []string // the constraints' topology keys
+	}{
+		{"three zones", map[string]string{"rv-1": "a", "rv-2": "b", "rv-3": "c"}, false, []string{best, corev1.LabelTopologyZone}},
+		{"two zones, uneven", map[string]string{"rv-1": "a", "rv-2": "a", "rv-3": "b"}, false, []string{best, corev1.LabelTopologyZone}},
+		{"one node without a zone", map[string]string{"rv-1": "a", "rv-2": "b", "rv-3": ""}, false, []string{best}},
+		{"one zone", map[string]string{"rv-1": "a", "rv-2": "a", "rv-3": "a"}, false, []string{best}},
+		{"no zones", map[string]string{"rv-1": "", "rv-2": "", "rv-3": ""}, false, []string{best}},
+		{"gated", map[string]string{"rv-1": "a", "rv-2": "b", "rv-3": "c"}, true, []string{isa.GroupDomainPrefix + "none"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cluster := map[string]map[string]string{}
+			for n, z := range tc.zones {
+				cluster[n] = isa.WithGroupDomain(testnodes.Labels(t, "riscv64", "rv64imfd"), n)
+				if z != "" {
+					cluster[n][corev1.LabelTopologyZone] = z
+				}
+			}
+			// A richer node in another zone: not the best fit, so its
+			// zone does not count.
+			cluster["rvv-1"] = testnodes.Labels(t, "riscv64", "rv64imfdv")
+			cluster["rvv-1"][corev1.LabelTopologyZone] = "d"
+			opts := Options{}
+			if tc.gated {
+				opts.Resolve = ResolveGate
+			}
+			m := NewPodMutator(&fakeResolver{images: testImages()}, inventory.NewStatic(cluster), opts)
+			req := admissionRequest(t, podSpec{images: []string{"riscv:1"}, labels: labels,
+				annotations: map[string]string{isa.RequestAnnotation: "rv64imfd"}}.pod())
+			pod := applyPatch(t, req, m.Handle(t.Context(), req))
+			var keys []string
+			for _, c := range pod.Spec.TopologySpreadConstraints {
+				keys = append(keys, c.TopologyKey)
+				if c.WhenUnsatisfiable != corev1.ScheduleAnyway || !cmp.Equal(c.MatchLabelKeys, []string{"app", "pod-template-hash"}) {
+					t.Errorf("constraint %+v: want ScheduleAnyway, counting the siblings by app and pod-template-hash", c)
+				}
+				if want := map[string]int32{corev1.LabelTopologyZone: 5}[c.TopologyKey]; want != 0 && c.MaxSkew != want {
+					t.Errorf("zone constraint maxSkew %d, want the default %d", c.MaxSkew, want)
+				}
+			}
+			if !cmp.Equal(keys, tc.want) {
+				t.Errorf("topology keys %q, want %q", keys, tc.want)
+			}
+		})
+	}
+}

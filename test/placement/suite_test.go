@@ -28,22 +28,29 @@ const (
 	image = "app/multi"
 )
 
-// nodes is a mixed cluster: for every workload the best-fit nodes have
-// room for all of its replicas, and a richer, larger, empty node of the
-// same architecture is there to draw them away.
+// nodes is a mixed cluster in three zones, as a managed cluster's are: for
+// every workload the best-fit nodes have room for all of its replicas, and
+// a richer, larger, empty node of the same architecture is there to draw
+// them away. The rv64gc_zba_zbb_zbs group has two nodes in each zone.
 var nodes = []rebalancecluster.Node{
-	{Name: "x86-v2-1", ISA: "x86-64-v2", CPU: "4"},
-	{Name: "x86-v2-2", ISA: "x86-64-v2", CPU: "4"},
-	{Name: "x86-v4-1", ISA: "x86-64-v4", CPU: "16"},
-	{Name: "arm-1", ISA: "arm64", CPU: "4"},
-	{Name: "arm-2", ISA: "arm64", CPU: "4"},
-	{Name: "arm-sve-1", ISA: "arm64+sve", CPU: "16"},
-	{Name: "rv-gc-1", ISA: "rv64gc", CPU: "4"},
-	{Name: "rv-gc-2", ISA: "rv64gc", CPU: "4"},
-	{Name: "rv-gc-3", ISA: "rv64gc", CPU: "4"},
-	{Name: "rv-gcv-1", ISA: "rv64gcv", CPU: "4"},
-	{Name: "rv-gcv-2", ISA: "rv64gcv", CPU: "4"},
-	{Name: "rva23-1", ISA: "rva23u64", CPU: "16"},
+	{Name: "x86-v2-1", ISA: "x86-64-v2", CPU: "4", Zone: "zone-a"},
+	{Name: "x86-v2-2", ISA: "x86-64-v2", CPU: "4", Zone: "zone-b"},
+	{Name: "x86-v4-1", ISA: "x86-64-v4", CPU: "16", Zone: "zone-c"},
+	{Name: "arm-1", ISA: "arm64", CPU: "4", Zone: "zone-a"},
+	{Name: "arm-2", ISA: "arm64", CPU: "4", Zone: "zone-b"},
+	{Name: "arm-sve-1", ISA: "arm64+sve", CPU: "16", Zone: "zone-c"},
+	{Name: "rv-gc-1", ISA: "rv64gc", CPU: "4", Zone: "zone-a"},
+	{Name: "rv-gc-2", ISA: "rv64gc", CPU: "4", Zone: "zone-b"},
+	{Name: "rv-gc-3", ISA: "rv64gc", CPU: "4", Zone: "zone-c"},
+	{Name: "rv-gcv-1", ISA: "rv64gcv", CPU: "4", Zone: "zone-a"},
+	{Name: "rv-gcv-2", ISA: "rv64gcv", CPU: "4", Zone: "zone-b"},
+	{Name: "rv-zb-a1", ISA: "rv64gc_zba_zbb_zbs", CPU: "4", Zone: "zone-a"},
+	{Name: "rv-zb-a2", ISA: "rv64gc_zba_zbb_zbs", CPU: "4", Zone: "zone-a"},
+	{Name: "rv-zb-b1", ISA: "rv64gc_zba_zbb_zbs", CPU: "4", Zone: "zone-b"},
+	{Name: "rv-zb-b2", ISA: "rv64gc_zba_zbb_zbs", CPU: "4", Zone: "zone-b"},
+	{Name: "rv-zb-c1", ISA: "rv64gc_zba_zbb_zbs", CPU: "4", Zone: "zone-c"},
+	{Name: "rv-zb-c2", ISA: "rv64gc_zba_zbb_zbs", CPU: "4", Zone: "zone-c"},
+	{Name: "rva23-1", ISA: "rva23u64", CPU: "16", Zone: "zone-c"},
 }
 
 var cluster *rebalancecluster.Cluster

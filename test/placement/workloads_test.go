@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/isamatch/isamatch/internal/oracle"
@@ -47,36 +48,72 @@ var workloads = []workload{
 var _ = Describe("Controller-owned workloads under the scheduler's defaults", func() {
 	It("land on a best-fit node, correct, and spread over the best-fit nodes within the default max skew", func(ctx SpecContext) {
 		By("creating Deployments and a StatefulSet with Services, and a Job")
-		for _, w := range workloads {
-			for _, obj := range objects(w) {
-				Expect(cluster.Client.Create(ctx, obj)).To(Succeed(), "%s %s", w.kind, w.name)
-			}
-		}
-		want := 0
-		for _, w := range workloads {
-			want += int(w.replicas)
-		}
-		By(fmt.Sprintf("waiting until all %d pods are bound and Ready", want))
-		var pods []corev1.Pod
-		Eventually(func(g Gomega) {
-			var list corev1.PodList
-			g.Expect(cluster.Client.List(ctx, &list, client.InNamespace(ns), client.HasLabels{"app"})).To(Succeed())
-			pods = list.Items
-			g.Expect(pods).To(HaveLen(want))
-			for _, p := range pods {
-				g.Expect(rebalancecluster.IsReady(&p)).To(BeTrue(), "%s not Ready (node %q)", p.Name, p.Spec.NodeName)
-			}
-		}).WithContext(ctx).WithTimeout(2 * time.Minute).WithPolling(250 * time.Millisecond).Should(Succeed())
-
-		v := judge(pods)
-		AddReportEntry("placement", v.report())
-		GinkgoWriter.Println(v.report())
-		Expect(v.wrong).To(BeEmpty(), "every pod on a node that can run it")
-		Expect(v.undecided).To(BeEmpty(), "every pod admitted with isamatch's decision")
+		v := run(ctx, workloads)
 		Expect(v.offBest).To(BeEmpty(), "every pod on a best-fit node (each workload's best-fit nodes have room for all of it)")
 		Expect(v.skewed).To(BeEmpty(), "replicas spread over their best-fit group within the default max skew %d", maxSkew)
 	})
+
+	It("spread over the zones of their best-fit nodes, one replica per zone", func(ctx SpecContext) {
+		// Three replicas on six best-fit nodes, two per zone: spreading
+		// over hostnames alone puts two of them in one zone more often
+		// than not; the defaults spread them over the zones too.
+		var ws []workload
+		for k := range 4 {
+			ws = append(ws, workload{"Deployment", fmt.Sprintf("zoned-%d", k), "rv64gc_zba_zbb_zbs", 3})
+		}
+		By("creating four Deployments of three replicas whose best-fit nodes lie in three zones")
+		v := run(ctx, ws)
+		Expect(v.offBest).To(BeEmpty(), "every pod on a best-fit node")
+		zoneOf := map[string]string{}
+		for _, n := range nodes {
+			zoneOf[n.Name] = n.Zone
+		}
+		for _, w := range ws {
+			perZone := map[string]int{}
+			for node, c := range v.byWorkload[w.name] {
+				perZone[zoneOf[node]] += c
+			}
+			Expect(perZone).To(Equal(map[string]int{"zone-a": 1, "zone-b": 1, "zone-c": 1}),
+				"%s: replicas per zone (pods per node: %v)", w.name, v.byWorkload[w.name])
+		}
+	})
 })
+
+// run creates ws, waits until all their pods are bound and Ready, and
+// judges them: every pod on a node that can run it, with isamatch's
+// decision.
+func run(ctx SpecContext, ws []workload) verdict {
+	GinkgoHelper()
+	want := 0
+	var names []string
+	for _, w := range ws {
+		for _, obj := range objects(w) {
+			Expect(cluster.Client.Create(ctx, obj)).To(Succeed(), "%s %s", w.kind, w.name)
+		}
+		want += int(w.replicas)
+		names = append(names, w.name)
+	}
+	sel, err := labels.Parse(fmt.Sprintf("app in (%s)", strings.Join(names, ",")))
+	Expect(err).NotTo(HaveOccurred())
+	By(fmt.Sprintf("waiting until all %d pods are bound and Ready", want))
+	var pods []corev1.Pod
+	Eventually(func(g Gomega) {
+		var list corev1.PodList
+		g.Expect(cluster.Client.List(ctx, &list, client.InNamespace(ns), client.MatchingLabelsSelector{Selector: sel})).To(Succeed())
+		pods = list.Items
+		g.Expect(pods).To(HaveLen(want))
+		for _, p := range pods {
+			g.Expect(rebalancecluster.IsReady(&p)).To(BeTrue(), "%s not Ready (node %q)", p.Name, p.Spec.NodeName)
+		}
+	}).WithContext(ctx).WithTimeout(2 * time.Minute).WithPolling(250 * time.Millisecond).Should(Succeed())
+
+	v := judge(pods, ws)
+	AddReportEntry("placement", v.report())
+	GinkgoWriter.Println(v.report())
+	Expect(v.wrong).To(BeEmpty(), "every pod on a node that can run it")
+	Expect(v.undecided).To(BeEmpty(), "every pod admitted with isamatch's decision")
+	return v
+}
 
 // objects returns the workload's objects: the controller, and a Service
 // for Deployments and StatefulSets (the scheduler's default spreading
@@ -130,7 +167,7 @@ type verdict struct {
 // the multi-arch image) and have the highest instruction affinity of the
 // nodes of that architecture that run it; per workload and ISA group used,
 // the replica counts of the group's nodes may differ by maxSkew at most.
-func judge(pods []corev1.Pod) verdict {
+func judge(pods []corev1.Pod, ws []workload) verdict {
 	GinkgoHelper()
 	isaOf := map[string]oracle.ISA{}
 	kind := map[string]string{}
@@ -140,7 +177,7 @@ func judge(pods []corev1.Pod) verdict {
 		isaOf[n.Name], kind[n.Name] = i, n.ISA
 	}
 	requests := map[string]string{}
-	for _, w := range workloads {
+	for _, w := range ws {
 		requests[w.name] = w.request
 	}
 	v := verdict{pods: len(pods), byWorkload: map[string]map[string]int{}}

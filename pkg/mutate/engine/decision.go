@@ -25,9 +25,8 @@ type Decision struct {
 	MatchingNodes int
 	// Counts are the decision's numbers, for programs.
 	Counts contract.DecisionCounts
-	// SpreadGroup is the ISA group whose nodes the pod's replicas spread
-	// over (see spread.go); "" for none.
-	SpreadGroup string
+	// Spread is what the pod's replicas spread over (see spread.go).
+	Spread Spread
 	// RequiredText describes Required for messages.
 	RequiredText string
 	// Summary is the readable one-line record for the decision annotation.
@@ -213,7 +212,7 @@ func (m *Matcher) Decide(in Input, snap *Snapshot) Decision {
 
 	d.Required = requiredTerms(emu, native)
 	r := m.rank(snap, in.QEMU, emu, native, in.Own)
-	d.MatchingNodes, d.Preferred, d.SpreadGroup = r.matching, r.preferred, r.spread
+	d.MatchingNodes, d.Preferred, d.Spread = r.matching, r.preferred, r.spread
 	d.Counts = contract.DecisionCounts{RequiredNodes: r.matching, Tiers: r.counts, Unresolved: unresolved, Inferred: d.Counts.Inferred, Fallback: d.Counts.Fallback}
 	d.RequiredText = requiredString(emu, native)
 	if len(d.Required) > 0 && d.MatchingNodes == 0 {

@@ -49,8 +49,8 @@ type ranking struct {
 	preferred []corev1.PreferredSchedulingTerm // shared: never modified
 	tiers     string                           // for the summary
 	counts    []contract.TierCounts            // shared: never modified
-	// spread is the group the pod's replicas spread over (spreadGroup).
-	spread string
+	// spread is what the pod's replicas spread over (spreadOver).
+	spread Spread
 }
 
 // rank scans the inventory for the alternatives, or reuses the result of an
@@ -65,7 +65,7 @@ func (m *Matcher) rank(snap *Snapshot, qemu *isa.Request, emu []emuAlt, native [
 		}
 		pref, runs := preferredTerms(qemu, emu, native, ranked)
 		return ranking{matching: matching, preferred: pref, tiers: tiersString(qemu != nil && len(emu) > 0, pref, runs, native), counts: tierCounts(runs),
-			spread: spreadGroup(qemu, runs)}
+			spread: spreadOver(snap, qemu, runs)}
 	}
 	memo := m.memo.Load()
 	if memo == nil || memo.snap != snap {

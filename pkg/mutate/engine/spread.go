@@ -2,6 +2,7 @@ package engine
 
 import (
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -42,12 +43,31 @@ import (
 // carries (groupDomainNone), which turns the default spreading off for it
 // and lets the tiers alone order the nodes. A pod with isa.qemu gets the
 // same: its best nodes are the emulating ones, which share no group.
-// Zone spreading is not written: a pod that needs it sets its own
-// constraints, which isamatch leaves alone (the tiers then compete with
-// them, as under the defaults).
+//
+// Zones: when every node of the best-fit group carries a zone label
+// (topology.kubernetes.io/zone) and they lie in two or more zones, a second
+// constraint spreads the replicas over zones as the defaults do (maxSkew
+// 5). A node must carry every key of a pod's own constraints to be scored,
+// so the zones count only the best-fit group's nodes and every other node
+// still scores 0: three replicas on a group of nodes in three zones land
+// one per zone, and no zone's count draws a replica out of the group. A
+// group with a node without a zone gets no zone constraint (that node would
+// score 0 beside the others), and nor does a group in one zone (it would
+// change nothing).
 
-// spreadMaxSkew is the scheduler's default maxSkew for hostnames.
-const spreadMaxSkew = 3
+// spreadMaxSkew and zoneMaxSkew are the scheduler's default maxSkew for
+// hostnames and zones.
+const (
+	spreadMaxSkew = 3
+	zoneMaxSkew   = 5
+)
+
+// Spread is what a pod's replicas spread over: the nodes of Group (its
+// best-fit group; "" for none), and with Zones also their zones.
+type Spread struct {
+	Group string
+	Zones bool
+}
 
 // maxSpreadKeys bounds the label keys a constraint counts siblings by.
 const maxSpreadKeys = 16
@@ -66,11 +86,12 @@ var perPodLabels = []string{
 	"pod-template-generation",
 }
 
-// spreadGroup is the group a pod's replicas spread over: the best tier's
-// largest group, none with isa.qemu or without native tiers.
-func spreadGroup(qemu *isa.Request, runs []tierRun) string {
+// spreadOver is what a pod's replicas spread over: the best tier's largest
+// group, none with isa.qemu or without native tiers, and the group's zones
+// when spreadsZones.
+func spreadOver(snap *Snapshot, qemu *isa.Request, runs []tierRun) Spread {
 	if qemu != nil || len(runs) == 0 || len(runs[0].groups) == 0 {
-		return ""
+		return Spread{}
 	}
 	best := runs[0].groups[0]
 	for _, g := range runs[0].groups[1:] {
@@ -78,18 +99,39 @@ func spreadGroup(qemu *isa.Request, runs []tierRun) string {
 			best = g
 		}
 	}
-	return best.g.ID
+	return Spread{Group: best.g.ID, Zones: spreadsZones(snap, best.g.ID)}
+}
+
+// spreadsZones reports whether every node of the groups with ID id carries
+// a zone label and they name two zones or more.
+func spreadsZones(snap *Snapshot, id string) bool {
+	first, several := "", false
+	k, _ := slices.BinarySearchFunc(snap.Groups, id, func(g Group, id string) int { return strings.Compare(g.ID, id) })
+	for ; k < len(snap.Groups) && snap.Groups[k].ID == id; k++ {
+		for _, m := range snap.Groups[k].Members {
+			z := m.Labels[corev1.LabelTopologyZone]
+			switch {
+			case z == "":
+				return false
+			case first == "":
+				first = z
+			case z != first:
+				several = true
+			}
+		}
+	}
+	return several
 }
 
 // SpreadConstraints returns the constraints for a pod with labels whose
-// decision spreads over group ("" for none); gated pods get the neutral one.
+// decision spreads over s; gated pods get the neutral one.
 // A pod without a label that siblings share gets none: no Service,
 // ReplicaSet or StatefulSet can select it, so the default spreading never
 // applies to it, and a constraint would make the scheduler count every pod
 // of its namespace for nothing.
-func SpreadConstraints(labels map[string]string, group string, gated bool) []corev1.TopologySpreadConstraint {
-	key := isa.GroupDomainPrefix + group
-	if gated || group == "" {
+func SpreadConstraints(labels map[string]string, s Spread, gated bool) []corev1.TopologySpreadConstraint {
+	key := isa.GroupDomainPrefix + s.Group
+	if gated || s.Group == "" {
 		key = groupDomainNone
 	}
 	var keys []string
@@ -105,11 +147,21 @@ func SpreadConstraints(labels map[string]string, group string, gated bool) []cor
 	if len(keys) > maxSpreadKeys {
 		keys = keys[:maxSpreadKeys]
 	}
-	return []corev1.TopologySpreadConstraint{{
+	out := []corev1.TopologySpreadConstraint{{
 		MaxSkew:           spreadMaxSkew,
 		TopologyKey:       key,
 		WhenUnsatisfiable: corev1.ScheduleAnyway,
 		LabelSelector:     &metav1.LabelSelector{},
 		MatchLabelKeys:    keys,
 	}}
+	if s.Zones && key != groupDomainNone {
+		out = append(out, corev1.TopologySpreadConstraint{
+			MaxSkew:           zoneMaxSkew,
+			TopologyKey:       corev1.LabelTopologyZone,
+			WhenUnsatisfiable: corev1.ScheduleAnyway,
+			LabelSelector:     &metav1.LabelSelector{},
+			MatchLabelKeys:    slices.Clone(keys),
+		})
+	}
+	return out
 }

@@ -11,7 +11,7 @@ import (
 // carries (its best group is not known yet), and the label keys siblings
 // are counted by are bounded.
 func TestSpreadConstraintsOfGatedPods(t *testing.T) {
-	got := SpreadConstraints(map[string]string{"app": "x"}, isa.GroupID(testnodes.MustISA(t, "rv64imfd")), true)
+	got := SpreadConstraints(map[string]string{"app": "x"}, Spread{Group: isa.GroupID(testnodes.MustISA(t, "rv64imfd")), Zones: true}, true)
 	if len(got) != 1 || got[0].TopologyKey != groupDomainNone {
 		t.Errorf("a gated pod's constraints %+v, want one on %s: its best group is not known yet", got, groupDomainNone)
 	}
@@ -19,7 +19,7 @@ func TestSpreadConstraintsOfGatedPods(t *testing.T) {
 	for k := range 40 {
 		many[string(rune('a'+k%26))+string(rune('a'+k/26))] = "v"
 	}
-	if got := SpreadConstraints(many, "g", false); len(got[0].MatchLabelKeys) != maxSpreadKeys {
+	if got := SpreadConstraints(many, Spread{Group: "g"}, false); len(got[0].MatchLabelKeys) != maxSpreadKeys {
 		t.Errorf("%d match label keys for 40 labels, want the bound %d", len(got[0].MatchLabelKeys), maxSpreadKeys)
 	}
 }
