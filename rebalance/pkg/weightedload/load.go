@@ -18,6 +18,11 @@ type load struct {
 	source [4]usage.Source
 	// owners counts the node's pods per controlling owner.
 	owners map[types.UID]int
+	// zone is the node's topology.kubernetes.io/zone ("" for none), and
+	// zoneOwners the pods per controlling owner of every node of that
+	// zone, one map shared by them (shareZones).
+	zone       string
+	zoneOwners map[types.UID]int
 }
 
 // newLoad is node's load in this cycle: the snapshot's value for each
@@ -72,19 +77,55 @@ func (l *load) move(p *v1.Pod, use vec, t *load) {
 	if o := owner(p); o != "" {
 		l.owners[o]--
 		t.owners[o]++
+		if l.zoneOwners != nil {
+			l.zoneOwners[o]--
+		}
+		if t.zoneOwners != nil {
+			t.zoneOwners[o]++
+		}
+	}
+}
+
+// shareZones gives the loads of each zone their zone's count of pods per
+// controlling owner.
+func shareZones(loads []*load) {
+	zones := map[string]map[types.UID]int{}
+	for _, l := range loads {
+		z := l.node.Labels[v1.LabelTopologyZone]
+		if z == "" {
+			continue
+		}
+		c := zones[z]
+		if c == nil {
+			c = map[types.UID]int{}
+			zones[z] = c
+		}
+		for o, n := range l.owners {
+			c[o] += n
+		}
+		l.zone, l.zoneOwners = z, c
 	}
 }
 
 // spreadAllows reports whether the scheduler's topology spreading would
 // not send p's replacement back to l rather than to t: the scheduler's
-// default spreads the pods of one owner over hostnames, scoring a node
-// higher the fewer of them it runs, so t must run no more of p's siblings
-// than l will once p is gone. Without it a move that evens out load but
-// not counts is undone by the scheduler, cycle after cycle. A pod without
-// a controlling owner has no siblings to spread.
+// default spreads the pods of one owner over hostnames and zones (and the
+// webhook's constraints over the best-fit nodes and their zones), scoring
+// a node higher the fewer of them it and its zone run, so t must run no
+// more of p's siblings than l will once p is gone, and when both nodes
+// have a zone and the zones differ, so must t's zone. Without it a move
+// that evens out load but not counts is undone by the scheduler, cycle
+// after cycle. A pod without a controlling owner has no siblings to
+// spread.
 func (l *load) spreadAllows(p *v1.Pod, t *load) bool {
 	o := owner(p)
-	return o == "" || t.owners[o] <= l.owners[o]-1
+	if o == "" {
+		return true
+	}
+	if t.owners[o] > l.owners[o]-1 {
+		return false
+	}
+	return l.zone == "" || t.zone == "" || l.zone == t.zone || t.zoneOwners[o] <= l.zoneOwners[o]-1
 }
 
 // owner is the UID of p's controlling owner, "" for none.

@@ -1,6 +1,7 @@
 package weightedload
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 
@@ -263,5 +264,57 @@ func TestSpreadAllows(t *testing.T) {
 	src.move(pod("a", "s", "1"), requests(pod("a", "s", "1")), dst)
 	if !src.spreadAllows(pod("b", "s", "1"), dst) || src.spreadAllows(pod("c", "s", "1"), newLoad(node("x", "4"), []*v1.Pod{pod("x1", "x", "1"), pod("x2", "x", "1")}, noSnapshot)) {
 		t.Errorf("after one planned move the counts are %v and %v", src.owners, dst.owners)
+	}
+}
+
+// A move to a node of another zone must also leave the target's zone with
+// no more of the pod's siblings than the source's will have: the
+// scheduler spreads them over zones too. Nodes without a zone, or of one
+// zone, are judged by their own counts alone.
+func TestSpreadAllowsZones(t *testing.T) {
+	in := func(zone string, n *v1.Node) *v1.Node {
+		if zone != "" {
+			n.Labels[v1.LabelTopologyZone] = zone
+		}
+		return n
+	}
+	for _, tc := range []struct {
+		name string
+		// the source s runs two siblings; the target d none; x is d's
+		// neighbour, running xPods siblings
+		srcZone, dstZone, xZone string
+		xPods                   int
+		want                    bool
+	}{
+		{"target's zone runs fewer", "a", "b", "b", 0, true},
+		{"target's zone runs as many as the source's will", "a", "b", "b", 1, true},
+		{"target's zone runs more than the source's will", "a", "b", "b", 2, false},
+		{"same zone: the zone's count does not change", "a", "a", "a", 5, true},
+		{"target without a zone", "a", "", "b", 5, true},
+		{"source without a zone", "", "b", "b", 5, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := []*v1.Pod{pod("a", "s", "1"), pod("b", "s", "1")}
+			var x []*v1.Pod
+			for k := range tc.xPods {
+				x = append(x, pod(fmt.Sprintf("x%d", k), "x", "1"))
+			}
+			loads := []*load{
+				newLoad(in(tc.srcZone, node("s", "4")), src, noSnapshot),
+				newLoad(in(tc.dstZone, node("d", "4")), nil, noSnapshot),
+				newLoad(in(tc.xZone, node("x", "4")), x, noSnapshot),
+			}
+			shareZones(loads)
+			if got := loads[0].spreadAllows(src[0], loads[1]); got != tc.want {
+				t.Errorf("spreadAllows = %t, want %t (zones %v and %v)", got, tc.want, loads[0].zoneOwners, loads[1].zoneOwners)
+			}
+		})
+	}
+	// A planned move counts in both zones.
+	a, b := newLoad(in("a", node("s", "4")), []*v1.Pod{pod("p1", "s", "1"), pod("p2", "s", "1"), pod("p3", "s", "1")}, noSnapshot), newLoad(in("b", node("d", "4")), nil, noSnapshot)
+	shareZones([]*load{a, b})
+	a.move(pod("p1", "s", "1"), requests(pod("p1", "s", "1")), b)
+	if a.zoneOwners["rs-uid"] != 2 || b.zoneOwners["rs-uid"] != 1 {
+		t.Errorf("after one planned move the zones count %v and %v, want 2 and 1", a.zoneOwners, b.zoneOwners)
 	}
 }

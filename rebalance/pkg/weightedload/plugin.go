@@ -101,6 +101,7 @@ func (d *WeightedLoad) Balance(ctx context.Context, nodes []*v1.Node) *framework
 		}
 		loads = append(loads, newLoad(n, pods, snap))
 	}
+	shareZones(loads)
 	m := newModel(loads, weights, float64(d.args.Tolerance)/100, float64(d.args.Hysteresis)/100, float64(d.args.HighThreshold)/100)
 	v := view(m, loads, snap)
 	if d.deps.Observer != nil {
