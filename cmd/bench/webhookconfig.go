@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	componentconfig "github.com/isamatch/isamatch/internal/config"
+	"github.com/isamatch/isamatch/internal/config/webhookconfig"
 )
 
 // checkWebhookConfigDir reads the drop-ins of dir as the webhook will and
@@ -17,11 +18,11 @@ func checkWebhookConfigDir(dir string) error {
 	if len(layers) == 0 {
 		return fmt.Errorf("--webhook-config-dir: %s holds no *.yaml, *.yml or *.json file", dir)
 	}
-	c, err := componentconfig.LoadWebhookLayers(layers)
+	c, err := webhookconfig.LoadLayers(layers)
 	if err != nil {
 		return fmt.Errorf("--webhook-config-dir: %w", err)
 	}
-	if err := componentconfig.ValidateWebhook(&c).ToAggregate(); err != nil {
+	if err := webhookconfig.Validate(&c).ToAggregate(); err != nil {
 		return fmt.Errorf("--webhook-config-dir: %w", err)
 	}
 	return nil

@@ -10,7 +10,7 @@ import (
 
 	"github.com/isamatch/isamatch/internal/buildinfo"
 	"github.com/isamatch/isamatch/internal/metrics"
-	"github.com/isamatch/isamatch/pkg/gate"
+	"github.com/isamatch/isamatch/pkg/gate/unresolved"
 	"github.com/isamatch/isamatch/pkg/isa"
 	"github.com/isamatch/isamatch/pkg/labeler"
 )
@@ -37,7 +37,7 @@ func runPrune(ctx context.Context, o options, stdout io.Writer) error {
 	for _, p := range pruned {
 		fmt.Fprintf(stdout, "node %s: removed %d labels, %d annotations\n", p.Node, p.Labels, p.Annotations)
 	}
-	released, releaseErr := gate.ReleaseAllUnresolved(ctx, c, "isamatch was uninstalled (labeler --prune)")
+	released, releaseErr := unresolved.ReleaseAll(ctx, c, "isamatch was uninstalled (labeler --prune)")
 	for _, p := range released {
 		fmt.Fprintf(stdout, "pod %s: released from the scheduling gate %s\n", p, isa.ResolveGate)
 	}

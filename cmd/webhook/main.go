@@ -13,6 +13,7 @@ import (
 
 	"github.com/isamatch/isamatch/internal/buildinfo"
 	componentconfig "github.com/isamatch/isamatch/internal/config"
+	"github.com/isamatch/isamatch/internal/config/webhookconfig"
 	"github.com/isamatch/isamatch/internal/configflag"
 	"github.com/isamatch/isamatch/internal/logging"
 	"github.com/isamatch/isamatch/internal/memlimit"
@@ -146,11 +147,11 @@ func parseArgs(fs *flag.FlagSet, args []string) (options, error) {
 	if err != nil {
 		return o, err
 	}
-	c, err := componentconfig.LoadWebhookLayers(layers)
+	c, err := webhookconfig.LoadLayers(layers)
 	if err != nil {
 		return o, err
 	}
-	if err := componentconfig.Errors(componentconfig.ValidateWebhook(&c), layers); err != nil {
+	if err := componentconfig.Errors(webhookconfig.Validate(&c), layers); err != nil {
 		return o, err
 	}
 	o.setConfig(&c)

@@ -5,7 +5,7 @@ import (
 	"io"
 	"testing"
 
-	componentconfig "github.com/isamatch/isamatch/internal/config"
+	"github.com/isamatch/isamatch/internal/config/webhookconfig"
 	"github.com/isamatch/isamatch/internal/configflag/configflagtest"
 )
 
@@ -18,7 +18,7 @@ func binary(t *testing.T) configflagtest.Binary {
 		Run:        func(args []string, stderr io.Writer) int { return run(args, io.Discard, stderr) },
 		WithConfig: []string{"--config", writeConfig(t, "")},
 		Load: func(data []byte) error {
-			_, err := componentconfig.LoadWebhook(data)
+			_, err := webhookconfig.Load(data)
 			return err
 		},
 		Header: "apiVersion: config.isamatch.io/v1alpha1\nkind: WebhookConfiguration\n",

@@ -14,6 +14,9 @@ import (
 
 const mustBePositive = "must be positive"
 
+// omit leaves the value out of an error whose detail names it already.
+var omit = field.OmitValueType{}
+
 // ValidateLabeler checks a LabelerConfiguration; each error names the
 // field path, the bad value and what is allowed.
 func ValidateLabeler(c *v1alpha1.LabelerConfiguration) field.ErrorList {

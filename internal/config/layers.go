@@ -84,29 +84,26 @@ func ReadDropIns(dir string) ([]Layer, error) {
 	return layers, nil
 }
 
-// LoadWebhookLayers decodes each layer strictly over the defaults, in
-// order: a field a layer names replaces what the defaults and the layers
-// before it set (a list whole), a field it leaves out keeps theirs. Each
-// layer is a WebhookConfiguration with its apiVersion and kind.
-func LoadWebhookLayers(layers []Layer) (v1alpha1.WebhookConfiguration, error) {
-	c := DefaultWebhook()
+// DecodeLayers decodes each layer strictly (Decode) into c, which holds
+// the defaults, in order: a field a layer names replaces what the defaults
+// and the layers before it set (a list whole), a field it leaves out keeps
+// theirs. Each layer is a configuration of kind with its apiVersion. An
+// error names the layer.
+func DecodeLayers(layers []Layer, kind string, c any) error {
 	for _, l := range layers {
-		if err := decode(l.Data, v1alpha1.WebhookConfigurationKind, &c); err != nil {
-			return c, fmt.Errorf("%s: %w", l.Path, err)
+		if err := Decode(l.Data, kind, c); err != nil {
+			return fmt.Errorf("%s: %w", l.Path, err)
 		}
 	}
-	return c, nil
+	return nil
 }
 
-// LoadLabelerLayers is LoadWebhookLayers for a LabelerConfiguration.
+// LoadLabelerLayers decodes layers over the labeler's defaults
+// (DecodeLayers).
 func LoadLabelerLayers(layers []Layer) (v1alpha1.LabelerConfiguration, error) {
 	c := DefaultLabeler()
-	for _, l := range layers {
-		if err := decode(l.Data, v1alpha1.LabelerConfigurationKind, &c); err != nil {
-			return c, fmt.Errorf("%s: %w", l.Path, err)
-		}
-	}
-	return c, nil
+	err := DecodeLayers(layers, v1alpha1.LabelerConfigurationKind, &c)
+	return c, err
 }
 
 // subscript matches a list index or a map key in a field path, [3] or

@@ -6,10 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // mountConfigMap lays files out in a new directory as the kubelet mounts
@@ -71,33 +69,6 @@ func TestReadDropIns(t *testing.T) {
 	}
 	if _, err := ReadDropIns(big); err == nil || !strings.Contains(err.Error(), "larger than") {
 		t.Errorf("ReadDropIns(a file over MaxFileBytes) error = %v, want larger than", err)
-	}
-}
-
-// TestLoadWebhookLayers: each layer changes only the fields it names; a
-// list is replaced whole; an error names the layer.
-func TestLoadWebhookLayers(t *testing.T) {
-	layers := []Layer{
-		{Path: "config.yaml", Data: []byte(webhookHeader + "gate:\n  timeout: 45s\n  workers: 3\nregistry:\n  mirrors: [a=m1, b=m2]\n")},
-		{Path: "10-x.yaml", Data: []byte(webhookHeader + "gate:\n  timeout: 50s\n")},
-		{Path: "20-y.yaml", Data: []byte(webhookHeader + "registry:\n  mirrors: [c=m3]\n  pullSecrets: true\n")},
-	}
-	got, err := LoadWebhookLayers(layers)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := DefaultWebhook()
-	want.Gate.Timeout = metav1.Duration{Duration: 50 * time.Second}
-	want.Gate.Workers = 3
-	want.Registry.Mirrors = []string{"c=m3"}
-	want.Registry.PullSecrets = true
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("LoadWebhookLayers() (-want +got):\n%s", diff)
-	}
-
-	bad := append(layers, Layer{Path: "30-z.yaml", Data: []byte(webhookHeader + "gate:\n  workrs: 1\n")})
-	if _, err := LoadWebhookLayers(bad); err == nil || !strings.HasPrefix(err.Error(), `30-z.yaml: decode WebhookConfiguration: unknown field "gate.workrs"`) {
-		t.Errorf("LoadWebhookLayers(bad) error = %v, want one naming 30-z.yaml and the field", err)
 	}
 }
 

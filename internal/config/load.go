@@ -17,19 +17,11 @@ import (
 // kilobytes, and a ConfigMap holds at most 1 MiB.
 const MaxFileBytes = 1 << 20
 
-// LoadWebhook decodes a WebhookConfiguration from YAML or JSON over the
-// defaults: a field the file leaves out keeps its default.
-func LoadWebhook(data []byte) (v1alpha1.WebhookConfiguration, error) {
-	c := DefaultWebhook()
-	err := decode(data, v1alpha1.WebhookConfigurationKind, &c)
-	return c, err
-}
-
 // LoadLabeler decodes a LabelerConfiguration from YAML or JSON over the
 // defaults: a field the file leaves out keeps its default.
 func LoadLabeler(data []byte) (v1alpha1.LabelerConfiguration, error) {
 	c := DefaultLabeler()
-	err := decode(data, v1alpha1.LabelerConfigurationKind, &c)
+	err := Decode(data, v1alpha1.LabelerConfigurationKind, &c)
 	return c, err
 }
 
@@ -50,10 +42,10 @@ func ReadFile(path string) ([]byte, error) {
 	return data, nil
 }
 
-// decode checks apiVersion and kind, then decodes data strictly into c: an
-// unknown field (names are case-sensitive) or a field given twice is an
-// error naming it.
-func decode(data []byte, kind string, c any) error {
+// Decode checks apiVersion and kind, then decodes data strictly into c
+// (a pointer to the configuration, holding the defaults): an unknown field
+// (names are case-sensitive) or a field given twice is an error naming it.
+func Decode(data []byte, kind string, c any) error {
 	j, err := yaml.YAMLToJSONStrict(data)
 	if err != nil {
 		return fmt.Errorf("not a %s: %w", kind, err)

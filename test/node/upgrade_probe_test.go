@@ -22,7 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/isamatch/isamatch/internal/testbed"
-	"github.com/isamatch/isamatch/pkg/gate"
+	"github.com/isamatch/isamatch/pkg/gate/unresolved"
 	"github.com/isamatch/isamatch/pkg/isa"
 )
 
@@ -243,7 +243,7 @@ func uninstalled(ctx SpecContext, gated *corev1.Pod) {
 	Eventually(func(g Gomega) {
 		g.Expect(cl.Client.Get(ctx, client.ObjectKeyFromObject(gated), gated)).To(Succeed())
 		g.Expect(gated.Spec.SchedulingGates).To(BeEmpty())
-		g.Expect(gated.Annotations[isa.DecisionAnnotation]).To(HavePrefix(gate.UnresolvedDecision))
+		g.Expect(gated.Annotations[isa.DecisionAnnotation]).To(HavePrefix(unresolved.Decision))
 		g.Expect(gated.Status.Phase).To(Equal(corev1.PodRunning))
 	}).WithContext(ctx).WithTimeout(3 * time.Minute).WithPolling(time.Second).Should(Succeed())
 	removePods(ctx)

@@ -8,16 +8,17 @@ import (
 	"sigs.k8s.io/yaml"
 
 	componentconfig "github.com/isamatch/isamatch/internal/config"
+	"github.com/isamatch/isamatch/internal/config/webhookconfig"
 	"github.com/isamatch/isamatch/pkg/config/v1alpha1"
 )
 
 // Webhook writes, as a new file in dir, the webhook's defaults
-// (componentconfig.DefaultWebhook) changed by each configure in order, and
+// (webhookconfig.Default) changed by each configure in order, and
 // returns the file's path for the webhook's --config. The suites, the demo
 // and the bench configure the binary through this file, as the shipped
 // Deployment does: the webhook takes no setting as a flag.
 func Webhook(dir string, configure ...func(*v1alpha1.WebhookConfiguration)) (string, error) {
-	c := componentconfig.DefaultWebhook()
+	c := webhookconfig.Default()
 	for _, f := range configure {
 		if f != nil {
 			f(&c)
@@ -25,7 +26,7 @@ func Webhook(dir string, configure ...func(*v1alpha1.WebhookConfiguration)) (str
 	}
 	c.APIVersion, c.Kind = v1alpha1.GroupVersion.String(), v1alpha1.WebhookConfigurationKind
 	return writeConfig(dir, "webhook-*.yaml", &c, func(data []byte) (any, error) {
-		loaded, err := componentconfig.LoadWebhook(data)
+		loaded, err := webhookconfig.Load(data)
 		return &loaded, err
 	})
 }

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	componentconfig "github.com/isamatch/isamatch/internal/config"
+	"github.com/isamatch/isamatch/internal/config/webhookconfig"
 	"github.com/isamatch/isamatch/pkg/config/v1alpha1"
 )
 
@@ -31,17 +32,17 @@ func TestWebhook(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := componentconfig.LoadWebhook(data)
+	got, err := webhookconfig.Load(data)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := componentconfig.DefaultWebhook()
+	want := webhookconfig.Default()
 	configure(&want)
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Webhook() read back (-want +got):\n%s", diff)
 	}
-	if errs := componentconfig.ValidateWebhook(&got); len(errs) > 0 {
-		t.Errorf("ValidateWebhook() = %v", errs)
+	if errs := webhookconfig.Validate(&got); len(errs) > 0 {
+		t.Errorf("webhookconfig.Validate() = %v", errs)
 	}
 }
 

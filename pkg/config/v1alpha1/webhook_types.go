@@ -11,7 +11,7 @@ const (
 // WebhookConfiguration configures cmd/webhook, the mutating admission
 // webhook that turns a pod's ISA request and image platforms into node
 // affinity. Every field is optional: an absent one keeps its default
-// (config.DefaultWebhook in internal/config).
+// (webhookconfig.Default in internal/config/webhookconfig).
 type WebhookConfiguration struct {
 	metav1.TypeMeta `json:",inline"`
 

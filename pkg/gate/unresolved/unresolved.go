@@ -1,4 +1,9 @@
-package gate
+// Package unresolved releases pods from isamatch's scheduling gate without
+// a decision: the release of last resort, for when no gate controller will
+// ever release them (isamatch uninstalled, `kubectl isa ungate`). It needs
+// no more than a client, so that the labeler's --prune links none of the
+// webhook.
+package unresolved
 
 import (
 	"context"
@@ -13,31 +18,31 @@ import (
 	"github.com/isamatch/isamatch/pkg/mutate/engine"
 )
 
-// PodPatcher is what [ReleaseUnresolved] needs: patch a pod.
+// PodPatcher is what [Release] needs: patch a pod.
 type PodPatcher interface {
 	Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.PatchOption) error
 }
 
-// PodListPatcher is what [ReleaseAllUnresolved] needs: list and read pods,
+// PodListPatcher is what [ReleaseAll] needs: list and read pods,
 // then patch them.
 type PodListPatcher interface {
 	client.Reader
 	PodPatcher
 }
 
-// UnresolvedDecision is the decision annotation of a pod released by
-// ReleaseUnresolved, after the reason.
-const UnresolvedDecision = "released without isamatch's affinity: "
+// Decision is the decision annotation of a pod released by Release,
+// before the reason.
+const Decision = "released without isamatch's affinity: "
 
-// ReleaseUnresolved removes isa.ResolveGate from pod, keeping its other
-// gates in order, and says why in its decision annotation (UnresolvedDecision
+// Release removes isa.ResolveGate from pod, keeping its other
+// gates in order, and says why in its decision annotation (Decision
 // + reason): the pod is scheduled with the affinity it has, none of
 // isamatch's. It is the release of last resort, for when no gate controller
 // will ever release the pod (isamatch uninstalled, `kubectl isa ungate`).
 // One patch, which fails if the pod changed since it was read (read it
 // again and retry). It reports whether it released the pod: a pod without
 // the gate, gone or being deleted is left alone.
-func ReleaseUnresolved(ctx context.Context, c PodPatcher, pod *corev1.Pod, reason string) (bool, error) {
+func Release(ctx context.Context, c PodPatcher, pod *corev1.Pod, reason string) (bool, error) {
 	if !engine.HasGate(pod.Spec.SchedulingGates) || pod.DeletionTimestamp != nil {
 		return false, nil
 	}
@@ -51,7 +56,7 @@ func ReleaseUnresolved(ctx context.Context, c PodPatcher, pod *corev1.Pod, reaso
 	if next.Annotations == nil {
 		next.Annotations = map[string]string{}
 	}
-	next.Annotations[isa.DecisionAnnotation] = UnresolvedDecision + reason
+	next.Annotations[isa.DecisionAnnotation] = Decision + reason
 	err := c.Patch(ctx, next, client.MergeFromWithOptions(pod, client.MergeFromWithOptimisticLock{}))
 	switch {
 	case apierrors.IsNotFound(err):
@@ -63,11 +68,11 @@ func ReleaseUnresolved(ctx context.Context, c PodPatcher, pod *corev1.Pod, reaso
 	return true, nil
 }
 
-// ReleaseAllUnresolved releases, with ReleaseUnresolved, every pod of the
+// ReleaseAll releases, with Release, every pod of the
 // cluster that carries isa.ResolveGate. A pod that changed between the list
 // and the patch is read again and tried once more. It returns the pods it
 // released and every error joined: a failed pod does not stop the others.
-func ReleaseAllUnresolved(ctx context.Context, c PodListPatcher, reason string) ([]client.ObjectKey, error) {
+func ReleaseAll(ctx context.Context, c PodListPatcher, reason string) ([]client.ObjectKey, error) {
 	var pods corev1.PodList
 	// Gated pods are unscheduled: the field selector keeps the list to them.
 	if err := c.List(ctx, &pods, client.MatchingFields{"spec.nodeName": ""}); err != nil {
@@ -77,11 +82,11 @@ func ReleaseAllUnresolved(ctx context.Context, c PodListPatcher, reason string) 
 	var errs []error
 	for i := range pods.Items {
 		pod := &pods.Items[i]
-		ok, err := ReleaseUnresolved(ctx, c, pod, reason)
+		ok, err := Release(ctx, c, pod, reason)
 		if apierrors.IsConflict(err) {
 			fresh := &corev1.Pod{}
 			if err = c.Get(ctx, client.ObjectKeyFromObject(pod), fresh); err == nil {
-				ok, err = ReleaseUnresolved(ctx, c, fresh, reason)
+				ok, err = Release(ctx, c, fresh, reason)
 			} else if apierrors.IsNotFound(err) {
 				ok, err = false, nil
 			}

@@ -1,4 +1,4 @@
-package gate
+package unresolved
 
 import (
 	"testing"
@@ -36,7 +36,7 @@ func TestReleaseAllUnresolved(t *testing.T) {
 			pod("running", "n1"),
 		).Build()
 
-	released, err := ReleaseAllUnresolved(t.Context(), c, "isamatch was uninstalled")
+	released, err := ReleaseAll(t.Context(), c, "isamatch was uninstalled")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func TestReleaseAllUnresolved(t *testing.T) {
 				t.Errorf("gates (-want +got):\n%s", diff)
 			}
 			decision, ok := got.Annotations[isa.DecisionAnnotation]
-			if ok != tc.wantReason || (ok && decision != UnresolvedDecision+"isamatch was uninstalled") {
+			if ok != tc.wantReason || (ok && decision != Decision+"isamatch was uninstalled") {
 				t.Errorf("decision annotation %q (set %v), want it set: %v", decision, ok, tc.wantReason)
 			}
 			if got.Annotations["keep"] != "me" {
@@ -76,7 +76,7 @@ func TestReleaseAllUnresolved(t *testing.T) {
 			}
 		})
 	}
-	again, err := ReleaseAllUnresolved(t.Context(), c, "again")
+	again, err := ReleaseAll(t.Context(), c, "again")
 	if err != nil || len(again) != 0 {
 		t.Errorf("a second pass released %v (%v), want nothing", again, err)
 	}

@@ -1,4 +1,4 @@
-package config
+package webhookconfig
 
 import (
 	"os"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/isamatch/isamatch/internal/config"
 	"github.com/isamatch/isamatch/pkg/config/v1alpha1"
 )
 
@@ -23,7 +24,7 @@ var dropInBlock = regexp.MustCompile(`^# [0-9a-z-]+\.yaml\n`)
 // strictly, validate, and are the defaults, and the drop-ins it shows load
 // and validate, so the page cannot drift from the types.
 func TestDocumentedFiles(t *testing.T) {
-	page, err := os.ReadFile(filepath.Join("..", "..", "docs", "configuration.md"))
+	page, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "configuration.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,32 +33,32 @@ func TestDocumentedFiles(t *testing.T) {
 		block := m[1]
 		switch {
 		case dropInBlock.Match(block) && strings.Contains(string(block), "kind: WebhookConfiguration"):
-			c, err := LoadWebhookLayers([]Layer{{Path: "docs/configuration.md", Data: block}})
+			c, err := LoadLayers([]config.Layer{{Path: "docs/configuration.md", Data: block}})
 			if err != nil {
 				t.Fatalf("docs/configuration.md's drop-in: %v", err)
 			}
-			if errs := ValidateWebhook(&c); len(errs) > 0 {
+			if errs := Validate(&c); len(errs) > 0 {
 				t.Errorf("docs/configuration.md's drop-in: %v", errs.ToAggregate())
 			}
 		case strings.Contains(string(block), "kind: WebhookConfiguration"):
 			webhooks++
-			c, err := LoadWebhook(block)
+			c, err := Load(block)
 			if err != nil {
 				t.Fatalf("docs/configuration.md's WebhookConfiguration: %v", err)
 			}
-			if errs := ValidateWebhook(&c); len(errs) > 0 {
+			if errs := Validate(&c); len(errs) > 0 {
 				t.Errorf("docs/configuration.md's WebhookConfiguration: %v", errs.ToAggregate())
 			}
-			if diff := cmp.Diff(DefaultWebhook(), c, emptyIsNil); diff != "" {
+			if diff := cmp.Diff(Default(), c, emptyIsNil); diff != "" {
 				t.Errorf("docs/configuration.md's WebhookConfiguration is not the defaults (-want +got):\n%s", diff)
 			}
 		case strings.Contains(string(block), "kind: LabelerConfiguration"):
 			labelers++
-			c, err := LoadLabeler(block)
+			c, err := config.LoadLabeler(block)
 			if err != nil {
 				t.Fatalf("docs/configuration.md's LabelerConfiguration: %v", err)
 			}
-			if diff := cmp.Diff(DefaultLabeler(), c); diff != "" {
+			if diff := cmp.Diff(config.DefaultLabeler(), c); diff != "" {
 				t.Errorf("docs/configuration.md's LabelerConfiguration is not the defaults (-want +got):\n%s", diff)
 			}
 		}

@@ -1,4 +1,4 @@
-package config
+package webhookconfig
 
 import (
 	"fmt"
@@ -39,9 +39,9 @@ const (
 // omit leaves the value out of an error whose detail names it already.
 var omit = field.OmitValueType{}
 
-// ValidateWebhook checks a WebhookConfiguration; each error names the
+// Validate checks a WebhookConfiguration; each error names the
 // field path, the bad value and what is allowed.
-func ValidateWebhook(c *v1alpha1.WebhookConfiguration) field.ErrorList {
+func Validate(c *v1alpha1.WebhookConfiguration) field.ErrorList {
 	var errs field.ErrorList
 	errs = append(errs, validateWebhookServer(&c.Server, field.NewPath("server"))...)
 	errs = append(errs, validateMetrics(&c.Metrics, field.NewPath("metrics"))...)
