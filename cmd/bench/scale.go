@@ -20,6 +20,7 @@ const (
 func parseScaleArgs(fs *flag.FlagSet, args []string) (bench.ScaleOptions, error) {
 	var o bench.ScaleOptions
 	fs.IntVar(&o.Nodes, "nodes", 5000, "Ready simulated nodes, in a realistic mix of machines")
+	fs.IntVar(&o.Zones, "zones", 3, "zones each machine's nodes spread over (topology.kubernetes.io/zone), as a managed cluster's; -1 for no zone label")
 	fs.IntVar(&o.Pods, "pods", 50000, "pods through isamatch's webhook (and as many through none)")
 	fs.IntVar(&o.Batches, "batches", 10, "interleaved batches per variant")
 	fs.IntVar(&o.Clients, "clients", 32, "concurrent clients creating pods")

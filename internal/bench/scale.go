@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/isamatch/isamatch/internal/memlimit"
 	"github.com/isamatch/isamatch/internal/testbed"
 	"github.com/isamatch/isamatch/pkg/isa"
@@ -18,8 +20,10 @@ import (
 
 // ScaleOptions configures RunScale (make bench-scale).
 type ScaleOptions struct {
-	// Nodes Ready simulated nodes, in the mix of scaleMix.
-	Nodes int
+	// Nodes Ready simulated nodes, in the mix of scaleMix, each machine's
+	// nodes spread over Zones zones (topology.kubernetes.io/zone), as a
+	// managed cluster's are; Zones < 0 means no zone label.
+	Nodes, Zones int
 	// Pods created through isamatch's webhook, and as many again through
 	// no webhook, in Batches interleaved batches each.
 	Pods, Batches int
@@ -41,6 +45,9 @@ type ScaleOptions struct {
 func (o ScaleOptions) withDefaults() ScaleOptions {
 	if o.Nodes <= 0 {
 		o.Nodes = 5000
+	}
+	if o.Zones == 0 {
+		o.Zones = 3
 	}
 	if o.Pods <= 0 {
 		o.Pods = 50000
@@ -79,8 +86,9 @@ var scaleMix = []struct {
 }
 
 // scaleNodes returns n nodes in the shares of scaleMix (name -> labels as
-// the labeler writes them) and each node's native ISA.
-func scaleNodes(n int) (map[string]map[string]string, map[string]isa.ISA, error) {
+// the labeler writes them, and a zone of zones in turn when zones > 0) and
+// each node's native ISA.
+func scaleNodes(n, zones int) (map[string]map[string]string, map[string]isa.ISA, error) {
 	nodes := make(map[string]map[string]string, n)
 	native := make(map[string]isa.ISA, n)
 	k := 0
@@ -97,12 +105,26 @@ func scaleNodes(n int) (map[string]map[string]string, map[string]isa.ISA, error)
 			name := fmt.Sprintf("node-%05d", k)
 			labels := isa.WithGroupDomain(isa.NodeLabels(i, nil), name)
 			labels[isa.KubeArchLabel] = string(i.Arch)
+			if zones > 0 {
+				labels[corev1.LabelTopologyZone] = zoneName(k % zones)
+			}
 			nodes[name], native[name] = labels, i
 			k++
 		}
 	}
 	return nodes, native, nil
 }
+
+// zonesText says how the nodes lie in zones.
+func zonesText(zones int) string {
+	if zones <= 0 {
+		return "no zone"
+	}
+	return fmt.Sprintf("%d zones (each machine's nodes in turn)", zones)
+}
+
+// zoneName is the name of zone k.
+func zoneName(k int) string { return fmt.Sprintf("zone-%c", 'a'+k) }
 
 // RunScale is make bench-scale: a real control plane with Nodes nodes,
 // Pods pods through isamatch's webhook and the stock scheduler, the same
@@ -115,7 +137,7 @@ func RunScale(ctx context.Context, o ScaleOptions) (*Table, error) {
 		"isamatch scale benchmark (make bench-scale), " + start.UTC().Format("2006-01-02 15:04 MST"),
 		ReadMachine().String(),
 	}}
-	nodes, native, err := scaleNodes(o.Nodes)
+	nodes, native, err := scaleNodes(o.Nodes, o.Zones)
 	if err != nil {
 		return t, err
 	}
@@ -128,8 +150,8 @@ func RunScale(ctx context.Context, o ScaleOptions) (*Table, error) {
 			fmt.Fprintf(o.Progress, "bench: stop cluster: %v\n", err)
 		}
 	}()
-	t.Header = append(t.Header, fmt.Sprintf("cluster: kube-apiserver + etcd + kube-scheduler %s with its default configuration, %d Ready simulated nodes (%s), the webhook binary behind config/webhook's configuration; %d pods through it and %d through no webhook, in %d interleaved batches each, %d clients",
-		filepath.Base(e.CP.AssetsDir), o.Nodes, mixText(), o.Pods, o.Pods, o.Batches, o.Clients))
+	t.Header = append(t.Header, fmt.Sprintf("cluster: kube-apiserver + etcd + kube-scheduler %s with its default configuration, %d Ready simulated nodes (%s) in %s, the webhook binary behind config/webhook's configuration; %d pods through it and %d through no webhook, in %d interleaved batches each, %d clients",
+		filepath.Base(e.CP.AssetsDir), o.Nodes, mixText(), zonesText(o.Zones), o.Pods, o.Pods, o.Batches, o.Clients))
 
 	var errs []error
 	load, err := scaleLoad(ctx, e, o, native)

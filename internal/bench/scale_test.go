@@ -3,6 +3,8 @@ package bench
 import (
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+
 	"github.com/isamatch/isamatch/internal/oracle"
 	"github.com/isamatch/isamatch/pkg/isa"
 )
@@ -11,7 +13,7 @@ import (
 // shares, and the oracle reads every node's ISA and every load request (a
 // scale run judges 100,000 pods with them: it must not fail at the end).
 func TestScaleNodes(t *testing.T) {
-	nodes, native, err := scaleNodes(1000)
+	nodes, native, err := scaleNodes(1000, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -19,8 +21,13 @@ func TestScaleNodes(t *testing.T) {
 		t.Fatalf("%d nodes, %d ISAs, want 1000", len(nodes), len(native))
 	}
 	byGroup := map[string]int{}
+	zones := map[string]map[string]bool{} // group -> zones
 	for name, l := range nodes {
 		byGroup[l[isa.GroupLabel]]++
+		if zones[l[isa.GroupLabel]] == nil {
+			zones[l[isa.GroupLabel]] = map[string]bool{}
+		}
+		zones[l[isa.GroupLabel]][l[corev1.LabelTopologyZone]] = true
 		o, err := oracle.Parse(native[name].String())
 		if err != nil {
 			t.Fatalf("oracle cannot read node %s's ISA: %v", name, err)
@@ -36,6 +43,12 @@ func TestScaleNodes(t *testing.T) {
 	}
 	if len(byGroup) != len(scaleMix) {
 		t.Errorf("%d groups, want %d", len(byGroup), len(scaleMix))
+	}
+	// Each machine's nodes lie in every zone, as a managed cluster's.
+	for g, z := range zones {
+		if len(z) != 3 || z[""] {
+			t.Errorf("group %s in zones %v, want zone-a, zone-b and zone-c", g, z)
+		}
 	}
 	// Every request of the load has nodes that serve it.
 	for _, r := range requestMix[1:] {

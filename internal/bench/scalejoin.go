@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/isamatch/isamatch/internal/testbed"
@@ -74,6 +75,9 @@ func scaleJoinRows(ctx context.Context, e *Env, o ScaleOptions, t *Table) error 
 		name := fmt.Sprintf("join-%04d", k)
 		labels := isa.WithGroupDomain(isa.NodeLabels(i, nil), name)
 		labels[isa.KubeArchLabel] = string(i.Arch)
+		if o.Zones > 0 {
+			labels[corev1.LabelTopologyZone] = zoneName(k % o.Zones)
+		}
 		n := testbed.MakeNode(name).Arch(string(i.Arch)).CPU("8").Memory("32Gi").Pods(110).Labels(labels).Obj()
 		if _, err := e.Clientset.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{}); err != nil {
 			return fmt.Errorf("create node %s: %w", name, err)
