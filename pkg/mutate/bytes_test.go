@@ -15,14 +15,9 @@ import (
 
 // mixedCluster is 10 ISA groups of 3 nodes each over riscv64, amd64 and
 // arm64, labelled as the labeler labels them (the group domain label
-// included).
-func mixedCluster(t testing.TB) map[string]map[string]string {
-	return mixedClusterIn(t, nil)
-}
-
-// mixedClusterIn is mixedCluster with each group's nodes in zones, one
-// per node in turn (none when zones is empty).
-func mixedClusterIn(t testing.TB, zones []string) map[string]map[string]string {
+// included), each group's nodes in zones in turn (none when zones is
+// empty).
+func mixedCluster(t testing.TB, zones []string) map[string]map[string]string {
 	t.Helper()
 	isas := []struct{ arch, s string }{
 		{"riscv64", "rv64gc"}, {"riscv64", "rv64gcv"}, {"riscv64", "rv64gc_zba_zbb_zbs"}, {"riscv64", "rva23u64"}, {"riscv64", "rv64imfd"},
@@ -65,7 +60,7 @@ func TestAddedBytes(t *testing.T) {
 		{"one multi-architecture image, three zones", podSpec{images: []string{"multi:1"}}, []string{"zone-a", "zone-b", "zone-c"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			nodes := mixedClusterIn(t, tc.zones)
+			nodes := mixedCluster(t, tc.zones)
 			tc.pod.labels = map[string]string{"app": "web"}
 			m := NewPodMutator(&fakeResolver{images: testImages()}, inventory.NewStatic(nodes), Options{})
 			pod := tc.pod.pod()
