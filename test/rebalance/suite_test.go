@@ -32,12 +32,13 @@ const (
 )
 
 // nodes are the simulated nodes: two best-fit nodes for rv64imfd tasks and
-// two richer vector nodes, twice their size.
+// two richer vector nodes, twice their size, one of each in each of two
+// zones (the webhook then writes a zone constraint beside the group's).
 var nodes = []rebalancecluster.Node{
-	{Name: "imfd-1", ISA: "rv64imfd", CPU: "4"},
-	{Name: "imfd-2", ISA: "rv64imfd", CPU: "4"},
-	{Name: "imfdv-1", ISA: "rv64imfdv", CPU: "8"},
-	{Name: "imfdv-2", ISA: "rv64imfdv", CPU: "8"},
+	{Name: "imfd-1", ISA: "rv64imfd", CPU: "4", Zone: "zone-a"},
+	{Name: "imfd-2", ISA: "rv64imfd", CPU: "4", Zone: "zone-b"},
+	{Name: "imfdv-1", ISA: "rv64imfdv", CPU: "8", Zone: "zone-a"},
+	{Name: "imfdv-2", ISA: "rv64imfdv", CPU: "8", Zone: "zone-b"},
 }
 
 var (
