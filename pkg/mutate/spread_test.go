@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/isamatch/isamatch/pkg/inventory"
 	"github.com/isamatch/isamatch/pkg/isa"
@@ -23,23 +24,23 @@ func TestSpreadConstraints(t *testing.T) {
 	statefulSet := map[string]string{"app": "db", "statefulset.kubernetes.io/pod-name": "db-0",
 		"apps.kubernetes.io/pod-index": "0", "controller-revision-hash": "db-7c9"}
 	for _, tc := range []struct {
-		name     string
-		pod      podSpec
-		wantKey  string
-		wantKeys []string
+		name       string
+		pod        podSpec
+		wantKey    string
+		wantLabels map[string]string
 	}{
 		{"a request spreads over its best group",
 			podSpec{images: []string{"riscv:1"}, labels: deployment, annotations: map[string]string{isa.RequestAnnotation: "rv64imfdv"}},
-			isa.GroupDomainPrefix + isa.GroupID(testnodes.MustISA(t, "rv64imfdv")), []string{"app", "pod-template-hash", "tier"}},
+			isa.GroupDomainPrefix + isa.GroupID(testnodes.MustISA(t, "rv64imfdv")), deployment},
 		{"a StatefulSet's per-pod labels are not counted by",
 			podSpec{images: []string{"riscv:1"}, labels: statefulSet, annotations: map[string]string{isa.RequestAnnotation: "rv64imfd"}},
-			isa.GroupDomainPrefix + isa.GroupID(testnodes.MustISA(t, "rv64imfd")), []string{"app"}},
+			isa.GroupDomainPrefix + isa.GroupID(testnodes.MustISA(t, "rv64imfd")), map[string]string{"app": "db"}},
 		{"a multi-arch image spreads over the largest of the best groups",
 			podSpec{images: []string{"multi:1"}, labels: deployment},
-			isa.GroupDomainPrefix + isa.GroupID(testnodes.MustISA(t, "arm64")), []string{"app", "pod-template-hash", "tier"}},
+			isa.GroupDomainPrefix + isa.GroupID(testnodes.MustISA(t, "arm64")), deployment},
 		{"isa.qemu turns the default spreading off",
 			podSpec{images: []string{"amd64:1"}, labels: deployment, annotations: map[string]string{isa.QEMUAnnotation: "rv64imfdv"}},
-			isa.GroupDomainPrefix + "none", []string{"app", "pod-template-hash", "tier"}},
+			isa.GroupDomainPrefix + "none", deployment},
 		{"a pod without labels siblings share: none (the defaults never spread it)",
 			podSpec{images: []string{"riscv:1"}, labels: map[string]string{"statefulset.kubernetes.io/pod-name": "x-0"}}, "", nil},
 		{"a pod without labels: none",
@@ -56,13 +57,10 @@ func TestSpreadConstraints(t *testing.T) {
 			}
 			want := []corev1.TopologySpreadConstraint{{
 				MaxSkew: 3, TopologyKey: tc.wantKey, WhenUnsatisfiable: corev1.ScheduleAnyway,
-				LabelSelector: pod.Spec.TopologySpreadConstraints[0].LabelSelector, MatchLabelKeys: tc.wantKeys,
+				LabelSelector: &metav1.LabelSelector{MatchLabels: tc.wantLabels},
 			}}
 			if diff := cmp.Diff(want, pod.Spec.TopologySpreadConstraints); diff != "" {
 				t.Errorf("constraints (-want +got):\n%s\ndecision: %s", diff, pod.Annotations[isa.DecisionAnnotation])
-			}
-			if sel := pod.Spec.TopologySpreadConstraints[0].LabelSelector; sel == nil || len(sel.MatchLabels)+len(sel.MatchExpressions) != 0 {
-				t.Errorf("labelSelector %v, want an empty one (the API server requires one with matchLabelKeys)", sel)
 			}
 		})
 	}
@@ -111,7 +109,7 @@ func TestSpreadConstraintsOverZones(t *testing.T) {
 			var keys []string
 			for _, c := range pod.Spec.TopologySpreadConstraints {
 				keys = append(keys, c.TopologyKey)
-				if c.WhenUnsatisfiable != corev1.ScheduleAnyway || !cmp.Equal(c.MatchLabelKeys, []string{"app", "pod-template-hash"}) {
+				if c.WhenUnsatisfiable != corev1.ScheduleAnyway || c.LabelSelector == nil || !cmp.Equal(c.LabelSelector.MatchLabels, labels) {
 					t.Errorf("constraint %+v: want ScheduleAnyway, counting the siblings by app and pod-template-hash", c)
 				}
 				if want := map[string]int32{corev1.LabelTopologyZone: 5}[c.TopologyKey]; want != 0 && c.MaxSkew != want {

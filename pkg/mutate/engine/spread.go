@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"maps"
 	"slices"
 	"strings"
 
@@ -30,9 +31,12 @@ import (
 // hostnames), every node with the key outscores every node without it, and
 // once the group is full no feasible node has the key and spreading gives
 // every node the same 0, leaving the order to the tiers. The pods counted
-// are the pod's siblings: matchLabelKeys with the pod's label keys, less
+// are the pod's siblings: a label selector matching the pod's labels, less
 // the ones unique to one pod or one revision of a StatefulSet (the defaults
-// count by the owner's selector, which has none of them).
+// count by the owner's selector, which has none of them). The selector
+// names the values, not matchLabelKeys: the API server turns
+// matchLabelKeys into selector expressions with the same values and stores
+// both, which costs each pod more bytes than the labels themselves.
 //
 // The group is the paper's best fit: the highest instruction affinity, then
 // the larger group (ranked[0]). Pods of a tier's smaller groups still get
@@ -69,7 +73,7 @@ type Spread struct {
 	Zones bool
 }
 
-// maxSpreadKeys bounds the label keys a constraint counts siblings by.
+// maxSpreadKeys bounds the labels a constraint counts siblings by.
 const maxSpreadKeys = 16
 
 // groupDomainNone is a topology key no node carries.
@@ -147,20 +151,22 @@ func SpreadConstraints(labels map[string]string, s Spread, gated bool) []corev1.
 	if len(keys) > maxSpreadKeys {
 		keys = keys[:maxSpreadKeys]
 	}
+	siblings := make(map[string]string, len(keys))
+	for _, k := range keys {
+		siblings[k] = labels[k]
+	}
 	out := []corev1.TopologySpreadConstraint{{
 		MaxSkew:           spreadMaxSkew,
 		TopologyKey:       key,
 		WhenUnsatisfiable: corev1.ScheduleAnyway,
-		LabelSelector:     &metav1.LabelSelector{},
-		MatchLabelKeys:    keys,
+		LabelSelector:     &metav1.LabelSelector{MatchLabels: siblings},
 	}}
 	if s.Zones && key != groupDomainNone {
 		out = append(out, corev1.TopologySpreadConstraint{
 			MaxSkew:           zoneMaxSkew,
 			TopologyKey:       corev1.LabelTopologyZone,
 			WhenUnsatisfiable: corev1.ScheduleAnyway,
-			LabelSelector:     &metav1.LabelSelector{},
-			MatchLabelKeys:    slices.Clone(keys),
+			LabelSelector:     &metav1.LabelSelector{MatchLabels: maps.Clone(siblings)},
 		})
 	}
 	return out

@@ -19,7 +19,7 @@ func TestSpreadConstraintsOfGatedPods(t *testing.T) {
 	for k := range 40 {
 		many[string(rune('a'+k%26))+string(rune('a'+k/26))] = "v"
 	}
-	if got := SpreadConstraints(many, Spread{Group: "g"}, false); len(got[0].MatchLabelKeys) != maxSpreadKeys {
-		t.Errorf("%d match label keys for 40 labels, want the bound %d", len(got[0].MatchLabelKeys), maxSpreadKeys)
+	if got := SpreadConstraints(many, Spread{Group: "g"}, false); len(got[0].LabelSelector.MatchLabels) != maxSpreadKeys {
+		t.Errorf("%d labels selected for 40 labels, want the bound %d", len(got[0].LabelSelector.MatchLabels), maxSpreadKeys)
 	}
 }
