@@ -76,13 +76,28 @@ func NodeSet(prefix string, nodes int, groups []isa.ISA) map[string]map[string]s
 	out := make(map[string]map[string]string, nodes)
 	for k := range nodes {
 		g := groups[k%len(groups)]
-		name := fmt.Sprintf("%s-%05d", prefix, k)
+		name := nodeName(prefix, k)
 		labels := isa.WithGroupDomain(isa.NodeLabels(g, nil), name)
 		labels[isa.KubeArchLabel] = string(g.Arch)
 		out[name] = labels
 	}
 	return out
 }
+
+// NodeISAs is the native ISA of every node of NodeSet(prefix, nodes,
+// groups).
+func NodeISAs(prefix string, nodes int, groups []isa.ISA) map[string]isa.ISA {
+	out := make(map[string]isa.ISA, nodes)
+	for k := range nodes {
+		out[nodeName(prefix, k)] = groups[k%len(groups)]
+	}
+	return out
+}
+
+func nodeName(prefix string, k int) string { return fmt.Sprintf("%s-%05d", prefix, k) }
+
+// benchNodes is the prefix of make bench's node names.
+const benchNodes = "node"
 
 // isaT is isa.ISA, for signatures in files that do not import isa.
 type isaT = isa.ISA

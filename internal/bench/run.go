@@ -105,7 +105,7 @@ func Run(ctx context.Context, o Options) (*Table, error) {
 		fmt.Sprintf("each figure: median of %d runs; each comparison: a ratio against the baseline of the same run", o.Runs),
 	}}
 
-	e, err := StartEnv(ctx, o, NodeSet("node", o.Nodes, mustGroups(o.NodeGroups)))
+	e, err := StartEnv(ctx, o, NodeSet(benchNodes, o.Nodes, mustGroups(o.NodeGroups)))
 	if err != nil {
 		return t, err
 	}

@@ -8,7 +8,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/isamatch/isamatch/internal/oracle"
 	"github.com/isamatch/isamatch/pkg/isa"
 )
 
@@ -17,9 +16,8 @@ import (
 type scaleVariant struct {
 	latencies         []time.Duration
 	created, schedule []float64 // pods/s per batch
-	correct, bestFit  int
-	eligible, pods    int
-	bytes             float64 // mean protobuf size of a sampled pod
+	fitCount
+	bytes float64 // mean protobuf size of a sampled pod
 }
 
 type scaleResult struct{ with, without scaleVariant }
@@ -88,7 +86,7 @@ func scaleLoad(ctx context.Context, e *Env, o ScaleOptions, native map[string]is
 		if with {
 			v = &res.with
 		}
-		if err := judge(ctx, e, scaleNS(with), native, v); err != nil {
+		if err := judge(ctx, e, scaleNS(with), native, &v.fitCount); err != nil {
 			return res, err
 		}
 		size, err := meanStoredSize(ctx, e, scaleNS(with), o.Sample)
@@ -101,87 +99,6 @@ func scaleLoad(ctx context.Context, e *Env, o ScaleOptions, native map[string]is
 }
 
 func scaleNS(with bool) string { return "scale-" + string(hookOf(with)) }
-
-// judge checks every pod of ns with the oracle (internal/oracle, which
-// shares no code with pkg/isa): whether its node can run what it asks, and
-// whether the node is a best fit: the highest affinity any node of the
-// cluster offers it, per architecture for a pod that asks only for an
-// architecture.
-func judge(ctx context.Context, e *Env, ns string, native map[string]isa.ISA, v *scaleVariant) error {
-	nodes := map[string]oracle.ISA{}
-	for name, n := range native {
-		o, err := oracle.Parse(n.String())
-		if err != nil {
-			return fmt.Errorf("oracle: node %s: %w", name, err)
-		}
-		nodes[name] = o
-	}
-	best := map[string]float64{} // request -> best affinity; "" per arch: "arch:"
-	bestOf := func(need oracle.ISA) float64 {
-		k := need.String()
-		if b, ok := best[k]; ok {
-			return b
-		}
-		b := 0.0
-		for _, n := range nodes {
-			if oracle.Satisfies(n, need) {
-				b = max(b, oracle.Affinity(n, need))
-			}
-		}
-		best[k] = b
-		return b
-	}
-	cont := ""
-	for {
-		list, err := e.Clientset.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{Limit: 5000, Continue: cont})
-		if err != nil {
-			return fmt.Errorf("list pods of %s: %w", ns, err)
-		}
-		for _, p := range list.Items {
-			v.pods++
-			node, ok := nodes[p.Spec.NodeName]
-			if !ok {
-				continue // unbound: counted as wrong
-			}
-			needs, err := podNeeds(p.Annotations[isa.BareRequestAnnotation], node.Arch)
-			if err != nil {
-				return err
-			}
-			fit, ok := 0.0, false
-			for _, need := range needs {
-				if oracle.Satisfies(node, need) {
-					ok, fit = true, max(fit, oracle.Affinity(node, need)/bestOf(need))
-				}
-			}
-			if ok {
-				v.correct++
-				v.eligible++
-				if fit >= 1-1e-9 {
-					v.bestFit++
-				}
-			}
-		}
-		if cont = list.Continue; cont == "" {
-			return nil
-		}
-	}
-}
-
-// podNeeds is what a load pod asks: its request's alternatives or, with
-// none, the base ISA of the node's architecture (its image runs on every
-// architecture of the cluster, and the best fit is the leanest node of
-// each).
-func podNeeds(request, arch string) ([]oracle.ISA, error) {
-	if request != "" {
-		return oracle.ParseRequest(request)
-	}
-	base := map[string]string{oracle.AMD64: "x86-64", oracle.ARM64: "arm64", oracle.RISCV64: "rv64i"}[arch]
-	i, err := oracle.Parse(base)
-	if err != nil {
-		return nil, fmt.Errorf("oracle: base ISA of %s: %w", arch, err)
-	}
-	return []oracle.ISA{i}, nil
-}
 
 // meanStoredSize reads n pods of ns as the API server encodes them for
 // etcd (protobuf) and returns their mean size.
