@@ -216,9 +216,9 @@ func newManager(cfg *rest.Config, o options, srv webhook.Server, tlsOpts []func(
 	}
 	// The gate controller and the pod events read pods from the cache:
 	// only unscheduled ones, which gated and just-admitted pods are, are
-	// listed and watched.
+	// listed and watched, each cut to what they read (mutate.CachePod).
 	byObject := map[client.Object]cache.ByObject{
-		&corev1.Pod{}: {Field: fields.OneTermEqualSelector("spec.nodeName", "")},
+		&corev1.Pod{}: {Field: fields.OneTermEqualSelector("spec.nodeName", ""), Transform: mutate.CachePod},
 		// The node inventory's informer (metadata only) keeps the labels
 		// and isamatch's annotations, with the label strings shared.
 		&corev1.Node{}: {Transform: informer.NodeTransform()},
