@@ -47,7 +47,7 @@ func parseArgs(fs *flag.FlagSet, args []string) (bench.Options, error) {
 	fs.IntVar(&o.ColdPodsPerImage, "cold-pods-per-image", 8, "concurrent pods per shared new image")
 	fs.Float64Var(&o.OpenRate, "open-rate", 100, "pods per second of the open-loop load (section 7), well below saturation")
 	fs.DurationVar(&o.OpenDuration, "open-duration", 10*time.Second, "how long each open-loop load runs (rate x duration pods per variant and run)")
-	fs.StringVar(&o.ProfileDir, "profile-dir", "", "write the webhook's CPU and allocation profiles under the admission load here")
+	fs.StringVar(&o.ProfileDir, "profile-dir", "", "write the webhook's CPU and allocation profiles under the admission load, and the scheduler's CPU profiles while it places each kind of pod (scheduling section, first run), here")
 	fs.StringVar(&o.WebhookConfigDir, "webhook-config-dir", "", "a directory of WebhookConfiguration drop-ins (*.yaml, docs/configuration.md) the isamatch webhook reads over the bench's configuration, e.g. one setting events.pods: false: measure a configuration other than the shipped one")
 	contentType := fs.String("api-content-type", "protobuf", "what the load's clients send and accept: protobuf (as kube-controller-manager, which creates most pods, and kube-scheduler) or json (as kubectl)")
 	quiet := fs.Bool("quiet", false, "no progress lines on stderr")

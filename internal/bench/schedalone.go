@@ -107,6 +107,11 @@ func gatedRate(ctx context.Context, e *Env, o Options, r int, k schedKind, terms
 	if err != nil {
 		return 0, err
 	}
+	var profiled chan error
+	if o.ProfileDir != "" && r == 0 {
+		profiled = make(chan error, 1)
+		go func() { profiled <- profileScheduler(ctx, e, o, k) }()
+	}
 	first, err := Ungate(ctx, e.Clientset, pods, o.Clients)
 	if err != nil {
 		w.Stop()
@@ -115,6 +120,11 @@ func gatedRate(ctx context.Context, e *Env, o Options, r int, k schedKind, terms
 	last, err := w.Wait(ctx, o.Pods, 5*time.Minute)
 	if err != nil {
 		return 0, fmt.Errorf("gated, %s: %w\n%s", k, err, e.CP.SchedulerLogTail(10))
+	}
+	if profiled != nil {
+		if err := <-profiled; err != nil {
+			return 0, err
+		}
 	}
 	rate := float64(o.Pods) / last.Sub(first).Seconds()
 	fmt.Fprintf(e.progress, "bench:   run %d %s, gated: %.0f pods/s from first ungate to last bind\n", r+1, k, rate)
