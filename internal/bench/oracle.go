@@ -3,6 +3,8 @@ package bench
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -133,14 +135,26 @@ func podNeeds(request, arch string) ([]oracle.ISA, error) {
 	return []oracle.ISA{i}, nil
 }
 
-// spreadSkew is the largest skew of isamatch's spreading among pods: for
-// each set of siblings (pods whose spread constraint over a best-fit
-// group selects the same labels), the most siblings in one domain of the
-// constraint's key (a node of the group) less the fewest in another, as
-// the scheduler counts them. nodes are every node's labels; pods without
-// such a constraint are not counted. sets is how many sibling sets were
-// measured.
-func spreadSkew(pods []*corev1.Pod, nodes map[string]map[string]string) (skew, sets int) {
+// siblingSpread is how one set of siblings (pods whose spread constraint
+// over a best-fit group selects the same labels) lies over the domains of
+// the constraint's key (the group's nodes): the fewest and the most
+// siblings in one domain.
+type siblingSpread struct {
+	selector string
+	domains  int
+	lo, hi   int
+}
+
+func (s siblingSpread) String() string {
+	return fmt.Sprintf("%s %d..%d over %d nodes", s.selector, s.lo, s.hi, s.domains)
+}
+
+// spreadSkew measures isamatch's spreading among pods, as the scheduler
+// counts it: for each set of siblings, the most in one domain less the
+// fewest in another (skew, the largest over the sets) and each set's
+// spread, ordered by selector. nodes are every node's labels; pods without
+// such a constraint are not counted.
+func spreadSkew(pods []*corev1.Pod, nodes map[string]map[string]string) (skew int, spreads []siblingSpread) {
 	type set struct{ key, selector string }
 	counts := map[set]map[string]int{} // set -> domain -> siblings
 	for _, p := range pods {
@@ -158,21 +172,23 @@ func spreadSkew(pods []*corev1.Pod, nodes map[string]map[string]string) (skew, s
 		}
 	}
 	for s, byDomain := range counts {
-		lo, hi, seen := 0, 0, false
+		sp := siblingSpread{selector: s.selector}
 		for _, l := range nodes {
 			d, ok := l[s.key]
 			if !ok {
 				continue
 			}
 			n := byDomain[d]
-			if !seen {
-				lo, hi, seen = n, n, true
+			if sp.domains == 0 {
+				sp.lo, sp.hi = n, n
 			}
-			lo, hi = min(lo, n), max(hi, n)
+			sp.lo, sp.hi, sp.domains = min(sp.lo, n), max(sp.hi, n), sp.domains+1
 		}
-		if seen {
-			skew, sets = max(skew, hi-lo), sets+1
+		if sp.domains > 0 {
+			skew = max(skew, sp.hi-sp.lo)
+			spreads = append(spreads, sp)
 		}
 	}
-	return skew, sets
+	slices.SortFunc(spreads, func(a, b siblingSpread) int { return strings.Compare(a.selector, b.selector) })
+	return skew, spreads
 }

@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -114,8 +116,12 @@ func TestSpreadSkew(t *testing.T) {
 	for range 2 {
 		pods = append(pods, pod("b", group[0]), pod("b", group[1]))
 	}
-	if skew, sets := spreadSkew(pods, nodes); skew != 4 || sets != 2 {
-		t.Errorf("skew %d over %d sets, want 4 (a: 4 on one node, 0 on the other) over 2", skew, sets)
+	skew, spreads := spreadSkew(pods, nodes)
+	if skew != 4 || len(spreads) != 2 {
+		t.Errorf("skew %d over %d sets, want 4 (a: 4 on one node, 0 on the other) over 2", skew, len(spreads))
+	}
+	if got := fmt.Sprint(spreads); !strings.Contains(got, "0..4 over 2 nodes") || !strings.Contains(got, "2..2 over 2 nodes") {
+		t.Errorf("spreads %s, want a set at 0..4 and one at 2..2, over 2 nodes each", got)
 	}
 	if skew, _ := spreadSkew(pods[5:], nodes); skew != 0 {
 		t.Errorf("skew %d for b alone, want 0 (2 and 2)", skew)

@@ -60,6 +60,7 @@ func schedulingRows(ctx context.Context, e *Env, o Options, t *Table) error {
 			rate := float64(o.Pods) / last.Sub(res.Start).Seconds()
 			var run fitCount
 			var bound []*corev1.Pod
+			spread := ""
 			if err := eachPod(ctx, e.Clientset, ns, func(p *corev1.Pod) error {
 				bound = append(bound, p)
 				return judge.add(p, &run)
@@ -69,11 +70,12 @@ func schedulingRows(ctx context.Context, e *Env, o Options, t *Table) error {
 			fit[with].add(run)
 			if with {
 				bestRuns = append(bestRuns, pct(run.bestFit, run.eligible))
-				k, n := spreadSkew(bound, nodes)
-				skewRuns, sets = append(skewRuns, float64(k)), max(sets, n)
+				k, spreads := spreadSkew(bound, nodes)
+				skewRuns, sets = append(skewRuns, float64(k)), max(sets, len(spreads))
+				spread = fmt.Sprintf("; siblings per best-fit node: %v", spreads)
 			}
-			fmt.Fprintf(e.progress, "bench:   run %d affinity=%v: %.0f pods/s (created in %.1fs, last bound at %.1fs)\n",
-				r+1, with, rate, res.Elapsed.Seconds(), last.Sub(res.Start).Seconds())
+			fmt.Fprintf(e.progress, "bench:   run %d affinity=%v: %.0f pods/s (created in %.1fs, last bound at %.1fs)%s\n",
+				r+1, with, rate, res.Elapsed.Seconds(), last.Sub(res.Start).Seconds(), spread)
 			if with {
 				rw = append(rw, rate)
 			} else {
